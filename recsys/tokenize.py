@@ -1,0 +1,40 @@
+"""Text to tokens, the same way for queries and for item attributes.
+
+A token keeps its surface form (what explanations show) and a match key (stemmed, lower-case),
+so "Dresses" in a query and "dress" in a catalogue are exact-match evidence for each other.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import snowballstemmer
+
+# Words, numbers and fractions/decimals such as "1/2" or "2.5" stay whole: real search terms are
+# full of sizes.
+_WORD = re.compile(r"[0-9]+(?:[./][0-9]+)*|[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased, accent-folded words of `text`, in order."""
+    return _WORD.findall(_fold(text))
+
+
+@lru_cache(maxsize=200_000)
+def match_key(word: str) -> str:
+    """The form two words must share to count as an exact match (English stem)."""
+    if word[0].isdigit():
+        return word
+    return _STEMMER.stemWord(word)
+
+
+def match_keys(text: str) -> list[str]:
+    return [match_key(w) for w in words(text)]
