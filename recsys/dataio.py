@@ -1,0 +1,565 @@
+"""Reading and validating the three CSV contracts (items, interactions, judgments) and the schema.
+
+Every problem raises `DataError` naming the file (the path as given), the row, the column, what was
+expected and what was found. Row numbers are physical line numbers in the file, header = line 1:
+a record whose quoted value spans several lines is numbered by the line where it starts, so the
+numbers match what a text editor shows even after such a record.
+
+Reading happens in two passes. The structural pass (bytes -> text -> records) checks encoding,
+delimiter, header and field counts; the contract pass checks required columns and cell values.
+So a file with both a bad line and a missing column reports the bad line first.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import hashlib
+import io
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from recsys.errors import DataError
+from recsys.facets import check_facet
+
+MAX_CELL_CHARS = 100_000
+EVENT_LABELS: dict[str, float] = {"impression": 0.0, "click": 1.0, "cart": 2.0, "purchase": 3.0}
+ON_BAD_LINES = ("error", "skip")
+
+_SHOW_CHARS = 40
+_SEPARATORS = {";": "';'-separated", "\t": "tab-separated"}
+_SIGNATURES = (
+    (
+        b"PK\x03\x04",
+        "looks like a zip archive, not CSV text (an .xlsx workbook is one); export it as CSV",
+    ),
+    (b"\x1f\x8b", "looks like a gzip-compressed file, not CSV text; decompress it first"),
+)
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Column (or attribute-key) name, lower-cased -> facet or "ignore", from an optional TOML file.
+
+    File form: a single `[columns]` table, e.g. `baseColour = "color"`, `year = "ignore"`.
+    """
+
+    columns: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Schema:
+        name = str(path)
+        table = _schema_table(name, _read_bytes(name))
+        columns: dict[str, str] = {}
+        for key, value in table.items():
+            _add_schema_entry(name, columns, key, value)
+        return cls(columns)
+
+
+@dataclass
+class ReadReport:
+    """What a reader did besides returning rows: nothing is dropped without being counted here."""
+
+    rows: int
+    skipped_lines: list[int] = field(default_factory=list)
+    encoding: str = "utf-8"
+    dropped_duplicates: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Table:
+    name: str
+    frame: pd.DataFrame  # all cells str, stripped
+    lines: list[int]  # physical line where each row's record starts
+    report: ReadReport
+    header_line: int = 1  # later than 1 only after leading blank lines
+
+
+def read_table(
+    path: str | Path, *, encoding: str | None = None, on_bad_lines: str = "error"
+) -> tuple[pd.DataFrame, ReadReport]:
+    """Any comma-separated file with a header, structurally checked; all cells as stripped str."""
+    table = _read(path, encoding, on_bad_lines)
+    return table.frame, table.report
+
+
+def read_items(
+    path: str | Path, *, encoding: str | None = None, on_bad_lines: str = "error"
+) -> tuple[pd.DataFrame, ReadReport]:
+    """items.csv: `item_id` (unique, non-empty), `title` (non-empty); other columns kept as str."""
+    table = _read(path, encoding, on_bad_lines)
+    _require(table, "item_id", "title")
+    _check_nonempty(table, "item_id")
+    _check_unique(table, "item_id")
+    _check_nonempty(table, "title")
+    return table.frame, table.report
+
+
+def read_interactions(
+    path: str | Path,
+    item_ids: set[str],
+    *,
+    encoding: str | None = None,
+    on_bad_lines: str = "error",
+) -> tuple[pd.DataFrame, ReadReport]:
+    """interactions.csv -> columns query, item_id, label, weight (+ user_id, timestamp if present).
+
+    `label` (float >= 0) comes from the `label` column, or from `event` when `label` is absent
+    (impression 0, click 1, cart 2, purchase 3). `weight` (float > 0) defaults to 1.0, also for
+    empty cells (counted in the warnings). Exact duplicate rows are dropped and counted.
+    """
+    table = _read(path, encoding, on_bad_lines)
+    _require(table, "query", "item_id")
+    _check_nonempty(table, "query")
+    _check_known(table, item_ids)
+    out = table.frame[["query", "item_id"]].copy()
+    out["label"] = _labels(table)
+    out["weight"] = _weights(table)
+    for column in ("user_id", "timestamp"):
+        if column in table.frame.columns:
+            out[column] = table.frame[column]
+    event_used = "label" not in table.frame.columns
+    _note_ignored(table, {*out.columns, "event"} if event_used else set(out.columns))
+    return _drop_duplicates(table, out), table.report
+
+
+def read_judgments(
+    path: str | Path,
+    item_ids: set[str],
+    *,
+    encoding: str | None = None,
+    on_bad_lines: str = "error",
+) -> tuple[pd.DataFrame, ReadReport]:
+    """judgments.csv -> columns query, item_id, grade (float >= 0). Exact duplicates are dropped."""
+    table = _read(path, encoding, on_bad_lines)
+    _require(table, "query", "item_id", "grade")
+    _check_nonempty(table, "query")
+    _check_known(table, item_ids)
+    out = table.frame[["query", "item_id"]].copy()
+    out["grade"] = _numbers(table, "grade", positive=False)
+    _note_ignored(table, set(out.columns))
+    out = _drop_duplicates(table, out)
+    conflicts = int(out.duplicated(["query", "item_id"]).sum())
+    if conflicts:
+        table.report.warnings.append(
+            f"{_count(conflicts, 'query-item pair')} {'is' if conflicts == 1 else 'are'} "
+            "graded more than once, with different grades"
+        )
+    return out, table.report
+
+
+def fingerprint(path: str | Path) -> str:
+    """"sha256:<hex>" of the file's bytes."""
+    return "sha256:" + hashlib.sha256(_read_bytes(str(path))).hexdigest()
+
+
+# --- structural pass: bytes -> text -> header and records ---------------------------------------
+
+
+def _read(path: str | Path, encoding: str | None, on_bad_lines: str) -> _Table:
+    if on_bad_lines not in ON_BAD_LINES:
+        raise ValueError(f"on_bad_lines must be 'error' or 'skip', got {on_bad_lines!r}")
+    name = str(path)
+    text = _decode(name, _read_bytes(name), encoding)
+    records = _records(name, text)
+    header_line, header = _header(name, records)
+    rows, lines, bad = _collect(name, records, header)
+    report = ReadReport(rows=len(rows), encoding=encoding or "utf-8")
+    _handle_bad_lines(name, bad, len(header), on_bad_lines, report)
+    if not rows:
+        raise DataError(name, _no_rows_message(bad))
+    frame = pd.DataFrame(rows, columns=header, dtype=str)
+    table = _Table(name, frame, lines, report, header_line)
+    _check_cell_sizes(table)
+    table.frame = _drop_unnamed(table)
+    return table
+
+
+def _read_bytes(name: str) -> bytes:
+    try:
+        return Path(name).read_bytes()
+    except FileNotFoundError:
+        raise DataError(name, "file not found") from None
+    except IsADirectoryError:
+        raise DataError(name, "is a directory; expected a file") from None
+    except OSError as error:
+        raise DataError(name, f"cannot read the file: {error.strerror}") from None
+
+
+def _decode(name: str, data: bytes, encoding: str | None) -> str:
+    if not data:
+        raise DataError(name, "the file is empty (0 bytes); expected a header row and data rows")
+    _check_binary(name, data, encoding)
+    try:
+        return data.decode(encoding or "utf-8-sig")
+    except LookupError:
+        raise DataError(name, f"unknown encoding {encoding!r}; try utf-8 or latin-1") from None
+    except UnicodeDecodeError as error:
+        raise _decode_error(name, data, encoding, error.start) from None
+
+
+def _check_binary(name: str, data: bytes, encoding: str | None) -> None:
+    for signature, message in _SIGNATURES:
+        if data.startswith(signature):
+            raise DataError(name, message)
+    if encoding is not None:
+        return
+    if data.startswith(_UTF16_BOMS):
+        raise DataError(name, "looks like UTF-16 text; save it as UTF-8 or pass --encoding utf-16")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise DataError(
+            name,
+            f"contains a NUL byte at byte offset {nul}; "
+            "this looks like a binary file, not CSV text",
+            row=data.count(b"\n", 0, nul) + 1,
+        )
+
+
+def _decode_error(name: str, data: bytes, encoding: str | None, offset: int) -> DataError:
+    codec = "UTF-8" if encoding is None else encoding
+    hint = "e.g. --encoding latin-1" if encoding is None else "with --encoding"
+    return DataError(
+        name,
+        f"byte 0x{data[offset]:02x} at byte offset {offset} is not valid {codec}; "
+        f"if the file uses another encoding, name it, {hint}",
+        row=data.count(b"\n", 0, offset) + 1,
+    )
+
+
+def _records(name: str, text: str) -> Iterator[tuple[int, list[str]]]:
+    """(line where the record starts, stripped fields) for each record that is not blank."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    start = 1
+    try:
+        for fields in reader:
+            cells = list(map(str.strip, fields))
+            if any(cells):
+                yield start, cells
+            start = reader.line_num + 1
+    except csv.Error as error:
+        raise DataError(name, _csv_error_message(str(error)), row=start) from None
+
+
+def _csv_error_message(text: str) -> str:
+    if "field limit" in text:
+        return f"a cell is longer than the limit of {MAX_CELL_CHARS:,} characters"
+    if "end of data" in text:
+        return "a quoted value that starts in this record is never closed (missing '\"')"
+    if "expected after" in text:
+        return (
+            "a closing quote must be followed by a comma or the end of the line; "
+            'to put a quote inside a quoted value, double it ("")'
+        )
+    return f"cannot parse this record as CSV: {text}"
+
+
+def _header(name: str, records: Iterator[tuple[int, list[str]]]) -> tuple[int, list[str]]:
+    first = next(records, None)
+    if first is None:
+        raise DataError(name, "the file holds only blank lines; expected a header row")
+    line, cells = first
+    columns = [cell.lstrip("\ufeff").strip() for cell in cells]
+    _check_separator(name, line, columns)
+    _check_duplicate_columns(name, line, columns)
+    return line, columns
+
+
+def _check_separator(name: str, line: int, columns: list[str]) -> None:
+    if len(columns) != 1:
+        return
+    for separator, what in _SEPARATORS.items():
+        if separator in columns[0]:
+            raise DataError(
+                name, f"looks like {what}; the files must be comma-separated", row=line
+            )
+
+
+def _check_duplicate_columns(name: str, line: int, columns: list[str]) -> None:
+    seen: dict[str, int] = {}
+    for position, column in enumerate(columns, start=1):
+        if column and column in seen:
+            raise DataError(
+                name,
+                f"the header names this column twice (fields {seen[column]} and {position}); "
+                "column names must be unique",
+                row=line,
+                column=column,
+            )
+        seen[column] = position
+
+
+def _collect(
+    name: str, records: Iterator[tuple[int, list[str]]], header: list[str]
+) -> tuple[list[list[str]], list[int], list[tuple[int, int]]]:
+    """Data rows with their lines, and (line, field count) of records of the wrong width."""
+    rows, lines, bad = [], [], []
+    for line, cells in records:
+        if len(cells) != len(header):
+            bad.append((line, len(cells)))
+            continue
+        rows.append(cells)
+        lines.append(line)
+    return rows, lines, bad
+
+
+def _check_cell_sizes(table: _Table) -> None:
+    for position, column in enumerate(table.frame.columns):
+        lengths = table.frame.iloc[:, position].str.len().to_numpy()
+        if lengths.max() > MAX_CELL_CHARS:
+            row = int(lengths.argmax())
+            raise DataError(
+                table.name,
+                f"the cell holds {lengths[row]:,} characters; the limit is {MAX_CELL_CHARS:,}",
+                row=table.lines[row],
+                column=column,
+            )
+
+
+def _handle_bad_lines(
+    name: str, bad: list[tuple[int, int]], width: int, on_bad_lines: str, report: ReadReport
+) -> None:
+    if not bad:
+        return
+    if on_bad_lines == "error":
+        line, found = bad[0]
+        more = _more(len(bad) - 1, "line", "the wrong number of fields")
+        raise DataError(
+            name,
+            f"expected {width} fields, found {found}{more}. Quote values that contain commas "
+            '("a, b"), or pass --on-bad-lines skip to skip such lines '
+            "(they are listed in the report)",
+            row=line,
+        )
+    report.skipped_lines = [line for line, _ in bad]
+    shown = ", ".join(str(line) for line in report.skipped_lines[:10])
+    etc = ", ..." if len(bad) > 10 else ""
+    report.warnings.append(
+        f"skipped {_count(len(bad), 'line')} with the wrong number of fields "
+        f"(expected {width}): lines {shown}{etc}"
+    )
+
+
+def _no_rows_message(bad: list[tuple[int, int]]) -> str:
+    if bad:
+        return f"no data rows left after skipping {_count(len(bad), 'bad line')}"
+    return "the file has a header but no data rows"
+
+
+def _drop_unnamed(table: _Table) -> pd.DataFrame:
+    """Columns with an empty header name: dropped (with a warning) if empty, else an error."""
+    frame = table.frame
+    positions = [i for i, column in enumerate(frame.columns) if column == ""]
+    for position in positions:
+        filled = (frame.iloc[:, position] != "").to_numpy()
+        if filled.any():
+            raise DataError(
+                table.name,
+                f"field {position + 1} has no name in the header but holds values "
+                f"(first on row {table.lines[int(filled.argmax())]}); name the column or remove it",
+                row=table.header_line,
+            )
+    if positions:
+        dropped = _count(len(positions), "empty column")
+        table.report.warnings.append(f"dropped {dropped} with no name")
+        frame = frame.iloc[:, [i for i in range(frame.shape[1]) if i not in positions]]
+    return frame
+
+
+# --- contract pass: columns and values ----------------------------------------------------------
+
+
+def _require(table: _Table, *columns: str) -> None:
+    present = list(table.frame.columns)
+    missing = [column for column in columns if column not in present]
+    if not missing:
+        return
+    names = ", ".join(repr(column) for column in missing)
+    plural = "s" if len(missing) > 1 else ""
+    raise DataError(
+        table.name,
+        f"missing required column{plural} {names}; found columns: "
+        f"{', '.join(repr(c) for c in present)}{_did_you_mean(missing, present)}",
+        row=table.header_line,
+    )
+
+
+def _did_you_mean(missing: list[str], present: list[str]) -> str:
+    pairs = [(_close(column, present), column) for column in missing]
+    hints = [f"rename {close!r} to {column!r}" for close, column in pairs if close]
+    return f" ({'; '.join(hints)}?)" if hints else ""
+
+
+def _close(column: str, present: list[str]) -> str | None:
+    """A present column that is probably `column` misspelt or abbreviated ('Item_ID', 'id')."""
+    by_lower = {name.lower(): name for name in present}
+    suffix = column.rsplit("_", 1)[-1]
+    if suffix != column and suffix in by_lower:
+        return by_lower[suffix]
+    close = difflib.get_close_matches(column, list(by_lower), n=1, cutoff=0.6)
+    return by_lower[close[0]] if close else None
+
+
+def _fail(
+    table: _Table, mask: pd.Series | np.ndarray, column: str, expected: str, more: str = ""
+) -> None:
+    """Raise for the first row where `mask` is true, counting the others."""
+    mask = np.asarray(mask, dtype=bool)
+    if not mask.any():
+        return
+    first = int(mask.argmax())
+    others = int(mask.sum()) - 1
+    more = more or _more(others, "row", "the same problem")
+    found = _show(table.frame[column].iloc[first])
+    message = f"expected {expected}, found {found}{more}"
+    raise DataError(table.name, message, table.lines[first], column)
+
+
+def _show(value: str) -> str:
+    if value == "":
+        return "an empty cell"
+    if len(value) <= _SHOW_CHARS:
+        return repr(value)
+    return f"{value[:_SHOW_CHARS]!r}... ({len(value):,} characters)"
+
+
+def _check_nonempty(table: _Table, column: str) -> None:
+    _fail(table, table.frame[column] == "", column, f"a non-empty {column}")
+
+
+def _check_unique(table: _Table, column: str) -> None:
+    values = table.frame[column]
+    repeated = values.duplicated().to_numpy()
+    if not repeated.any():
+        return
+    later = int(repeated.argmax())
+    earlier = int((values == values.iloc[later]).to_numpy().argmax())
+    others = int(repeated.sum()) - 1
+    more = _more(others, "row", f"a repeated {column}")
+    raise DataError(
+        table.name,
+        f"{column} {_show(values.iloc[later])} already appears on row {table.lines[earlier]}; "
+        f"{column}s must be unique{more}",
+        table.lines[later],
+        column,
+    )
+
+
+def _check_known(table: _Table, item_ids: set[str]) -> None:
+    values = table.frame["item_id"]
+    unknown = ~values.isin(item_ids).to_numpy()
+    if not unknown.any():
+        return
+    others = int(unknown.sum()) - 1
+    distinct = values[unknown].nunique()
+    more = _more(others, "row", f"unknown item_ids ({distinct:,} distinct)")
+    _fail(table, unknown, "item_id", "an item_id from the items file", more)
+
+
+def _numbers(
+    table: _Table, column: str, *, positive: bool, default: float | None = None
+) -> pd.Series:
+    text = table.frame[column]
+    if default is not None:
+        text = text.mask(text == "", str(default))
+    values = pd.to_numeric(text, errors="coerce").astype(float)
+    bad = ~np.isfinite(values) | ((values <= 0) if positive else (values < 0))
+    _fail(table, bad, column, f"a finite number {'> 0' if positive else '>= 0'}")
+    return values
+
+
+def _labels(table: _Table) -> pd.Series:
+    columns = table.frame.columns
+    if "label" in columns:
+        return _numbers(table, "label", positive=False)
+    if "event" not in columns:
+        found = ", ".join(repr(c) for c in columns)
+        message = f"missing column 'label' (or 'event' to derive it); found columns: {found}"
+        raise DataError(table.name, message, row=table.header_line)
+    events = table.frame["event"].str.lower()
+    _fail(table, ~events.isin(EVENT_LABELS), "event", f"one of {', '.join(EVENT_LABELS)}")
+    return events.map(EVENT_LABELS).astype(float)
+
+
+def _weights(table: _Table) -> pd.Series:
+    if "weight" not in table.frame.columns:
+        return pd.Series(1.0, index=table.frame.index)
+    empty = int((table.frame["weight"] == "").sum())
+    if empty:
+        table.report.warnings.append(f"{_count(empty, 'empty weight cell')} taken as 1.0")
+    return _numbers(table, "weight", positive=True, default=1.0)
+
+
+def _note_ignored(table: _Table, used: set[str]) -> None:
+    ignored = [column for column in table.frame.columns if column not in used]
+    if ignored:
+        table.report.warnings.append(f"ignored columns: {', '.join(ignored)}")
+
+
+def _drop_duplicates(table: _Table, frame: pd.DataFrame) -> pd.DataFrame:
+    repeated = frame.duplicated().to_numpy()
+    count = int(repeated.sum())
+    if count:
+        first = table.lines[int(repeated.argmax())]
+        table.report.warnings.append(
+            f"dropped {_count(count, 'duplicate row')} identical to an earlier row "
+            f"(first on row {first})"
+        )
+        frame = frame[~repeated].reset_index(drop=True)
+    table.report.dropped_duplicates = count
+    table.report.rows = len(frame)
+    return frame
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 line' / '3 lines'."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def _more(n: int, noun: str, problem: str) -> str:
+    """'; 1 more row has X' / '; 3 more rows have X' / '' for none."""
+    if n == 0:
+        return ""
+    return f"; {_count(n, 'more ' + noun)} {'has' if n == 1 else 'have'} {problem}"
+
+
+# --- schema file --------------------------------------------------------------------------------
+
+
+def _schema_table(name: str, data: bytes) -> dict:
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise _decode_error(name, data, None, error.start) from None
+    except tomllib.TOMLDecodeError as error:
+        raise DataError(name, f"not valid TOML: {error}") from None
+    extra = sorted(set(document) - {"columns"})
+    if extra:
+        raise DataError(name, f"expected only a [columns] table, found {extra[0]!r} outside it")
+    table = document.get("columns")
+    if not isinstance(table, dict):
+        raise DataError(
+            name, 'expected a [columns] table of column name = facet, e.g. baseColour = "color"'
+        )
+    return table
+
+
+def _add_schema_entry(name: str, columns: dict[str, str], key: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise DataError(name, f"[columns] {key}: expected a facet name in quotes, found {value!r}")
+    try:
+        facet = check_facet(value.strip().lower(), f"[columns] {key}")
+    except ValueError as error:
+        raise DataError(name, str(error)) from None
+    lower = key.strip().lower()
+    if columns.get(lower, facet) != facet:
+        message = f"[columns] {key}: names the same column as another entry, with another facet"
+        raise DataError(name, message)
+    columns[lower] = facet

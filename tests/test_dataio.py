@@ -1,0 +1,512 @@
+"""Reading the CSV contracts: a corpus of broken inputs (exact messages) and messy valid ones."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from recsys.dataio import (
+    MAX_CELL_CHARS,
+    ReadReport,
+    Schema,
+    fingerprint,
+    read_interactions,
+    read_items,
+    read_judgments,
+    read_table,
+)
+from recsys.errors import DataError
+
+BAD = Path(__file__).parent / "fixtures" / "bad"
+REAL = Path(__file__).resolve().parents[2] / "shared" / "data"
+ITEM_IDS = {"A1", "A2", "A3"}
+RAGGED = (
+    'expected 3 fields, found 4; 1 more line has the wrong number of fields. Quote values that '
+    'contain commas ("a, b"), or pass --on-bad-lines skip to skip such lines '
+    "(they are listed in the report)"
+)
+
+
+def _read(path: str | Path, **options):
+    """The reader a fixture is for, chosen by its name prefix."""
+    kind = Path(path).name.split("_")[0].removesuffix(".csv")
+    if kind == "interactions":
+        return read_interactions(path, ITEM_IDS, **options)
+    if kind == "judgments":
+        return read_judgments(path, ITEM_IDS, **options)
+    if kind == "schema":
+        return Schema.load(path)
+    return read_items(path, **options)
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def _message(path: str | Path, **options) -> str:
+    with pytest.raises(DataError) as caught:
+        _read(path, **options)
+    return str(caught.value)
+
+
+# --- broken inputs: one fixture each, the whole message asserted --------------------------------
+
+BROKEN = [
+    ("items_empty.csv", ": the file is empty (0 bytes); expected a header row and data rows"),
+    ("items_blank_lines_only.csv", ": the file holds only blank lines; expected a header row"),
+    ("items_header_only.csv", ": the file has a header but no data rows"),
+    (
+        "items_missing_title.csv",
+        ", row 1: missing required column 'title'; found columns: 'item_id', 'name', 'color'",
+    ),
+    (
+        "items_case_header.csv",
+        ", row 1: missing required column 'item_id'; found columns: 'Item_ID', 'title' "
+        "(rename 'Item_ID' to 'item_id'?)",
+    ),
+    (
+        "items_duplicate_column.csv",
+        ", row 1, column 'color': the header names this column twice (fields 3 and 4); "
+        "column names must be unique",
+    ),
+    (
+        "items_duplicate_id.csv",
+        ", row 4, column 'item_id': item_id 'A1' already appears on row 2; "
+        "item_ids must be unique",
+    ),
+    (
+        "items_empty_id.csv",
+        ", row 3, column 'item_id': expected a non-empty item_id, found an empty cell",
+    ),
+    (
+        "items_empty_title.csv",
+        ", row 3, column 'title': expected a non-empty title, found an empty cell",
+    ),
+    ("items_ragged.csv", ", row 3: " + RAGGED),
+    (
+        "items_semicolon.csv",
+        ", row 1: looks like ';'-separated; the files must be comma-separated",
+    ),
+    ("items_tab.csv", ", row 1: looks like tab-separated; the files must be comma-separated"),
+    (
+        "items_not_utf8.csv",
+        ", row 3: byte 0xe9 at byte offset 33 is not valid UTF-8; "
+        "if the file uses another encoding, name it, e.g. --encoding latin-1",
+    ),
+    (
+        "items_binary.csv",
+        ", row 2: contains a NUL byte at byte offset 17; "
+        "this looks like a binary file, not CSV text",
+    ),
+    (
+        "items_unclosed_quote.csv",
+        ", row 3: a quoted value that starts in this record is never closed (missing '\"')",
+    ),
+    (
+        "items_text_after_quote.csv",
+        ", row 2: a closing quote must be followed by a comma or the end of the line; "
+        'to put a quote inside a quoted value, double it ("")',
+    ),
+    (
+        "items_unnamed_column.csv",
+        ", row 1: field 3 has no name in the header but holds values (first on row 3); "
+        "name the column or remove it",
+    ),
+    (
+        "interactions_label_text.csv",
+        ", row 3, column 'label': expected a finite number >= 0, found 'high'",
+    ),
+    (
+        "interactions_label_negative.csv",
+        ", row 2, column 'label': expected a finite number >= 0, found '-1'; "
+        "1 more row has the same problem",
+    ),
+    (
+        "interactions_label_nan.csv",
+        ", row 2, column 'label': expected a finite number >= 0, found 'NaN'",
+    ),
+    (
+        "interactions_label_inf.csv",
+        ", row 3, column 'label': expected a finite number >= 0, found 'inf'",
+    ),
+    (
+        "interactions_label_empty.csv",
+        ", row 2, column 'label': expected a finite number >= 0, found an empty cell",
+    ),
+    (
+        "interactions_unknown_item.csv",
+        ", row 3, column 'item_id': expected an item_id from the items file, found 'Z9'; "
+        "2 more rows have unknown item_ids (2 distinct)",
+    ),
+    (
+        "interactions_unknown_event.csv",
+        ", row 3, column 'event': expected one of impression, click, cart, purchase, "
+        "found 'view'",
+    ),
+    (
+        "interactions_no_label.csv",
+        ", row 1: missing column 'label' (or 'event' to derive it); "
+        "found columns: 'query', 'item_id', 'score'",
+    ),
+    (
+        "interactions_weight_zero.csv",
+        ", row 3, column 'weight': expected a finite number > 0, found '0'",
+    ),
+    (
+        "interactions_empty_query.csv",
+        ", row 2, column 'query': expected a non-empty query, found an empty cell",
+    ),
+    (
+        "judgments_grade_negative.csv",
+        ", row 3, column 'grade': expected a finite number >= 0, found '-1'",
+    ),
+    (
+        "judgments_missing_grade.csv",
+        ", row 1: missing required column 'grade'; "
+        "found columns: 'query', 'item_id', 'relevance'",
+    ),
+    ("schema_bad_toml.toml", ": not valid TOML: Invalid value (at line 2, column 14)"),
+    (
+        "schema_unknown_facet.toml",
+        ": [columns] baseColour: unknown facet 'colour'; "
+        "use one of quality, color, style, other or 'ignore'",
+    ),
+    (
+        "schema_no_columns.toml",
+        ": expected only a [columns] table, found 'baseColour' outside it",
+    ),
+    (
+        "schema_not_string.toml",
+        ": [columns] year: expected a facet name in quotes, found 2012",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fixture", "expected"), BROKEN, ids=[f for f, _ in BROKEN])
+def test_broken_fixture_message(fixture: str, expected: str) -> None:
+    path = str(BAD / fixture)
+    assert _message(path) == path + expected
+
+
+def test_every_bad_fixture_is_in_the_corpus() -> None:
+    assert sorted(p.name for p in BAD.iterdir()) == sorted(f for f, _ in BROKEN)
+
+
+def test_error_carries_row_and_column() -> None:
+    with pytest.raises(DataError) as caught:
+        read_items(BAD / "items_duplicate_id.csv")
+    error = caught.value
+    assert (error.file, error.row, error.column) == (
+        str(BAD / "items_duplicate_id.csv"),
+        4,
+        "item_id",
+    )
+
+
+# --- broken inputs built in the test -------------------------------------------------------------
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "nope.csv")
+    assert _message(path) == f"{path}: file not found"
+
+
+def test_directory_instead_of_file(tmp_path: Path) -> None:
+    assert _message(str(tmp_path)) == f"{tmp_path}: is a directory; expected a file"
+
+
+def test_enormous_cell(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,x\nA2," + b"y" * 100_001 + b"\n")
+    assert _message(path) == (
+        f"{path}, row 3, column 'title': the cell holds 100,001 characters; the limit is 100,000"
+    )
+
+
+def test_cell_beyond_the_csv_module_limit(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,x\nA2," + b"y" * 200_000 + b"\n")
+    assert _message(path) == f"{path}, row 3: a cell is longer than the limit of 100,000 characters"
+
+
+def test_cell_at_the_limit_is_fine(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1," + b"y" * MAX_CELL_CHARS + b"\n")
+    items, _ = read_items(path)
+    assert len(items.loc[0, "title"]) == MAX_CELL_CHARS
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (
+            b"PK\x03\x04\x14\x00",
+            "looks like a zip archive, not CSV text (an .xlsx workbook is one); export it as CSV",
+        ),
+        (
+            b"\x1f\x8b\x08\x00",
+            "looks like a gzip-compressed file, not CSV text; decompress it first",
+        ),
+        (
+            "item_id,title\n".encode("utf-16"),
+            "looks like UTF-16 text; save it as UTF-8 or pass --encoding utf-16",
+        ),
+    ],
+    ids=["zip", "gzip", "utf16"],
+)
+def test_not_csv_text(tmp_path: Path, data: bytes, expected: str) -> None:
+    path = _write(tmp_path, "items.csv", data)
+    assert _message(path) == f"{path}: {expected}"
+
+
+def test_unknown_encoding(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,x\n")
+    assert _message(path, encoding="klingon") == (
+        f"{path}: unknown encoding 'klingon'; try utf-8 or latin-1"
+    )
+
+
+def test_wrong_named_encoding(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,caf\xc3\xa9\n")
+    assert _message(path, encoding="ascii") == (
+        f"{path}, row 2: byte 0xc3 at byte offset 20 is not valid ascii; "
+        "if the file uses another encoding, name it, with --encoding"
+    )
+
+
+def test_fewer_fields_is_ragged_too(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title,color\nA1,x,red\nA2,y\n")
+    assert _message(path) == (
+        f"{path}, row 3: expected 3 fields, found 2. Quote values that contain commas "
+        '("a, b"), or pass --on-bad-lines skip to skip such lines (they are listed in the report)'
+    )
+
+
+def test_long_value_is_truncated_in_the_message(tmp_path: Path) -> None:
+    path = _write(tmp_path, "interactions.csv", b"query,item_id,label\nq,A1," + b"x" * 60 + b"\n")
+    assert _message(path) == (
+        f"{path}, row 2, column 'label': expected a finite number >= 0, "
+        f"found {'x' * 40!r}... (60 characters)"
+    )
+
+
+def test_rows_are_numbered_by_the_line_where_a_record_starts(tmp_path: Path) -> None:
+    data = b'item_id,title\nA1,"two\nline title"\nA2,"three\nline\ntitle"\nA3,\n'
+    path = _write(tmp_path, "items.csv", data)
+    assert _message(path) == (
+        f"{path}, row 7, column 'title': expected a non-empty title, found an empty cell"
+    )
+
+
+def test_bad_line_after_a_multiline_record(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b'item_id,title\nA1,"a\nb"\nA2,x,y\n')
+    _, report = read_items(path, on_bad_lines="skip")
+    assert report.skipped_lines == [4]
+
+
+def test_all_lines_bad_when_skipping(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,x,y\nA2,x,y\n")
+    assert _message(path, on_bad_lines="skip") == (
+        f"{path}: no data rows left after skipping 2 bad lines"
+    )
+
+
+def test_rows_count_from_the_header_after_leading_blank_lines(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"\n\nitem_id,name\nA1,x\n")
+    assert _message(path) == (
+        f"{path}, row 3: missing required column 'title'; found columns: 'item_id', 'name'"
+    )
+
+
+def test_on_bad_lines_must_be_known(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,x\n")
+    with pytest.raises(ValueError, match="on_bad_lines must be 'error' or 'skip', got 'warn'"):
+        read_items(path, on_bad_lines="warn")
+
+
+def test_a_bad_line_is_reported_before_a_missing_column(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"id,name\n1,a\n2,b,c\n")
+    assert _message(path).startswith(f"{path}, row 3: expected 2 fields, found 3.")
+    assert _message(path, on_bad_lines="skip") == (
+        f"{path}, row 1: missing required columns 'item_id', 'title'; found columns: 'id', "
+        "'name' (rename 'id' to 'item_id'?)"
+    )
+
+
+# --- messy but valid input -----------------------------------------------------------------------
+
+
+def test_items_are_stripped_strings_with_other_columns_kept(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id, title ,price,color\n A1 , Red shirt ,19.90,\n")
+    items, report = read_items(path)
+    assert list(items.columns) == ["item_id", "title", "price", "color"]
+    assert items.iloc[0].tolist() == ["A1", "Red shirt", "19.90", ""]
+    assert all(dtype == "str" for dtype in items.dtypes)
+    assert report == ReadReport(rows=1, skipped_lines=[], encoding="utf-8")
+
+
+def test_utf8_with_bom(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"\xef\xbb\xbfitem_id,title\nA1,Caf\xc3\xa9\n")
+    items, _ = read_items(path)
+    assert list(items.columns) == ["item_id", "title"]
+    assert items.loc[0, "title"] == "Café"
+
+
+def test_latin1_when_named() -> None:
+    items, report = read_items(BAD / "items_not_utf8.csv", encoding="latin-1")
+    assert items["title"].tolist() == ["Red shirt", "Café table"]
+    assert report.encoding == "latin-1"
+
+
+def test_quoted_commas_newlines_and_crlf(tmp_path: Path) -> None:
+    data = b'item_id,title,description\r\nA1,"Shirt, red","line one\r\nline two"\r\nA2,Plain,x\r\n'
+    items, report = read_items(_write(tmp_path, "items.csv", data))
+    assert items["title"].tolist() == ["Shirt, red", "Plain"]
+    assert items.loc[0, "description"] == "line one\r\nline two"
+    assert report.rows == 2
+
+
+def test_blank_lines_and_empty_spreadsheet_rows_are_not_data(tmp_path: Path) -> None:
+    data = b"item_id,title\n\nA1,x\n,\n  \nA2,y\n\n\r\n\n"
+    items, report = read_items(_write(tmp_path, "items.csv", data))
+    assert items["item_id"].tolist() == ["A1", "A2"]
+    assert report.skipped_lines == []
+
+
+def test_empty_unnamed_column_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    items, report = read_items(_write(tmp_path, "items.csv", b"item_id,title,\nA1,x,\nA2,y,\n"))
+    assert list(items.columns) == ["item_id", "title"]
+    assert report.warnings == ["dropped 1 empty column with no name"]
+
+
+def test_skip_bad_lines_lists_them() -> None:
+    items, report = read_items(BAD / "items_ragged.csv", on_bad_lines="skip")
+    assert items["item_id"].tolist() == ["A1", "A3"]
+    assert report.skipped_lines == [3, 5]
+    assert report.rows == 2
+    assert report.warnings == [
+        "skipped 2 lines with the wrong number of fields (expected 3): lines 3, 5"
+    ]
+
+
+def test_interactions_labels_weights_and_duplicates(tmp_path: Path) -> None:
+    data = (
+        b"query,item_id,label,weight,user_id,timestamp,source\n"
+        b"red shirt,A1,0.5,2,u1,2024-01-01,web\n"
+        b"red shirt,A2,0,,u1,2024-01-01,web\n"
+        b"red shirt,A1,0.5,2,u1,2024-01-01,web\n"
+        b"blue shirt, A3 ,3,1.5,u2,2024-01-02,app\n"
+    )
+    frame, report = read_interactions(_write(tmp_path, "interactions.csv", data), ITEM_IDS)
+    assert list(frame.columns) == ["query", "item_id", "label", "weight", "user_id", "timestamp"]
+    assert frame["item_id"].tolist() == ["A1", "A2", "A3"]
+    assert frame["label"].tolist() == [0.5, 0.0, 3.0]
+    assert frame["weight"].tolist() == [2.0, 1.0, 1.5]
+    assert (report.rows, report.dropped_duplicates) == (3, 1)
+    assert report.warnings == [
+        "1 empty weight cell taken as 1.0",
+        "ignored columns: source",
+        "dropped 1 duplicate row identical to an earlier row (first on row 4)",
+    ]
+
+
+def test_interactions_labels_from_events(tmp_path: Path) -> None:
+    data = b"query,item_id,event\nq,A1,impression\nq,A2,Click\nq,A3,cart\nr,A1,purchase\n"
+    frame, report = read_interactions(_write(tmp_path, "interactions.csv", data), ITEM_IDS)
+    assert frame["label"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert frame["weight"].tolist() == [1.0] * 4
+    assert report.warnings == []
+
+
+def test_label_wins_over_event(tmp_path: Path) -> None:
+    data = b"query,item_id,label,event\nq,A1,2,view\n"
+    frame, report = read_interactions(_write(tmp_path, "interactions.csv", data), ITEM_IDS)
+    assert frame["label"].tolist() == [2.0]
+    assert report.warnings == ["ignored columns: event"]
+
+
+def test_judgments(tmp_path: Path) -> None:
+    data = b"query,item_id,grade\nq,A1,2\nq,A1,2\nq,A2,1.5\nq,A2,0\n"
+    frame, report = read_judgments(_write(tmp_path, "judgments.csv", data), ITEM_IDS)
+    assert list(frame.columns) == ["query", "item_id", "grade"]
+    assert frame["grade"].tolist() == [2.0, 1.5, 0.0]
+    assert report.dropped_duplicates == 1
+    assert report.warnings == [
+        "dropped 1 duplicate row identical to an earlier row (first on row 3)",
+        "1 query-item pair is graded more than once, with different grades",
+    ]
+
+
+def test_read_table_checks_structure_only(tmp_path: Path) -> None:
+    frame, report = read_table(_write(tmp_path, "any.csv", b"a,b\n1,2\n"))
+    assert frame.iloc[0].tolist() == ["1", "2"]
+    assert report.rows == 1
+
+
+# --- schema and fingerprint ----------------------------------------------------------------------
+
+
+def test_schema_load(tmp_path: Path) -> None:
+    text = (
+        '[columns]\nbaseColour = "color"\nusage = "Style"\n'
+        'articleType = "other"\nyear = "ignore"\n'
+    )
+    path = tmp_path / "schema.toml"
+    path.write_text(text)
+    schema = Schema.load(path)
+    assert schema.columns == {
+        "basecolour": "color",
+        "usage": "style",
+        "articletype": "other",
+        "year": "ignore",
+    }
+    assert Schema().columns == {}
+
+
+def test_schema_names_one_column_twice(tmp_path: Path) -> None:
+    path = tmp_path / "schema.toml"
+    path.write_text('[columns]\nbaseColour = "color"\nbasecolour = "other"\n')
+    with pytest.raises(DataError) as caught:
+        Schema.load(path)
+    assert str(caught.value) == (
+        f"{path}: [columns] basecolour: names the same column as another entry, with another facet"
+    )
+
+
+def test_schema_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "schema.toml"
+    with pytest.raises(DataError, match="schema.toml: file not found$"):
+        Schema.load(path)
+
+
+def test_fingerprint(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,x\n")
+    assert fingerprint(path) == "sha256:" + hashlib.sha256(b"item_id,title\nA1,x\n").hexdigest()
+    with pytest.raises(DataError, match="file not found"):
+        fingerprint(tmp_path / "nope.csv")
+
+
+# --- real catalogues, when present next to the project (never copied into it) --------------------
+
+STYLES = REAL / "fashion" / "styles.csv"
+HOMEDEPOT = REAL / "homedepot"
+
+
+@pytest.mark.skipif(not STYLES.exists(), reason="real fashion catalogue not present")
+def test_real_fashion_catalogue_bad_lines() -> None:
+    with pytest.raises(DataError) as caught:
+        read_items(STYLES)
+    assert caught.value.row == 6044
+    assert "expected 10 fields, found 11; 21 more lines" in str(caught.value)
+    frame, report = read_table(STYLES, on_bad_lines="skip")
+    assert (len(frame), report.rows, len(report.skipped_lines)) == (44_424, 44_424, 22)
+    assert report.skipped_lines[0] == 6044
+
+
+@pytest.mark.skipif(not HOMEDEPOT.exists(), reason="real Home Depot data not present")
+def test_real_homedepot_loads() -> None:
+    items, _ = read_items(HOMEDEPOT / "items.csv")
+    interactions, report = read_interactions(HOMEDEPOT / "interactions.csv", set(items["item_id"]))
+    assert len(items) == 54_667
+    assert (len(interactions), report.skipped_lines) == (58_875, [])
