@@ -1,0 +1,269 @@
+"""Items to attribute tokens, per facet.
+
+A `Catalog` holds the items (external ids, titles, text) and, for every facet, a vocabulary of
+attributes and a sparse item x attribute incidence matrix. Attribute columns are mapped to facets
+by `facets.facet_for_column` (overridable by a schema); numeric columns become bucket tokens; title
+words feed the `other` facet unless they repeat one of the item's own attribute values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .errors import UnknownItemError
+from .facets import FACETS, RESERVED_COLUMNS, facet_for_column
+from .tokenize import match_key, words
+
+MULTI_VALUE_SEPARATOR = "|"
+MAX_ATTRIBUTES_PER_FACET = 48
+_CATEGORICAL_NUMERIC_LIMIT = 10  # a numeric column with this few distinct values stays categorical
+_N_BUCKETS = 5
+STOPWORDS = frozenset(
+    "a an and the for with of in on to by from at or as is it its this that these those into "
+    "your our my his her their & + - x".split()
+)
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One attribute token: where it came from (`key`), its value, and the words that match it."""
+
+    facet: str
+    key: str
+    value: str
+
+    @property
+    def label(self) -> str:
+        if self.facet != "other" and not self.key.startswith("#"):
+            return self.value
+        return f"{self.key.lstrip('#')}:{self.value}"
+
+    @property
+    def match_keys(self) -> tuple[str, ...]:
+        return tuple(match_key(w) for w in words(self.value))
+
+
+@dataclass
+class NumericBuckets:
+    """Quantile edges of a numeric column, kept so a catalogue is bucketed the same way again."""
+
+    edges: list[float]
+
+    def token(self, x: float) -> str:
+        if x < self.edges[0]:
+            return f"<{_fmt(self.edges[0])}"
+        for lo, hi in zip(self.edges, self.edges[1:]):
+            if lo <= x < hi:
+                return f"{_fmt(lo)}-{_fmt(hi)}"
+        return f"{_fmt(self.edges[-1])}+"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.3g}"
+
+
+def _numeric_values(series: pd.Series) -> np.ndarray | None:
+    """The column as floats when (nearly) every non-empty cell is a number, else None."""
+    filled = series[series.str.len() > 0]
+    if len(filled) == 0:
+        return None
+    numbers = pd.to_numeric(filled, errors="coerce")
+    if numbers.notna().mean() < 0.98 or numbers.nunique() <= _CATEGORICAL_NUMERIC_LIMIT:
+        return None
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+
+
+def fit_buckets(values: np.ndarray) -> NumericBuckets:
+    finite = values[np.isfinite(values)]
+    qs = np.quantile(finite, np.linspace(0, 1, _N_BUCKETS + 1)[1:-1])
+    edges = sorted({float(f"{q:.2g}") for q in qs})
+    return NumericBuckets(edges=edges)
+
+
+@dataclass
+class Catalog:
+    """Items and their attribute tokens. Built once per model version by `Catalog.build`."""
+
+    item_ids: list[str]
+    titles: list[str]
+    texts: list[str]  # everything a lexical baseline may read about the item
+    vocab: dict[str, list[Attribute]]  # facet -> attributes, index = attribute idx
+    item_attrs: dict[str, sp.csr_matrix]  # facet -> (n_items, V_f) 0/1 incidence
+    buckets: dict[str, NumericBuckets] = field(default_factory=dict)
+    _index: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index = {item_id: i for i, item_id in enumerate(self.item_ids)}
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    def idx(self, item_id: str) -> int:
+        try:
+            return self._index[item_id]
+        except KeyError:
+            raise UnknownItemError(item_id) from None
+
+    def has(self, item_id: str) -> bool:
+        return item_id in self._index
+
+    def attributes_of(self, item_idx: int, facet: str) -> np.ndarray:
+        """Attribute indices of one item in one facet, in the order they were read."""
+        m = self.item_attrs[facet]
+        return m.indices[m.indptr[item_idx] : m.indptr[item_idx + 1]]
+
+    def attribute_labels(self, item_idx: int) -> dict[str, list[str]]:
+        return {f: [self.vocab[f][a].label for a in self.attributes_of(item_idx, f)] for f in FACETS}
+
+    def filter_mask(self, filters: Mapping[str, Sequence[str]]) -> np.ndarray:
+        """Items that match every filter key (AND) with any of its values (OR).
+
+        A key is a facet name or a source column / attribute key; a value matches an attribute's
+        value or its label, case-insensitively.
+        """
+        mask = np.ones(self.n_items, dtype=bool)
+        for key, values in filters.items():
+            key_l, wanted = key.strip().lower(), {v.strip().lower() for v in values}
+            hit = np.zeros(self.n_items, dtype=bool)
+            for facet in FACETS:
+                cols = [
+                    a_idx
+                    for a_idx, a in enumerate(self.vocab[facet])
+                    if (facet == key_l or a.key.lstrip("#") == key_l)
+                    and (a.value in wanted or a.label in wanted)
+                ]
+                if cols:
+                    hit |= np.asarray(self.item_attrs[facet][:, cols].sum(axis=1)).ravel() > 0
+            mask &= hit
+        return mask
+
+    def filter_keys(self) -> set[str]:
+        return set(FACETS) | {a.key.lstrip("#") for f in FACETS for a in self.vocab[f]}
+
+    # ---- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        items: pd.DataFrame,
+        overrides: Mapping[str, str] | None = None,
+        buckets: Mapping[str, NumericBuckets] | None = None,
+    ) -> Catalog:
+        """From a validated items table (all cells strings). `buckets` reuses earlier edges."""
+        builder = _CatalogBuilder(items, overrides or {}, dict(buckets or {}))
+        return builder.build()
+
+
+class _CatalogBuilder:
+    def __init__(self, items: pd.DataFrame, overrides: Mapping[str, str], buckets: dict):
+        self.items = items
+        self.overrides = {k.lower(): v for k, v in overrides.items()}
+        self.buckets: dict[str, NumericBuckets] = buckets
+        self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in FACETS}
+        self.attr_list: dict[str, list[Attribute]] = {f: [] for f in FACETS}
+        self.rows: dict[str, list[list[int]]] = {f: [[] for _ in range(len(items))] for f in FACETS}
+
+    def add(self, item_idx: int, attr: Attribute) -> None:
+        ids = self.vocab[attr.facet]
+        a_idx = ids.get(attr)
+        if a_idx is None:
+            a_idx = ids[attr] = len(ids)
+            self.attr_list[attr.facet].append(attr)
+        row = self.rows[attr.facet][item_idx]
+        if a_idx not in row and len(row) < MAX_ATTRIBUTES_PER_FACET:
+            row.append(a_idx)
+
+    def build(self) -> Catalog:
+        n = len(self.items)
+        columns = [c for c in self.items.columns if facet_for_column(c, self.overrides) is not None]
+        for column in columns:
+            self._add_column(column)
+        if "attributes" in self.items.columns:
+            self._add_pairs(self.items["attributes"])
+        self._add_titles()
+        vocab = self.attr_list
+        item_attrs = {}
+        for f in FACETS:
+            indptr = np.cumsum([0] + [len(r) for r in self.rows[f]])
+            indices = np.fromiter((a for r in self.rows[f] for a in r), dtype=np.int32)
+            data = np.ones(len(indices), dtype=np.float32)
+            item_attrs[f] = sp.csr_matrix((data, indices, indptr), shape=(n, len(vocab[f])))
+        texts = self._texts(vocab, item_attrs)
+        return Catalog(
+            item_ids=list(self.items["item_id"]),
+            titles=list(self.items["title"]),
+            texts=texts,
+            vocab=vocab,
+            item_attrs=item_attrs,
+            buckets=self.buckets,
+        )
+
+    def _add_column(self, column: str) -> None:
+        facet = facet_for_column(column, self.overrides)
+        key = column.strip().lower()
+        cells = self.items[column].astype(str)
+        numeric = self.buckets.get(key)
+        if numeric is None and key not in self.buckets:
+            values = _numeric_values(cells)
+            if values is not None:
+                numeric = self.buckets[key] = fit_buckets(values)
+        if numeric is not None:
+            floats = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
+            for i, x in enumerate(floats):
+                if np.isfinite(x):
+                    self.add(i, Attribute(facet, "#" + key, numeric.token(x)))
+            return
+        for i, cell in enumerate(cells):
+            for value in _split(cell):
+                self.add(i, Attribute(facet, key, value))
+
+    def _add_pairs(self, cells: pd.Series) -> None:
+        for i, cell in enumerate(cells.astype(str)):
+            for pair in _split(cell):
+                key, sep, value = pair.partition(":")
+                key, value = key.strip(), value.strip()
+                if not sep or not key or not value:
+                    continue  # a lone word without a key carries no facet; it stays in the text
+                facet = facet_for_column(key, self.overrides)
+                if facet is not None:
+                    self.add(i, Attribute(facet, key.lower(), value.lower()))
+
+    def _add_titles(self) -> None:
+        if facet_for_column("title", self.overrides) is not None:
+            return  # a schema mapped the title to a facet explicitly: it was added as a column
+        for i, title in enumerate(self.items["title"]):
+            own = {
+                k
+                for f in FACETS
+                for a_idx in self.rows[f][i]
+                for k in self.attr_list[f][a_idx].match_keys
+            }
+            for w in words(title):
+                if w not in STOPWORDS and match_key(w) not in own:
+                    self.add(i, Attribute("other", "title", w))
+
+    def _texts(self, vocab, item_attrs) -> list[str]:
+        desc = self.items["description"] if "description" in self.items.columns else None
+        texts = []
+        for i, title in enumerate(self.items["title"]):
+            parts = [title]
+            if desc is not None:
+                parts.append(desc.iat[i])
+            for f in FACETS:
+                m = item_attrs[f]
+                for a_idx in m.indices[m.indptr[i] : m.indptr[i + 1]]:
+                    a = vocab[f][a_idx]
+                    if a.key != "title":
+                        parts.append(a.value)
+            texts.append(" ".join(parts))
+        return texts
+
+
+def _split(cell: str) -> list[str]:
+    return [v.strip().lower() for v in cell.split(MULTI_VALUE_SEPARATOR) if v.strip()]

@@ -1,0 +1,109 @@
+"""Turns queries and item lists into the tensors the scorer reads.
+
+The `Featurizer` owns everything a model version needs besides its weights: the catalogue, the
+word table and the evidence tables. It builds the model's structural buffers too, so a model can be
+rebuilt from an artifact alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .catalog import Catalog
+from .evidence import Evidence
+from .facets import FACETS
+from .model import ModelConfig
+from .words import NGRAM_SLOTS, QueryToken, WordTable, hashed_features, query_tokens
+
+
+@dataclass
+class EncodedQueries:
+    tokens: list[list[QueryToken]]
+    bucket: torch.Tensor  # (B, T)
+    grams: torch.Tensor  # (B, T, G)
+    mask: torch.Tensor  # (B, T) bool
+    word_id: np.ndarray  # (B, T) ids in the word table, -1 unknown or padding
+
+
+@dataclass
+class Featurizer:
+    catalog: Catalog
+    words: WordTable
+    evidence: Evidence
+    cfg: ModelConfig
+    _padded: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    # ---- model structure ----------------------------------------------------------------------
+
+    def attribute_buffers(self) -> tuple[dict, dict, dict]:
+        """Per facet: word buckets of each attribute's value words (V, W), -1 padded; the bucket
+        of its key (V,); and (V, 1) whether it has enough items to learn a vector of its own."""
+        w_max = self.cfg.words_per_attribute
+        attr_words, attr_keys, learnable = {}, {}, {}
+        for f in FACETS:
+            vocab = self.catalog.vocab[f]
+            table = np.full((len(vocab), w_max), -1, dtype=np.int64)
+            keys = np.zeros(len(vocab), dtype=np.int64)
+            for a_idx, attr in enumerate(vocab):
+                ks = attr.match_keys[:w_max]
+                table[a_idx, : len(ks)] = [self._bucket(k) for k in ks]
+                keys[a_idx] = self._bucket("#" + attr.key.lstrip("#"))
+            attr_words[f], attr_keys[f] = torch.from_numpy(table), torch.from_numpy(keys)
+            counts = np.asarray(self.catalog.item_attrs[f].sum(axis=0)).ravel()
+            common = (counts >= self.cfg.min_items_per_attribute).astype(np.float32)
+            learnable[f] = torch.from_numpy(common).unsqueeze(1)
+        return attr_words, attr_keys, learnable
+
+    def _bucket(self, key: str) -> int:
+        return hashed_features(key, self.cfg.word_buckets, self.cfg.ngram_buckets)[0]
+
+    # ---- queries ------------------------------------------------------------------------------
+
+    def encode_queries(self, queries: list[str]) -> EncodedQueries:
+        tokens = [query_tokens(q) for q in queries]
+        t_max = max(1, max((len(t) for t in tokens), default=1))
+        b = len(queries)
+        bucket = np.zeros((b, t_max), dtype=np.int64)
+        grams = np.zeros((b, t_max, NGRAM_SLOTS), dtype=np.int64)
+        mask = np.zeros((b, t_max), dtype=bool)
+        word_id = np.full((b, t_max), -1, dtype=np.int64)
+        for i, toks in enumerate(tokens):
+            for j, tok in enumerate(toks):
+                bucket[i, j], grams[i, j] = hashed_features(
+                    tok.key, self.cfg.word_buckets, self.cfg.ngram_buckets
+                )
+                mask[i, j] = True
+                word_id[i, j] = self.words.id(tok.key)
+        return EncodedQueries(
+            tokens, torch.from_numpy(bucket), torch.from_numpy(grams), torch.from_numpy(mask), word_id
+        )
+
+    # ---- items --------------------------------------------------------------------------------
+
+    def padded_attributes(self, facet: str) -> np.ndarray:
+        """(n_items, M) attribute indices of every item, -1 padded; M = the most any item has."""
+        if facet not in self._padded:
+            m = self.catalog.item_attrs[facet]
+            counts = np.diff(m.indptr)
+            width = max(1, int(counts.max(initial=0)))
+            out = np.full((self.catalog.n_items, width), -1, dtype=np.int64)
+            rows = np.repeat(np.arange(self.catalog.n_items), counts)
+            cols = np.arange(m.nnz) - np.repeat(m.indptr[:-1], counts)
+            out[rows, cols] = m.indices
+            self._padded[facet] = out
+        return self._padded[facet]
+
+    def item_batch(self, item_idx: np.ndarray, enc: EncodedQueries) -> tuple[dict, dict]:
+        """item_idx (B, I) -> attributes {facet: (B, I, M)} and evidence {facet: (B, I, T, M, 2)}."""
+        attrs, evidence = {}, {}
+        for f in FACETS:
+            a = self.padded_attributes(f)[item_idx]  # (B, I, M)
+            a = a[..., : max(1, int((a >= 0).sum(-1).max(initial=0)))]  # trim padding columns
+            ev = self.evidence.lookup(
+                f, enc.word_id[:, None, :, None], a[:, :, None, :]
+            )  # (B, I, T, M, 2)
+            attrs[f], evidence[f] = torch.from_numpy(a), torch.from_numpy(ev)
+        return attrs, evidence

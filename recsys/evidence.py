@@ -1,0 +1,140 @@
+"""Lexical evidence between query words and attributes, as sparse (n_words x V_f) tables.
+
+Two kinds, both inputs to the attention logits (so explanations stay attention weights):
+- exact: the query word's stem is one of the attribute value's word stems;
+- association: positive pointwise mutual information between a word in the query and an
+  attribute of the chosen item, from training interactions. It is what a click-association
+  model knows, handed to the heads as evidence they learn how far to trust.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .catalog import Catalog
+from .facets import FACETS
+from .words import WordTable, query_tokens
+
+ASSOC_PSEUDO_COUNT = 5.0
+ASSOC_CAP = 6.0
+ASSOC_SHRINK = 3.0  # PMI is scaled by n / (n + ASSOC_SHRINK): a few clicks are weak evidence
+ASSOC_MIN_ITEMS = 3  # attributes of fewer items would let the evidence memorise single items
+
+
+@dataclass
+class Evidence:
+    exact: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f)
+    assoc: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f)
+
+    def dense_rows(self, facet: str, word_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(exact, assoc) as dense (T, V_f) float32 arrays; unknown words (-1) get zero rows."""
+        known = word_ids >= 0
+        v = self.exact[facet].shape[1]
+        exact = np.zeros((len(word_ids), v), dtype=np.float32)
+        assoc = np.zeros((len(word_ids), v), dtype=np.float32)
+        if known.any():
+            exact[known] = self.exact[facet][word_ids[known]].toarray()
+            assoc[known] = self.assoc[facet][word_ids[known]].toarray()
+        return exact, assoc
+
+    def lookup(self, facet: str, word_ids: np.ndarray, attr_ids: np.ndarray) -> np.ndarray:
+        """Evidence for broadcast pairs (word, attribute): returns (..., 2) [exact, assoc]."""
+        word_ids, attr_ids = np.broadcast_arrays(word_ids, attr_ids)
+        out = np.zeros(word_ids.shape + (2,), dtype=np.float32)
+        ok = (word_ids >= 0) & (attr_ids >= 0)
+        for j, table in enumerate((self.exact[facet], self.assoc[facet])):
+            out[..., j][ok] = _pair_lookup(table, word_ids[ok], attr_ids[ok])
+        return out
+
+
+def _pair_lookup(table: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """table[rows[i], cols[i]] for every i, vectorised through the sorted (row, col) keys."""
+    if table.nnz == 0 or len(rows) == 0:
+        return np.zeros(len(rows), dtype=np.float32)
+    keys = _sorted_keys(table)
+    wanted = rows.astype(np.int64) * table.shape[1] + cols
+    pos = np.searchsorted(keys, wanted).clip(max=len(keys) - 1)
+    return np.where(keys[pos] == wanted, table.data[pos], 0.0).astype(np.float32)
+
+
+def _sorted_keys(table: sp.csr_matrix) -> np.ndarray:
+    keys = getattr(table, "_pair_keys", None)
+    if keys is None:
+        rows = np.repeat(np.arange(table.shape[0], dtype=np.int64), np.diff(table.indptr))
+        keys = rows * table.shape[1] + table.indices
+        table._pair_keys = keys  # tables are never mutated after they are built
+    return keys
+
+
+def catalog_word_keys(catalog: Catalog) -> set[str]:
+    return {k for f in FACETS for a in catalog.vocab[f] for k in a.match_keys}
+
+
+def build_exact(catalog: Catalog, table: WordTable) -> dict[str, sp.csr_matrix]:
+    out = {}
+    for f in FACETS:
+        rows, cols = [], []
+        for a_idx, attr in enumerate(catalog.vocab[f]):
+            for key in set(attr.match_keys):
+                rows.append(table.id(key))
+                cols.append(a_idx)
+        data = np.ones(len(rows), dtype=np.float32)
+        m = sp.csr_matrix((data, (rows, cols)), shape=(len(table), len(catalog.vocab[f])))
+        m.sum_duplicates()
+        m.sort_indices()
+        out[f] = m
+    return out
+
+
+def query_word_matrix(queries: list[str], table: WordTable) -> sp.csr_matrix:
+    """(n_queries, n_words) 0/1: which known words each query has."""
+    rows, cols = [], []
+    for r, q in enumerate(queries):
+        for t in query_tokens(q):
+            w = table.id(t.key)
+            if w >= 0:
+                rows.append(r)
+                cols.append(w)
+    data = np.ones(len(rows), dtype=np.float32)
+    return sp.csr_matrix((data, (rows, cols)), shape=(len(queries), len(table)))
+
+
+def build_association(
+    catalog: Catalog,
+    table: WordTable,
+    queries: list[str],
+    item_idx: np.ndarray,
+    mass: np.ndarray,
+) -> dict[str, sp.csr_matrix]:
+    """PPMI(word, attribute) over positive interactions; `mass` = label x weight per row (> 0)."""
+    positive = mass > 0
+    q_words = query_word_matrix([q for q, p in zip(queries, positive) if p], table)
+    mass, items = mass[positive].astype(np.float32), item_idx[positive]
+    weighted_q = sp.diags(mass) @ q_words  # (rows, n_words)
+    word_mass = np.asarray(weighted_q.sum(axis=0)).ravel()  # (n_words,)
+    out = {}
+    for f in FACETS:
+        x_all = catalog.item_attrs[f]
+        x = x_all[items]  # (rows, V_f)
+        counts = (weighted_q.T @ x).tocsr()  # (n_words, V_f)
+        clicked_freq = np.asarray(x.T @ mass).ravel() / max(mass.sum(), 1e-9)
+        catalog_freq = np.asarray(x_all.sum(axis=0)).ravel() / max(catalog.n_items, 1)
+        p_attr = 0.5 * clicked_freq + 0.5 * catalog_freq + 1e-9  # (V_f,)
+        counts = counts.tocoo()
+        cond = (counts.data + ASSOC_PSEUDO_COUNT * p_attr[counts.col]) / (
+            word_mass[counts.row] + ASSOC_PSEUDO_COUNT
+        )
+        pmi = np.clip(np.log(cond / p_attr[counts.col]), 0.0, ASSOC_CAP)
+        pmi *= counts.data / (counts.data + ASSOC_SHRINK)
+        items_with = np.asarray(x_all.sum(axis=0)).ravel()
+        keep = (pmi > 0) & (items_with[counts.col] >= ASSOC_MIN_ITEMS)
+        m = sp.csr_matrix(
+            (pmi[keep].astype(np.float32), (counts.row[keep], counts.col[keep])),
+            shape=counts.shape,
+        )
+        m.sort_indices()
+        out[f] = m
+    return out

@@ -1,0 +1,175 @@
+"""The one object the CLI and the API talk to: a loaded model version over its catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .catalog import Catalog
+from .encoding import Featurizer
+from .explain import Explanation, HeadDetail, detail_item, explain_item
+from .facets import FACETS
+from .index import ScoringIndex
+from .model import FacetScorer
+
+
+@dataclass
+class RankedItem:
+    item_id: str
+    title: str
+    rank: int
+    score: float
+    attributes: dict[str, list[str]]
+    explanation: Explanation | None
+
+
+@dataclass
+class Recommendation:
+    query: str
+    tokens: list[str]
+    model_version: str
+    items: list[RankedItem]
+    total: int  # items that passed filters, exclusions and candidates
+
+
+@dataclass
+class ItemDetail:
+    query: str
+    item_id: str
+    tokens: list[str]
+    score: float
+    prior: float
+    heads: list[HeadDetail]
+
+
+@dataclass
+class Comparison:
+    query: str
+    item_a: str
+    item_b: str
+    score_a: float
+    score_b: float
+    prior_difference: float
+    heads: list[dict]  # head, contribution_a, contribution_b, difference, attributes (the ones that differ)
+
+
+class Recommender:
+    def __init__(self, model: FacetScorer, featurizer: Featurizer, version: str = "unsaved",
+                 manifest: dict | None = None):
+        self.model, self.featurizer = model, featurizer
+        self.version, self.manifest = version, manifest or {}
+        self.index = ScoringIndex(model, featurizer)
+        self.popularity: np.ndarray | None = None  # positive-label mass per item, for baselines
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.featurizer.catalog
+
+    # ---- scoring ------------------------------------------------------------------------------
+
+    def head_weight_vector(self, head_weights: Mapping[str, float] | None) -> np.ndarray:
+        w = np.ones(len(FACETS), dtype=np.float32)
+        for name, value in (head_weights or {}).items():
+            if name not in FACETS:
+                raise ValueError(f"head_weights: unknown head {name!r}; the heads are {', '.join(FACETS)}")
+            w[FACETS.index(name)] = value
+        return w
+
+    def scores(self, query: str, head_weights: Mapping[str, float] | None = None) -> np.ndarray:
+        """(n_items,) scores of the whole catalogue."""
+        state = self.index.query_state(query)
+        return self.index.prior + self.index.head_outputs(state) @ self.head_weight_vector(head_weights)
+
+    def recommend(
+        self,
+        query: str,
+        k: int = 10,
+        offset: int = 0,
+        filters: Mapping[str, Sequence[str]] | None = None,
+        exclude: Sequence[str] = (),
+        candidates: Sequence[str] | None = None,
+        head_weights: Mapping[str, float] | None = None,
+        explain: bool = True,
+    ) -> Recommendation:
+        weights = self.head_weight_vector(head_weights)
+        eligible = self._eligible(filters, exclude, candidates)
+        state = self.index.query_state(query)
+        scores = self.index.prior + self.index.head_outputs(state) @ weights
+        order = top_k(scores, eligible, offset + k)[offset:]
+        items = [
+            RankedItem(
+                item_id=self.catalog.item_ids[i],
+                title=self.catalog.titles[i],
+                rank=offset + r + 1,
+                score=float(scores[i]),
+                attributes=self.catalog.attribute_labels(i),
+                explanation=explain_item(self.index, state, i, weights, offset + r + 1) if explain else None,
+            )
+            for r, i in enumerate(order)
+        ]
+        tokens = [t.surface for t in state.tokens]
+        return Recommendation(query, tokens, self.version, items, int(eligible.sum()))
+
+    def _eligible(self, filters, exclude, candidates) -> np.ndarray:
+        if filters:
+            unknown = sorted(set(k.strip().lower() for k in filters) - self.catalog.filter_keys())
+            if unknown:
+                keys = ", ".join(sorted(self.catalog.filter_keys()))
+                raise ValueError(f"filters: unknown key {unknown[0]!r}; filter on one of: {keys}")
+            mask = self.catalog.filter_mask(filters)
+        else:
+            mask = np.ones(self.catalog.n_items, dtype=bool)
+        if candidates is not None:
+            only = np.zeros_like(mask)
+            only[[self.catalog.idx(c) for c in candidates]] = True
+            mask &= only
+        for item_id in exclude:
+            if self.catalog.has(item_id):
+                mask[self.catalog.idx(item_id)] = False
+        return mask
+
+    # ---- explanations -------------------------------------------------------------------------
+
+    def explain(self, query: str, item_id: str,
+                head_weights: Mapping[str, float] | None = None) -> ItemDetail:
+        item_idx = self.catalog.idx(item_id)
+        state = self.index.query_state(query)
+        score, prior, heads = detail_item(self.index, state, item_idx, self.head_weight_vector(head_weights))
+        return ItemDetail(query, item_id, [t.surface for t in state.tokens], score, prior, heads)
+
+    def compare(self, query: str, item_a: str, item_b: str,
+                head_weights: Mapping[str, float] | None = None) -> Comparison:
+        a, b = self.explain(query, item_a, head_weights), self.explain(query, item_b, head_weights)
+        heads = []
+        for ha, hb in zip(a.heads, b.heads):
+            only_a = [x for x in ha.attributes[:-1] if x not in hb.attributes]
+            only_b = [x for x in hb.attributes[:-1] if x not in ha.attributes]
+            heads.append({
+                "head": ha.head,
+                "contribution_a": ha.contribution,
+                "contribution_b": hb.contribution,
+                "difference": ha.contribution - hb.contribution,
+                "only_a": only_a,
+                "only_b": only_b,
+                "matches_a": ha.matches,
+                "matches_b": hb.matches,
+            })
+        return Comparison(query, item_a, item_b, a.score, b.score, a.prior - b.prior, heads)
+
+
+def top_k(scores: np.ndarray, eligible: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k best eligible items, best first; ties broken by catalogue order."""
+    idx = np.flatnonzero(eligible)
+    if k <= 0 or len(idx) == 0:
+        return idx[:0]
+    s = scores[idx]
+    if k < len(idx):
+        part = np.argpartition(-s, k - 1)[:k]
+        # take everything tied with the k-th score so that the tie-break is stable
+        kth = s[part].min()
+        part = np.flatnonzero(s >= kth)
+        idx, s = idx[part], s[part]
+    order = np.lexsort((idx, -s))[:k]
+    return idx[order]

@@ -1,0 +1,68 @@
+"""Serve a trained model over another catalogue, without retraining.
+
+Attributes the model has seen keep their learned vectors and priors; new attributes and new items
+are scored from their words (hashed embeddings, exact-match evidence), so adding items needs no
+training run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import torch
+
+from .catalog import Catalog
+from .encoding import Featurizer
+from .evidence import Evidence, build_exact, catalog_word_keys
+from .facets import FACETS
+from .model import FacetScorer, ModelConfig
+from .recommender import Recommender
+from .words import WordTable
+
+
+def with_catalog(rec: Recommender, items: pd.DataFrame, overrides: dict | None = None) -> Recommender:
+    old = rec.catalog
+    new = Catalog.build(items, overrides or {}, buckets=old.buckets)
+    old_words = rec.featurizer.words
+    added = sorted(catalog_word_keys(new) - set(old_words.keys))
+    words = WordTable(old_words.keys + added)  # old ids stay valid
+    mapping = {f: _attribute_map(old, new, f) for f in FACETS}  # new idx -> old idx or -1
+    assoc = {f: _remap_assoc(rec.featurizer.evidence.assoc[f], mapping[f], len(words)) for f in FACETS}
+    evidence = Evidence(exact=build_exact(new, words), assoc=assoc)
+    cfg = ModelConfig.from_json({**rec.model.cfg.to_json(),
+                                 "vocab_sizes": {f: len(new.vocab[f]) for f in FACETS}})
+    featurizer = Featurizer(new, words, evidence, cfg)
+    model = FacetScorer(cfg, *featurizer.attribute_buffers())
+    state = {k: v for k, v in rec.model.state_dict().items() if not k.startswith("attr_")}
+    for f in FACETS:
+        for name in (f"attr_emb.{f}.weight", f"prior.{f}.weight"):
+            state[name] = _remap_rows(rec.model.state_dict()[name], mapping[f])
+    model.load_state_dict(state, strict=False)
+    out = Recommender(model.eval(), featurizer, version=rec.version, manifest=rec.manifest)
+    if rec.popularity is not None:
+        idx = np.array([old.idx(i) if old.has(i) else -1 for i in new.item_ids])
+        out.popularity = np.where(idx >= 0, rec.popularity[np.maximum(idx, 0)], 0.0)
+    return out
+
+
+def _attribute_map(old: Catalog, new: Catalog, facet: str) -> np.ndarray:
+    index = {a: i for i, a in enumerate(old.vocab[facet])}
+    return np.array([index.get(a, -1) for a in new.vocab[facet]], dtype=np.int64)
+
+
+def _remap_rows(weight: torch.Tensor, mapping: np.ndarray) -> torch.Tensor:
+    out = weight.new_zeros((len(mapping), weight.shape[1]))
+    known = torch.from_numpy(mapping >= 0)
+    out[known] = weight[torch.from_numpy(mapping[mapping >= 0])]
+    return out
+
+
+def _remap_assoc(m: sp.csr_matrix, mapping: np.ndarray, n_words: int) -> sp.csr_matrix:
+    keep = np.flatnonzero(mapping >= 0)
+    cols = m[:, mapping[keep]] if len(keep) else sp.csr_matrix((m.shape[0], 0), dtype=np.float32)
+    out = sp.lil_matrix((n_words, len(mapping)), dtype=np.float32)
+    out[: m.shape[0], keep] = cols
+    result = out.tocsr()
+    result.sort_indices()
+    return result

@@ -1,0 +1,177 @@
+"""The `recsys` command: the one place that wires the library, training and the service."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from recsys.errors import RecsysError
+
+EXIT_BAD_INPUT = 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except RecsysError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted: nothing was written", file=sys.stderr)
+        return 130
+
+
+def _settings():
+    from api.config import get_settings
+
+    return get_settings()
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="recsys", description="Explainable facet-attention recommender")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("generate", help="write a synthetic catalogue with a known ground truth")
+    g.add_argument("--out", required=True, type=Path)
+    g.add_argument("--items", type=int, default=3000)
+    g.add_argument("--queries", type=int, default=4000)
+    g.add_argument("--seed", type=int, default=0)
+    g.set_defaults(run=cmd_generate)
+
+    t = sub.add_parser("train", help="train a new model version from CSV files")
+    _add_data_options(t)
+    t.add_argument("--interactions", required=True, type=Path)
+    t.add_argument("--judgments", type=Path, help="extra held-out judgments to report on")
+    t.add_argument("--probes", type=Path, help="query,word,facet,value: explanation ground truth")
+    t.add_argument("--out", type=Path, help="artifacts folder (default: RECSYS_ARTIFACTS_DIR or ./artifacts)")
+    t.add_argument("--epochs", type=int, default=4)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    t.set_defaults(run=cmd_train)
+
+    e = sub.add_parser("evaluate", help="NDCG@10, Recall@10, MRR of a model and the baselines")
+    e.add_argument("--model", type=Path)
+    _add_data_options(e)
+    e.add_argument("--judgments", required=True, type=Path)
+    e.add_argument("--probes", type=Path)
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(run=cmd_evaluate)
+
+    r = sub.add_parser("recommend", help="rank the catalogue for a query")
+    r.add_argument("query")
+    r.add_argument("--k", type=int, default=10)
+    r.add_argument("--model", type=Path)
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(run=cmd_recommend)
+
+    x = sub.add_parser("explain", help="why an item scores what it does for a query")
+    x.add_argument("query")
+    x.add_argument("item_id")
+    x.add_argument("--model", type=Path)
+    x.add_argument("--json", action="store_true")
+    x.set_defaults(run=cmd_explain)
+
+    s = sub.add_parser("serve", help="run the HTTP service")
+    s.add_argument("--host")
+    s.add_argument("--port", type=int)
+    s.add_argument("--model", type=Path)
+    s.set_defaults(run=cmd_serve)
+    return p
+
+
+def _add_data_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--items", required=True, type=Path)
+    p.add_argument("--schema", type=Path, help="TOML file mapping columns to facets")
+    p.add_argument("--encoding", help="encoding of the CSV files (default: UTF-8)")
+    p.add_argument("--on-bad-lines", choices=("error", "skip"), default="error",
+                   help="rows with the wrong number of fields: stop (default) or skip and report")
+
+
+# ---- commands ---------------------------------------------------------------------------------
+
+
+def cmd_generate(args) -> int:
+    from recsys.synthetic import generate
+
+    summary = generate(args.out, n_items=args.items, n_queries=args.queries, seed=args.seed)
+    print(json.dumps(summary, indent=2, default=str))
+    return 0
+
+
+def cmd_train(args) -> int:
+    from training.fit import TrainConfig
+    from training.render import print_metrics, progress_bar
+    from training.train import TrainInputs, train
+
+    inputs = TrainInputs(args.items, args.interactions, args.schema, args.judgments, args.probes,
+                         args.encoding, args.on_bad_lines)
+    out = args.out or _settings().artifacts_dir
+    with progress_bar("training") as on_step:
+        result = train(inputs, out, TrainConfig(epochs=args.epochs, seed=args.seed), on_step)
+    if args.json:
+        print(json.dumps({"version": result.version_dir.name, "path": str(result.version_dir),
+                          "metrics": result.metrics}))
+    else:
+        print(f"new version {result.version_dir.name} at {result.version_dir}")
+        print_metrics(result.metrics)
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from training.render import print_metrics
+    from training.evaluate_cli import evaluate_version
+
+    report = evaluate_version(_model_path(args.model), args.items, args.judgments, args.probes,
+                              args.schema, args.encoding, args.on_bad_lines)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print_metrics({"judgments": report})
+    return 0
+
+
+def cmd_recommend(args) -> int:
+    from recsys.artifact import load_version
+    from training.render import print_recommendation
+
+    rec = load_version(_model_path(args.model))
+    result = rec.recommend(args.query, k=args.k)
+    if args.json:
+        print(json.dumps(asdict(result)))
+    else:
+        print_recommendation(result)
+    return 0
+
+
+def cmd_explain(args) -> int:
+    from recsys.artifact import load_version
+    from training.render import print_explanation
+
+    rec = load_version(_model_path(args.model))
+    detail = rec.explain(args.query, args.item_id)
+    if args.json:
+        print(json.dumps(asdict(detail)))
+    else:
+        print_explanation(detail, rec.catalog.titles[rec.catalog.idx(args.item_id)])
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from api.server import serve
+
+    settings = _settings()
+    serve(settings, host=args.host, port=args.port, model=args.model)
+    return 0
+
+
+def _model_path(model: Path | None) -> Path:
+    return model if model is not None else _settings().artifacts_dir
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Held-out evaluation of a recommender next to the baselines, and explanation accuracy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from recsys.baselines import BM25Ranker, ClickAssociationRanker, PopularityRanker, RandomRanker
+from recsys.explain import head_attention
+from recsys.metrics import evaluate_rankings
+from recsys.recommender import Recommender, top_k
+
+Judgments = Mapping[str, Mapping[int, float]]
+
+
+def model_rankings(rec: Recommender, queries: list[str], k: int = 10) -> dict[str, np.ndarray]:
+    everything = np.ones(rec.catalog.n_items, dtype=bool)
+    return {q: top_k(rec.scores(q), everything, k) for q in dict.fromkeys(queries)}
+
+
+def make_baselines(rec: Recommender, train_rows: pd.DataFrame | None, seed: int = 0) -> dict:
+    """BM25 over the same item text, popularity, random, and (with interactions) click association."""
+    texts = rec.catalog.texts
+    rows = None
+    if train_rows is not None and len(train_rows):
+        rows = train_rows.rename(columns={"item_idx": "item_id_idx"})[["query", "item_id_idx", "label"]]
+    baselines = {"bm25": BM25Ranker().fit(texts, None)}
+    if rows is not None:
+        baselines["popularity"] = PopularityRanker().fit(texts, rows)
+        baselines["click_assoc"] = ClickAssociationRanker().fit(texts, rows)
+    elif rec.popularity is not None:
+        baselines["popularity"] = _StoredPopularity(rec.popularity)
+    baselines["random"] = RandomRanker(seed).fit(texts, None)
+    return baselines
+
+
+class _StoredPopularity:
+    """Popularity from the counts a model version stored, for evaluation without interactions."""
+
+    name = "popularity"
+
+    def __init__(self, counts: np.ndarray):
+        self.counts = np.asarray(counts, dtype=np.float32)
+
+    def top_k(self, query: str, k: int) -> np.ndarray:
+        return top_k(self.counts, np.ones(len(self.counts), dtype=bool), k)
+
+
+def evaluate_all(rec: Recommender, judgments: Judgments, baselines: Mapping, k: int = 10) -> dict:
+    queries = list(judgments)
+    report = {"model": evaluate_rankings(model_rankings(rec, queries, k), judgments, k)}
+    for name, ranker in baselines.items():
+        rankings = {q: ranker.top_k(q, k) for q in queries}
+        report[name] = evaluate_rankings(rankings, judgments, k)
+    return report
+
+
+def judgments_from_rows(rows: pd.DataFrame) -> dict[str, dict[int, float]]:
+    """Held-out interactions as graded judgments: the best label seen for each (query, item)."""
+    best = rows.groupby(["query", "item_idx"])["label"].max().reset_index()
+    out: dict[str, dict[int, float]] = {}
+    for q, item, label in best.itertuples(index=False):
+        if label > 0:
+            out.setdefault(q, {})[int(item)] = float(label)
+    return out
+
+
+def explanation_accuracy(rec: Recommender, probes: pd.DataFrame, k: int = 10) -> dict:
+    """Share of cases where the probe's head puts its top weight, for the probe's word, on the
+    probe's attribute. Cases: each probe x each of the query's top-k items that has the value.
+
+    probes: query, word, facet, value (the generator knows which word names which value).
+    """
+    hits = cases = 0
+    everything = np.ones(rec.catalog.n_items, dtype=bool)
+    for query, group in probes.groupby("query", sort=False):
+        state = rec.index.query_state(query)
+        surfaces = [t.surface for t in state.tokens]
+        top = top_k(rec.index.prior + rec.index.head_outputs(state).sum(1), everything, k)
+        for item in top:
+            for word, facet, value in group[["word", "facet", "value"]].itertuples(index=False):
+                word = str(word).lower()
+                att = head_attention(rec.index, state, int(item), facet)
+                values = [rec.catalog.vocab[facet][a].value for a in att.attr_idx]
+                if word not in surfaces or str(value).lower() not in values:
+                    continue
+                top = int(np.argmax(att.weights[surfaces.index(word)]))  # the last slot is no-match
+                cases += 1
+                hits += int(top < len(values) and values[top] == str(value).lower())
+    return {"accuracy": hits / cases if cases else 0.0, "cases": cases}

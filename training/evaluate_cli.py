@@ -1,0 +1,33 @@
+"""`recsys evaluate`: a saved version on a catalogue and judgments, next to the baselines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from recsys.artifact import load_version
+from recsys.dataio import Schema, fingerprint, read_items, read_judgments
+from recsys.metrics import group_judgments
+from recsys.reindex import with_catalog
+
+from .evaluate import evaluate_all, explanation_accuracy, make_baselines
+
+
+def evaluate_version(model: Path, items: Path, judgments: Path, probes: Path | None = None,
+                     schema: Path | None = None, encoding: str | None = None,
+                     on_bad_lines: str = "error") -> dict:
+    rec = load_version(model)
+    trained_on = rec.manifest.get("data", {}).get("items", {}).get("fingerprint")
+    if fingerprint(items) != trained_on:
+        df, _ = read_items(items, encoding=encoding, on_bad_lines=on_bad_lines)
+        overrides = Schema.load(schema).columns if schema else rec.manifest.get("data", {}).get("schema")
+        rec = with_catalog(rec, df, overrides)
+    jdf, _ = read_judgments(judgments, set(rec.catalog.item_ids), encoding=encoding)
+    index = {item_id: i for i, item_id in enumerate(rec.catalog.item_ids)}
+    graded = group_judgments(jdf, index, source=str(judgments))
+    report = evaluate_all(rec, graded, make_baselines(rec, None))
+    if probes:
+        report["explanation_accuracy"] = explanation_accuracy(rec, pd.read_csv(probes))
+    report["model_version"] = rec.version
+    return report

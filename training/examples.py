@@ -1,0 +1,85 @@
+"""Interactions to training groups: a query, one preferred item and the items it should beat."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass
+class TrainingGroups:
+    """One row per (query, positive item): softmax over [positive, negatives] with this weight."""
+
+    query_idx: np.ndarray  # (G,) index into `queries`
+    positive: np.ndarray  # (G,) item idx
+    weight: np.ndarray  # (G,) label x weight of the positive
+    shown_negatives: list[np.ndarray]  # per group: items shown for the query with a lower label
+    queries: list[str]
+    positives_of_query: list[set[int]]  # every item with label > 0 for the query
+
+
+def split_queries(queries: pd.Series, held_out_fraction: float, rng: np.random.Generator,
+                  min_held_out: int = 1) -> tuple[set[str], set[str]]:
+    """Query-level split: no query string is in both parts."""
+    distinct = np.array(sorted(queries.unique()))
+    n_hold = int(round(len(distinct) * held_out_fraction))
+    if held_out_fraction > 0:
+        n_hold = max(min_held_out, n_hold)
+    n_hold = min(n_hold, len(distinct) - 1)
+    held = set(rng.choice(distinct, size=n_hold, replace=False)) if n_hold > 0 else set()
+    return set(distinct) - held, held
+
+
+def make_groups(rows: pd.DataFrame) -> TrainingGroups:
+    """rows: query, item_idx, label, weight (training split only)."""
+    queries = sorted(rows["query"].unique())
+    q_index = {q: i for i, q in enumerate(queries)}
+    query_idx, positive, weight, negatives = [], [], [], []
+    positives_of_query: list[set[int]] = [set() for _ in queries]
+    # the strongest label seen for an item under a query decides where it stands
+    best = rows.groupby(["query", "item_idx"], sort=True).agg(
+        label=("label", "max"), weight=("weight", "sum")
+    ).reset_index()
+    for q, grp in best.groupby("query", sort=True):
+        qi = q_index[q]
+        items, labels, weights = grp["item_idx"].to_numpy(), grp["label"].to_numpy(), grp["weight"].to_numpy()
+        positives_of_query[qi] = set(items[labels > 0].tolist())
+        for it, lab, w in zip(items, labels, weights):
+            if lab <= 0:
+                continue
+            query_idx.append(qi)
+            positive.append(it)
+            weight.append(lab * w)
+            negatives.append(items[labels < lab])
+    return TrainingGroups(
+        np.asarray(query_idx, dtype=np.int64),
+        np.asarray(positive, dtype=np.int64),
+        np.asarray(weight, dtype=np.float32),
+        negatives,
+        queries,
+        positives_of_query,
+    )
+
+
+def sample_negatives(groups: TrainingGroups, batch: np.ndarray, n_items: int, n_shown: int,
+                     n_random: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Items (B, 1 + n_shown + n_random) with the positive first, and a validity mask.
+
+    Random negatives that are positives of the same query are masked out, not counted against.
+    """
+    width = 1 + n_shown + n_random
+    items = np.zeros((len(batch), width), dtype=np.int64)
+    valid = np.zeros((len(batch), width), dtype=bool)
+    for r, g in enumerate(batch):
+        items[r, 0], valid[r, 0] = groups.positive[g], True
+        shown = groups.shown_negatives[g]
+        if len(shown):
+            pick = shown if len(shown) <= n_shown else rng.choice(shown, n_shown, replace=False)
+            items[r, 1 : 1 + len(pick)], valid[r, 1 : 1 + len(pick)] = pick, True
+        rand = rng.integers(0, n_items, n_random)
+        positives = groups.positives_of_query[groups.query_idx[g]]
+        items[r, 1 + n_shown :] = rand
+        valid[r, 1 + n_shown :] = [x not in positives for x in rand]
+    return items, valid

@@ -1,0 +1,104 @@
+"""Terminal rendering with rich: progress, metric tables, rankings, per-head bars and heatmaps."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from recsys.recommender import ItemDetail, Recommendation
+
+console = Console()
+err_console = Console(stderr=True)
+HEAD_COLORS = {"quality": "magenta", "color": "red", "style": "cyan", "other": "green"}
+METRIC_ORDER = ("ndcg@10", "recall@10", "mrr", "queries")
+
+
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator:
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TextColumn("loss {task.fields[loss]:.3f}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=err_console, transient=False) as progress:
+        task = progress.add_task(label, total=None, loss=float("nan"))
+
+        def on_step(step: int, total: int, loss: float) -> None:
+            progress.update(task, completed=step, total=total, loss=loss)
+
+        yield on_step
+
+
+def print_metrics(metrics: dict) -> None:
+    for section, systems in metrics.items():
+        if section == "explanation_accuracy":
+            console.print(f"explanation accuracy: {systems['accuracy']:.3f} over {systems['cases']} cases")
+            continue
+        if not isinstance(systems, dict) or "model" not in systems:
+            continue
+        table = Table(title=f"{section.replace('_', ' ')}", title_justify="left")
+        table.add_column("system")
+        for m in METRIC_ORDER:
+            table.add_column(m, justify="right")
+        for name, values in systems.items():
+            if not isinstance(values, dict) or "mrr" not in values:
+                continue
+            table.add_row(name, *[_fmt(values.get(m)) for m in METRIC_ORDER])
+        console.print(table)
+        if "explanation_accuracy" in systems:
+            print_metrics({"explanation_accuracy": systems["explanation_accuracy"]})
+
+
+def _fmt(x) -> str:
+    return "" if x is None else (str(x) if isinstance(x, int) else f"{x:.4f}")
+
+
+def contribution_bar(heads, width: int = 30) -> Text:
+    total = sum(max(h.contribution, 0.0) for h in heads) or 1.0
+    bar = Text()
+    for h in heads:
+        n = int(round(width * max(h.contribution, 0.0) / total))
+        bar.append("█" * n, style=HEAD_COLORS.get(h.head, "white"))
+    return bar
+
+
+def print_recommendation(result: Recommendation) -> None:
+    console.print(f"[bold]{result.query}[/]  tokens: {' '.join(result.tokens)}  "
+                  f"model {result.model_version}")
+    table = Table(show_lines=False)
+    for col in ("#", "item", "score", "heads", "why"):
+        table.add_column(col)
+    for item in result.items:
+        exp = item.explanation
+        table.add_row(str(item.rank), f"{item.item_id}\n{item.title}", f"{item.score:.3f}",
+                      contribution_bar(exp.heads) if exp else "", exp.summary if exp else "")
+    console.print(table)
+    legend = Text("heads: ")
+    for head, color in HEAD_COLORS.items():
+        legend.append(f"■ {head} ", style=color)
+    console.print(legend)
+
+
+def print_explanation(detail: ItemDetail, title: str) -> None:
+    console.print(f"[bold]{detail.item_id}[/] {title}")
+    parts = " + ".join(f"{h.head} {h.contribution:.3f}" for h in detail.heads)
+    console.print(f"score {detail.score:.4f} = prior {detail.prior:.4f} + {parts}")
+    for h in detail.heads:
+        table = Table(title=f"{h.head} head: contribution {h.contribution:+.4f}", title_justify="left",
+                      title_style=HEAD_COLORS.get(h.head, "white"))
+        table.add_column("query word")
+        for a in h.attributes:
+            table.add_column(a, justify="center")
+        for tok, row in zip(detail.tokens, h.attention):
+            table.add_row(tok, *[_cell(w) for w in row])
+        console.print(table)
+        changes = ", ".join(f"{e.attribute} {e.score_change:+.3f}" for e in h.erasure)
+        if changes:
+            console.print(f"  removing an attribute changes the score by: {changes}")
+
+
+def _cell(weight: float) -> Text:
+    shade = int(round(255 - 200 * weight))
+    return Text(f"{weight:.2f}", style=f"black on rgb(255,{shade},{shade})" if weight >= 0.05 else "dim")
