@@ -96,14 +96,23 @@ class Featurizer:
             self._padded[facet] = out
         return self._padded[facet]
 
-    def item_batch(self, item_idx: np.ndarray, enc: EncodedQueries) -> tuple[dict, dict]:
-        """item_idx (B, I) -> attributes {facet: (B, I, M)} and evidence {facet: (B, I, T, M, 2)}."""
+    def item_batch(self, item_idx: np.ndarray, enc: EncodedQueries,
+                   assoc_values: dict[str, torch.Tensor] | None = None) -> tuple[dict, dict]:
+        """item_idx (B, I) -> attributes {facet: (B, I, M)} and evidence {facet: (B, I, T, M, 2)}.
+
+        `assoc_values` replaces the association table's stored values (training learns them).
+        """
         attrs, evidence = {}, {}
         for f in FACETS:
             a = self.padded_attributes(f)[item_idx]  # (B, I, M)
             a = a[..., : max(1, int((a >= 0).sum(-1).max(initial=0)))]  # trim padding columns
-            ev = self.evidence.lookup(
-                f, enc.word_id[:, None, :, None], a[:, :, None, :]
-            )  # (B, I, T, M, 2)
-            attrs[f], evidence[f] = torch.from_numpy(a), torch.from_numpy(ev)
+            exact, pos = self.evidence.locate(f, enc.word_id[:, None, :, None], a[:, :, None, :])
+            values = assoc_values[f] if assoc_values else torch.from_numpy(self.evidence.assoc[f].data)
+            pos_t = torch.from_numpy(pos)  # (B, I, T, M)
+            if values.numel():
+                assoc = torch.where(pos_t >= 0, values[pos_t.clamp(min=0)], values.new_zeros(()))
+            else:
+                assoc = torch.zeros(pos.shape)
+            evidence[f] = torch.stack([torch.from_numpy(exact), assoc], dim=-1)  # (B, I, T, M, 2)
+            attrs[f] = torch.from_numpy(a)
         return attrs, evidence

@@ -38,26 +38,47 @@ class Evidence:
         if known.any():
             exact[known] = self.exact[facet][word_ids[known]].toarray()
             assoc[known] = self.assoc[facet][word_ids[known]].toarray()
-        return exact, assoc
+        return exact * self._coverage(facet, exact, None), assoc
 
-    def lookup(self, facet: str, word_ids: np.ndarray, attr_ids: np.ndarray) -> np.ndarray:
-        """Evidence for broadcast pairs (word, attribute): returns (..., 2) [exact, assoc]."""
+    def _coverage(self, facet: str, exact: np.ndarray, attr_ids: np.ndarray | None) -> np.ndarray:
+        """Share of each attribute's words that the query has, broadcast like `exact` (..., T, M).
+
+        It scales exact evidence, so "dining" in "dining chair" fully matches the attribute
+        "dining chair" but only half matches "dining table"."""
+        n_words = self._words_per_attribute(facet)
+        n_words = n_words if attr_ids is None else n_words[np.maximum(attr_ids, 0)]
+        return exact.sum(axis=-2, keepdims=True) / n_words
+
+    def _words_per_attribute(self, facet: str) -> np.ndarray:
+        cache = self.__dict__.setdefault("_n_words", {})
+        if facet not in cache:
+            counts = np.asarray(self.exact[facet].sum(axis=0)).ravel()
+            cache[facet] = np.maximum(counts, 1.0).astype(np.float32)
+        return cache[facet]
+
+    def locate(self, facet: str, word_ids: np.ndarray, attr_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For pairs broadcast as (..., T, M) (query tokens x attributes): exact evidence and the
+        position of each pair among the association table's stored values, -1 where it has
+        none. Training learns those values in place, so the positions are what it needs."""
         word_ids, attr_ids = np.broadcast_arrays(word_ids, attr_ids)
-        out = np.zeros(word_ids.shape + (2,), dtype=np.float32)
         ok = (word_ids >= 0) & (attr_ids >= 0)
-        for j, table in enumerate((self.exact[facet], self.assoc[facet])):
-            out[..., j][ok] = _pair_lookup(table, word_ids[ok], attr_ids[ok])
-        return out
+        exact = np.zeros(word_ids.shape, dtype=np.float32)
+        assoc_pos = np.full(word_ids.shape, -1, dtype=np.int64)
+        exact_pos = _pair_positions(self.exact[facet], word_ids[ok], attr_ids[ok])
+        exact[ok] = np.where(exact_pos >= 0, 1.0, 0.0)
+        assoc_pos[ok] = _pair_positions(self.assoc[facet], word_ids[ok], attr_ids[ok])
+        return exact * self._coverage(facet, exact, attr_ids), assoc_pos
 
 
-def _pair_lookup(table: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """table[rows[i], cols[i]] for every i, vectorised through the sorted (row, col) keys."""
+def _pair_positions(table: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Position of table[rows[i], cols[i]] in table.data for every i (-1 where not stored),
+    vectorised through the sorted (row, col) keys."""
     if table.nnz == 0 or len(rows) == 0:
-        return np.zeros(len(rows), dtype=np.float32)
+        return np.full(len(rows), -1, dtype=np.int64)
     keys = _sorted_keys(table)
     wanted = rows.astype(np.int64) * table.shape[1] + cols
     pos = np.searchsorted(keys, wanted).clip(max=len(keys) - 1)
-    return np.where(keys[pos] == wanted, table.data[pos], 0.0).astype(np.float32)
+    return np.where(keys[pos] == wanted, pos, -1)
 
 
 def _sorted_keys(table: sp.csr_matrix) -> np.ndarray:

@@ -18,6 +18,7 @@ class TrainingGroups:
     shown_negatives: list[np.ndarray]  # per group: items shown for the query with a lower label
     queries: list[str]
     positives_of_query: list[set[int]]  # every item with label > 0 for the query
+    popularity_cdf: np.ndarray  # cumulative (positive mass + 1) over items, for sampling
 
 
 def split_queries(queries: pd.Series, held_out_fraction: float, rng: np.random.Generator,
@@ -32,7 +33,7 @@ def split_queries(queries: pd.Series, held_out_fraction: float, rng: np.random.G
     return set(distinct) - held, held
 
 
-def make_groups(rows: pd.DataFrame) -> TrainingGroups:
+def make_groups(rows: pd.DataFrame, n_items: int) -> TrainingGroups:
     """rows: query, item_idx, label, weight (training split only)."""
     queries = sorted(rows["query"].unique())
     q_index = {q: i for i, q in enumerate(queries)}
@@ -60,14 +61,20 @@ def make_groups(rows: pd.DataFrame) -> TrainingGroups:
         negatives,
         queries,
         positives_of_query,
+        np.cumsum(np.bincount(rows["item_idx"], weights=rows["label"] * rows["weight"],
+                              minlength=n_items) + 1.0),
     )
 
 
 def sample_negatives(groups: TrainingGroups, batch: np.ndarray, n_items: int, n_shown: int,
-                     n_random: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                     n_random: int, rng: np.random.Generator,
+                     popular: np.ndarray | None = None,
+                     popular_fraction: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     """Items (B, 1 + n_shown + n_random) with the positive first, and a validity mask.
 
     Random negatives that are positives of the same query are masked out, not counted against.
+    `popular` (cumulative weights over items) draws `popular_fraction` of the random negatives as
+    often as items are chosen, so that popularity alone does not tell positives from negatives.
     """
     width = 1 + n_shown + n_random
     items = np.zeros((len(batch), width), dtype=np.int64)
@@ -79,6 +86,9 @@ def sample_negatives(groups: TrainingGroups, batch: np.ndarray, n_items: int, n_
             pick = shown if len(shown) <= n_shown else rng.choice(shown, n_shown, replace=False)
             items[r, 1 : 1 + len(pick)], valid[r, 1 : 1 + len(pick)] = pick, True
         rand = rng.integers(0, n_items, n_random)
+        if popular is not None:
+            n_pop = int(round(n_random * popular_fraction))
+            rand[:n_pop] = np.searchsorted(popular, rng.random(n_pop) * popular[-1])
         positives = groups.positives_of_query[groups.query_idx[g]]
         items[r, 1 + n_shown :] = rand
         valid[r, 1 + n_shown :] = [x not in positives for x in rand]

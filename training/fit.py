@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
 import torch
+from torch import nn
 
 from recsys.catalog import Catalog
 from recsys.encoding import EncodedQueries, Featurizer
@@ -16,21 +17,32 @@ from recsys.model import FacetScorer, ModelConfig
 from recsys.recommender import Recommender
 from recsys.words import WordTable, query_tokens
 
-from .examples import TrainingGroups, make_groups, sample_negatives
+from .examples import TrainingGroups, make_groups, sample_negatives, split_queries
+
+MIN_QUERIES_FOR_VALIDATION = 50
 
 
 @dataclass
 class TrainConfig:
-    epochs: int = 4
+    epochs: int = 8  # at most: training stops when the validation loss stops falling
+    patience: int = 1
+    validation_fraction: float = 0.1
     batch_size: int = 128
     lr: float = 0.02
-    n_shown_negatives: int = 12
-    n_random_negatives: int = 12
+    # shown-but-not-chosen items are weak negatives in position-biased logs (often never looked
+    # at); random negatives drawn by popularity keep popularity from passing for relevance
+    n_shown_negatives: int = 0
+    n_random_negatives: int = 24
     held_out_fraction: float = 0.1
     seed: int = 0
-    dim: int = 32
-    d_k: int = 16
+    dim: int = 16
+    d_k: int = 8
+    popular_fraction: float = 1.0  # share of random negatives drawn as often as items are chosen
+    weight_decay: float = 0.0
+    pair_decay: float = 0.01
+    pair_lr_scale: float = 1.0  # weight decay of the learned association pairs
     threads: int = 0  # 0 = torch's default
+    model_options: dict = field(default_factory=dict)  # extra ModelConfig fields
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -48,7 +60,8 @@ def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfi
         ),
     )
     model_cfg = ModelConfig(
-        vocab_sizes={f: len(v) for f, v in catalog.vocab.items()}, dim=cfg.dim, d_k=cfg.d_k
+        vocab_sizes={f: len(v) for f, v in catalog.vocab.items()}, dim=cfg.dim, d_k=cfg.d_k,
+        **cfg.model_options,
     )
     return Featurizer(catalog, table, evidence, model_cfg)
 
@@ -59,63 +72,121 @@ def new_model(featurizer: Featurizer, seed: int) -> FacetScorer:
     return FacetScorer(featurizer.cfg, attr_words, attr_keys, learnable)
 
 
+@dataclass
+class FitReport:
+    train_loss: list[float]
+    validation_loss: list[float]
+    best_epoch: int  # 1-based; the weights kept are those after this epoch
+
+
 def fit_model(
     model: FacetScorer,
     featurizer: Featurizer,
     groups: TrainingGroups,
     cfg: TrainConfig,
     on_step: Callable[[int, int, float], None] | None = None,
-) -> list[float]:
+    validation: TrainingGroups | None = None,
+) -> FitReport:
     """Softmax ranking loss of each positive against lower-labelled shown items and random
-    items. Returns the mean loss per epoch. `on_step(step, total_steps, loss)` reports progress."""
+    items. With `validation` groups, stops when their loss no longer falls (patience
+    `cfg.patience` epochs) and keeps the best epoch's weights. `on_step(step, total, loss)`
+    reports progress."""
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
-    sparse = [model.word_emb.weight, model.ngram_emb.weight]
-    dense = [p for p in model.parameters() if all(p is not s for s in sparse)]
-    opts = [torch.optim.Adam(dense, lr=cfg.lr), torch.optim.SparseAdam(sparse, lr=cfg.lr)]
-    n_groups = len(groups.positive)
-    steps_per_epoch = max(1, -(-n_groups // cfg.batch_size))
+    # the association evidence is learned pair by pair, starting from its PMI: the fit can then
+    # explain a co-occurrence away ("carpet" clicked on oak items because shoppers asked for oak)
+    pairs = {f: nn.Parameter(torch.from_numpy(featurizer.evidence.assoc[f].data.copy()))
+             for f in featurizer.evidence.assoc}
+    opts = _optimizers(model, pairs, cfg)
+    steps_per_epoch = max(1, -(-len(groups.positive) // cfg.batch_size))
     total = steps_per_epoch * cfg.epochs
-    schedules = [
-        torch.optim.lr_scheduler.OneCycleLR(o, max_lr=cfg.lr, total_steps=total, pct_start=0.1)
-        for o in opts
-    ]
+    warmup = max(1, total // 20)
+    schedules = [torch.optim.lr_scheduler.LambdaLR(o, lambda s: min(1.0, (s + 1) / warmup)) for o in opts]
     enc_all = featurizer.encode_queries(groups.queries)
-    losses, step = [], 0
-    model.train()
-    for _ in range(cfg.epochs):
-        order = rng.permutation(n_groups)
+    enc_val = featurizer.encode_queries(validation.queries) if validation else None
+    report = FitReport([], [], cfg.epochs)
+    best, best_state, step = float("inf"), None, 0
+    for epoch in range(cfg.epochs):
+        model.train()
         epoch_loss = 0.0
-        for start in range(0, n_groups, cfg.batch_size):
-            batch = order[start : start + cfg.batch_size]
-            loss = _step(model, featurizer, groups, enc_all, batch, cfg, rng)
+        for batch in np.array_split(rng.permutation(len(groups.positive)), steps_per_epoch):
+            loss = _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs)
             for o in opts:
                 o.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(dense, 5.0)
+            torch.nn.utils.clip_grad_norm_(opts[0].param_groups[0]["params"], 5.0)
             for o, sched in zip(opts, schedules):
                 o.step()
                 sched.step()
             step += 1
-            loss_value = loss.item()
-            epoch_loss += loss_value * len(batch)
+            epoch_loss += loss.item() * len(batch)
             if on_step:
-                on_step(step, total, loss_value)
-        losses.append(epoch_loss / max(n_groups, 1))
+                on_step(step, total, loss.item())
+        report.train_loss.append(epoch_loss / max(len(groups.positive), 1))
+        if validation is None:
+            continue
+        v = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf)
+        report.validation_loss.append(v)
+        if v < best - 1e-4:
+            best, report.best_epoch = v, epoch + 1
+            best_state = _snapshot(model, pairs)
+        elif epoch + 1 - report.best_epoch >= cfg.patience:
+            if on_step:
+                on_step(total, total, loss.item())
+            break
+    if best_state is not None:
+        _restore(model, pairs, best_state)
     model.eval()
-    return losses
+    for f, values in pairs.items():
+        featurizer.evidence.assoc[f].data[:] = values.detach().numpy()
+    return report
 
 
-def _step(model, featurizer, groups, enc_all, batch, cfg, rng) -> torch.Tensor:
+def _optimizers(model: FacetScorer, pairs: dict, cfg: TrainConfig) -> list:
+    sparse = [model.word_emb.weight, model.ngram_emb.weight]
+    dense = [p for p in model.parameters() if all(p is not s for s in sparse)]
+    return [
+        torch.optim.AdamW(dense, lr=cfg.lr, weight_decay=cfg.weight_decay),
+        torch.optim.SparseAdam(sparse, lr=cfg.lr),
+        torch.optim.AdamW(list(pairs.values()), lr=cfg.lr * cfg.pair_lr_scale, weight_decay=cfg.pair_decay),
+    ]
+
+
+def _snapshot(model: FacetScorer, pairs: dict) -> tuple[dict, dict]:
+    return ({k: v.detach().clone() for k, v in model.state_dict().items()},
+            {f: p.detach().clone() for f, p in pairs.items()})
+
+
+def _restore(model: FacetScorer, pairs: dict, state: tuple[dict, dict]) -> None:
+    model.load_state_dict(state[0])
+    with torch.no_grad():
+        for f, p in pairs.items():
+            p.copy_(state[1][f])
+
+
+def _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, popularity_cdf) -> float:
+    """Mean loss on held-aside queries, with the same negatives every epoch."""
+    rng = np.random.default_rng(cfg.seed + 1)
+    val = TrainingGroups(**{**validation.__dict__, "popularity_cdf": popularity_cdf})
+    model.eval()
+    total, n = 0.0, len(val.positive)
+    with torch.no_grad():
+        for batch in np.array_split(np.arange(n), max(1, -(-n // cfg.batch_size))):
+            total += _step(model, featurizer, val, enc_val, batch, cfg, rng, pairs).item() * len(batch)
+    return total / max(n, 1)
+
+
+def _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs) -> torch.Tensor:
     items, valid = sample_negatives(
-        groups, batch, featurizer.catalog.n_items, cfg.n_shown_negatives, cfg.n_random_negatives, rng
+        groups, batch, featurizer.catalog.n_items, cfg.n_shown_negatives, cfg.n_random_negatives, rng,
+        groups.popularity_cdf, cfg.popular_fraction,
     )
     q = groups.query_idx[batch]
     t_max = max(1, int(enc_all.mask[q].sum(1).max()))
     enc = _subset(enc_all, q, t_max)
-    attrs, evidence = featurizer.item_batch(items, enc)
+    attrs, evidence = featurizer.item_batch(items, enc, pairs)
     out = model(enc.bucket, enc.grams, enc.mask, attrs, evidence)
     scores = out["scores"].masked_fill(~torch.from_numpy(valid), float("-inf"))  # (B, I)
     nll = -torch.log_softmax(scores, dim=1)[:, 0]  # (B,)
@@ -136,10 +207,19 @@ def _subset(enc: EncodedQueries, rows: np.ndarray, t_max: int) -> EncodedQueries
 
 def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig,
                       on_step: Callable[[int, int, float], None] | None = None
-                      ) -> tuple[Recommender, list[float]]:
-    """train_rows: query, item_idx, label, weight (the training split only)."""
+                      ) -> tuple[Recommender, FitReport]:
+    """train_rows: query, item_idx, label, weight (the training split only). A share of its
+    queries is set aside to decide when to stop; the evidence tables use every row."""
     featurizer = build_featurizer(catalog, train_rows, cfg)
     model = new_model(featurizer, cfg.seed)
-    groups = make_groups(train_rows)
-    losses = fit_model(model, featurizer, groups, cfg, on_step)
-    return Recommender(model, featurizer), losses
+    rng = np.random.default_rng(cfg.seed + 2)
+    positives = train_rows.loc[train_rows["label"] > 0, "query"]
+    validation = None
+    if positives.nunique() >= MIN_QUERIES_FOR_VALIDATION:
+        fit_q, val_q = split_queries(positives, cfg.validation_fraction, rng)
+        val_rows = train_rows[train_rows["query"].isin(val_q)]
+        validation = make_groups(val_rows, catalog.n_items)
+        train_rows = train_rows[~train_rows["query"].isin(val_q)]
+    groups = make_groups(train_rows, catalog.n_items)
+    report = fit_model(model, featurizer, groups, cfg, on_step, validation)
+    return Recommender(model, featurizer), report

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -77,7 +77,7 @@ def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     train_q, held_q = split_queries(rows.loc[rows["label"] > 0, "query"], cfg.held_out_fraction, rng)
     train_rows = rows[~rows["query"].isin(held_q)].reset_index(drop=True)
     held_rows = rows[rows["query"].isin(held_q)]
-    rec, losses = train_recommender(catalog, train_rows, cfg, on_step)
+    rec, fit_report = train_recommender(catalog, train_rows, cfg, on_step)
     baselines = make_baselines(rec, train_rows, cfg.seed)
     metrics = {"held_out": evaluate_all(rec, judgments_from_rows(held_rows), baselines)}
     if extra_judgments is not None:
@@ -89,7 +89,7 @@ def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     manifest = {
         "trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "data": data,
-        "training": {**cfg.to_json(), "losses": losses, "train_queries": len(train_q),
+        "training": {**cfg.to_json(), "fit": asdict(fit_report), "train_queries": len(train_q),
                      "held_out_queries": len(held_q), "train_rows": len(train_rows)},
         "metrics": metrics,
     }
