@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -26,9 +26,33 @@ class Settings(BaseSettings):
     max_k: int = 100
     max_offset: int = 10_000
     max_list_items: int = 1_000  # candidates, exclude, filter values
+    max_filter_keys: int = 32
+    max_id_chars: int = 256  # an item id, a filter key or value
     max_body_bytes: int = 1_000_000
     max_upload_bytes: int = 200_000_000
     log_level: str = "info"
+
+    # the default model `recsys serve` builds when there is none
+    default_items: int = Field(3000, ge=1)
+    default_queries: int = Field(4000, ge=1)
+    train_epochs: int = Field(4, ge=1, description="epochs of the default model and of admin retrains")
+    max_train_epochs: int = Field(50, ge=1)
+    train_threads: int = Field(1, ge=0, description="torch threads of a training job (0 = torch default)")
+    max_queued_jobs: int = Field(8, ge=1)
+
+    # serving
+    # one: a query's matrices are tiny, and intra-op threads only fight the request threads (on a
+    # busy 2-core machine, 2 torch threads made a query 50x slower than 1)
+    torch_threads: int = Field(1, ge=0, description="torch threads of the service (0 = torch default)")
+    watch_interval_s: float = Field(
+        5.0, ge=0, description="how often the service checks the artifacts' `current` pointer (0 = never)"
+    )
+    graceful_timeout_s: int = Field(10, ge=0, description="seconds in-flight requests get at shutdown")
+
+    @field_validator("admin_token")
+    @classmethod
+    def _blank_token_is_off(cls, token: str | None) -> str | None:
+        return token if token and token.strip() else None
 
 
 def get_settings() -> Settings:

@@ -1,0 +1,60 @@
+"""Dependencies of the routes, as `Annotated` aliases.
+
+They are `async def` on purpose: they only read app state, and an async dependency runs on the
+event loop instead of costing a thread-pool hop per request.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, Response
+
+from recsys.recommender import Recommender
+
+from .config import Settings
+from .jobs import JobManager
+from .middleware import MODEL_VERSION_HEADER
+from .model_store import ModelStore
+
+
+async def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+async def get_store(request: Request) -> ModelStore:
+    return request.app.state.store
+
+
+async def get_jobs(request: Request) -> JobManager:
+    return request.app.state.jobs
+
+
+async def get_model(request: Request, response: Response) -> Recommender:
+    """The model this request uses from start to end, read once (see `ModelStore`)."""
+    rec = request.app.state.store.current
+    if rec is None:
+        raise HTTPException(503, detail="no model is loaded yet; see GET /ready",
+                            headers={"Retry-After": "5"})
+    response.headers[MODEL_VERSION_HEADER] = rec.version
+    return rec
+
+
+async def require_admin(request: Request) -> None:
+    token = request.app.state.settings.admin_token
+    if token is None:
+        raise HTTPException(404, detail="admin is off: set RECSYS_ADMIN_TOKEN to turn it on")
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not given:
+        raise HTTPException(401, detail="admin needs 'Authorization: Bearer <token>'",
+                            headers={"WWW-Authenticate": "Bearer"})
+    if not secrets.compare_digest(given.strip().encode(), token.encode()):
+        raise HTTPException(403, detail="wrong admin token")
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+StoreDep = Annotated[ModelStore, Depends(get_store)]
+JobsDep = Annotated[JobManager, Depends(get_jobs)]
+ModelDep = Annotated[Recommender, Depends(get_model)]
+AdminDep = Depends(require_admin)

@@ -1,0 +1,59 @@
+"""Input limits that come from the settings: a request over one gets a 422 naming the field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from fastapi.exceptions import RequestValidationError
+
+from .config import Settings
+from .schemas import CompareRequest, ExplainRequest, RecommendRequest
+
+
+def field_error(loc: tuple, message: str) -> RequestValidationError:
+    return RequestValidationError([{"loc": ("body", *loc), "msg": message, "type": "value_error"}])
+
+
+def check_recommend(req: RecommendRequest, s: Settings) -> None:
+    check_query(req.query, s)
+    if req.k > s.max_k:
+        raise field_error(("k",), f"k must be at most {s.max_k}")
+    if req.offset > s.max_offset:
+        raise field_error(("offset",), f"offset must be at most {s.max_offset}")
+    if len(req.filters) > s.max_filter_keys:
+        raise field_error(("filters",), f"at most {s.max_filter_keys} filter keys")
+    for key, values in req.filters.items():
+        _check_ids((key,), ("filters", key), s)
+        _check_list(values, ("filters", key), s)
+    _check_list(req.exclude, ("exclude",), s)
+    if req.candidates is not None:
+        _check_list(req.candidates, ("candidates",), s)
+
+
+def check_explain(req: ExplainRequest, s: Settings) -> None:
+    check_query(req.query, s)
+    _check_ids((req.item_id,), ("item_id",), s)
+
+
+def check_compare(req: CompareRequest, s: Settings) -> None:
+    check_query(req.query, s)
+    _check_ids((req.item_a,), ("item_a",), s)
+    _check_ids((req.item_b,), ("item_b",), s)
+
+
+def check_query(query: str, s: Settings) -> None:
+    if len(query) > s.max_query_chars:
+        raise field_error(("query",), f"query must be at most {s.max_query_chars} characters, "
+                                      f"got {len(query)}")
+
+
+def _check_list(values: list[str], loc: tuple, s: Settings) -> None:
+    if len(values) > s.max_list_items:
+        raise field_error(loc, f"at most {s.max_list_items} entries, got {len(values)}")
+    _check_ids(values, loc, s)
+
+
+def _check_ids(values: Iterable[str], loc: tuple, s: Settings) -> None:
+    for v in values:
+        if len(v) > s.max_id_chars:
+            raise field_error(loc, f"an id, key or value must be at most {s.max_id_chars} characters")

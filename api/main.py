@@ -1,0 +1,70 @@
+"""Builds the FastAPI app; the model is loaded in the lifespan, not at import."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from recsys.recommender import Recommender
+
+from . import errors
+from .config import Settings, get_settings
+from .jobs import JobManager
+from .middleware import BodyLimitMiddleware, RequestContextMiddleware
+from .model_store import ModelStore, PointerWatcher
+from .routes import admin, compare, explain, health, items, metrics, model, page, recommend
+from .telemetry import Telemetry
+from .threadsafety import guard_stemmer
+
+log = logging.getLogger("recsys.api")
+
+
+def create_app(settings: Settings | None = None, *, model_path: Path | None = None,
+               recommender: Recommender | None = None) -> FastAPI:
+    """`model_path`: a version folder to serve (pinned) instead of the artifacts' current one.
+    `recommender`: an already loaded model to serve from the start (tests, embedding)."""
+    settings = settings or get_settings()
+    guard_stemmer()
+    telemetry = Telemetry()
+    store = ModelStore(settings.artifacts_dir, pinned=model_path,
+                       on_swap=lambda rec: telemetry.model_served(rec.version))
+    app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0",
+                  lifespan=_lifespan)
+    app.state.settings, app.state.telemetry, app.state.store = settings, telemetry, store
+    app.state.jobs = JobManager(store, telemetry, settings.max_queued_jobs)
+    app.state.initial_model = recommender
+    errors.install(app)
+    app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
+                       upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
+    app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
+    for r in (health, recommend, explain, compare, items, model, metrics, admin, page):
+        app.include_router(r.router)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    settings: Settings = app.state.settings
+    store: ModelStore = app.state.store
+    if settings.torch_threads:
+        import torch
+
+        torch.set_num_threads(settings.torch_threads)
+    if app.state.initial_model is not None:
+        store.install(app.state.initial_model)
+    else:  # load off the event loop: /health answers and /ready says 503 meanwhile
+        threading.Thread(target=store.load_initial, name="model-loader", daemon=True).start()
+    watcher = PointerWatcher(store, settings.watch_interval_s)
+    watcher.start()
+    log.info("service started", extra={"artifacts_dir": str(settings.artifacts_dir)})
+    try:
+        yield
+    finally:
+        watcher.stop()
+        app.state.jobs.shutdown()
+        log.info("service stopped")

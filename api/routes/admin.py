@@ -1,0 +1,198 @@
+"""Retrain, follow a job, list versions, activate one (rollback). Behind a bearer token.
+
+POST /admin/train takes either a multipart upload (`items`, `interactions` files, optional
+`judgments`, `probes`, `schema` files and `epochs`, `seed`, `force` fields) or a JSON body naming
+files under the data folder (RECSYS_DATA_DIR); a path that leads outside it is refused.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.datastructures import FormData, UploadFile
+
+from recsys.artifact import list_versions
+from recsys.errors import ArtifactError
+
+from ..config import Settings
+from ..deps import AdminDep, JobsDep, SettingsDep, StoreDep
+from ..jobs import QueueFullError, TrainSpec
+from ..limits import field_error
+from ..model_store import held_out_ndcg
+from ..schemas import ActivateOut, ErrorOut, JobOut, TrainRequest, VersionsOut
+
+router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[AdminDep],
+                   responses={s: {"model": ErrorOut} for s in (401, 403, 404)})
+
+FILE_FIELDS = ("items", "interactions", "judgments", "probes", "schema")
+_TRAIN_BODY = {
+    "requestBody": {"content": {
+        "application/json": {"schema": TrainRequest.model_json_schema(by_alias=True)},
+        "multipart/form-data": {"schema": {"type": "object", "required": ["items", "interactions"],
+                                           "properties": {
+            **{f: {"type": "string", "format": "binary"} for f in FILE_FIELDS},
+            "epochs": {"type": "integer"}, "seed": {"type": "integer"}, "force": {"type": "boolean"},
+        }}},
+    }, "required": True},
+}
+
+
+@router.post("/train", status_code=202, response_model=JobOut, openapi_extra=_TRAIN_BODY,
+                    responses={413: {"model": ErrorOut}, 415: {"model": ErrorOut},
+                               422: {"model": ErrorOut}, 429: {"model": ErrorOut}})
+async def start_training(request: Request, settings: SettingsDep, jobs: JobsDep) -> JSONResponse:
+    """Start a retrain as a background job; poll GET /admin/jobs/{id} for progress and outcome."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype == "multipart/form-data":
+        async with request.form(max_files=len(FILE_FIELDS), max_fields=10) as form:
+            spec = await _spec_from_upload(form, settings)
+    elif ctype in ("application/json", ""):
+        spec = _spec_from_data_dir(await _json_body(request), settings)
+    else:
+        raise HTTPException(
+            415, detail="send JSON naming files under the data folder, or multipart/form-data")
+    try:
+        job = jobs.submit(spec)
+    except QueueFullError as exc:
+        if spec.upload_dir:
+            shutil.rmtree(spec.upload_dir, ignore_errors=True)
+        raise HTTPException(429, detail=str(exc)) from None
+    return JSONResponse(status_code=202, content=job.to_out(),
+                        headers={"Location": f"/admin/jobs/{job.id}"})
+
+
+@router.get("/jobs", response_model=list[JobOut])
+async def list_jobs(jobs: JobsDep) -> list[dict]:
+    return [j.to_out() for j in jobs.all()]
+
+
+@router.get("/jobs/{job_id}", response_model=JobOut)
+async def get_job(job_id: str, jobs: JobsDep) -> dict:
+    job = jobs.get(job_id)
+    if job is None:
+        raise HTTPException(404, detail=f"no training job {job_id!r}")
+    return job.to_out()
+
+
+@router.get("/versions", response_model=VersionsOut)
+def versions(store: StoreDep) -> dict:
+    serving = store.current.version if store.current else None
+    out = [{**v, "held_out_ndcg": held_out_ndcg(v), "serving": v["version"] == serving}
+           for v in list_versions(store.artifacts_dir)]
+    return {"serving": serving, "versions": out}
+
+
+@router.post("/versions/{version}/activate", response_model=ActivateOut,
+             responses={409: {"model": ErrorOut}})
+def activate(version: str, store: StoreDep, force: bool = False) -> dict:
+    """Serve `version` (a rollback or a kept retrain). A version with a lower held-out NDCG@10
+    than the served one needs `force=true`."""
+    try:
+        manifest = store.manifest_of(version)
+    except ArtifactError as exc:
+        raise HTTPException(404, detail=str(exc)) from None
+    serving = store.current
+    new, old = held_out_ndcg(manifest), held_out_ndcg(serving.manifest) if serving else None
+    if not force and serving is not None and new is not None and old is not None and new < old:
+        raise HTTPException(409, detail=f"{version} has held-out ndcg@10 {new:.4f}, below {old:.4f} "
+                                        f"of the served {serving.version}; add ?force=true to serve it")
+    _, previous = store.activate(version)
+    return {"serving": version, "previous": previous}
+
+
+# ---- request parsing ----------------------------------------------------------------------------
+
+
+async def _json_body(request: Request) -> TrainRequest:
+    try:
+        return TrainRequest.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_input=False)]
+        ) from None
+
+
+def _spec_from_data_dir(req: TrainRequest, s: Settings) -> TrainSpec:
+    named = {"items": req.items, "interactions": req.interactions, "judgments": req.judgments,
+             "probes": req.probes, "schema": req.schema_file}
+    paths = {f: _inside_data_dir(s.data_dir, v, f) for f, v in named.items() if v is not None}
+    return TrainSpec(**paths, epochs=_epochs(req.epochs, s), seed=req.seed, threads=s.train_threads,
+                     force=req.force)
+
+
+def _inside_data_dir(data_dir: Path, name: str, field: str) -> Path:
+    """`name` resolved under the data folder (symlinks followed); anything outside is refused."""
+    if not name or "\x00" in name:
+        raise field_error((field,), "a file name relative to the data folder")
+    base = data_dir.resolve()
+    try:
+        path = (base / name).resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise field_error((field,), "not a usable path") from None
+    if not path.is_relative_to(base):
+        raise HTTPException(403, detail=f"{field}: the path leads outside the data folder")
+    if not path.is_file():
+        raise field_error((field,), f"no file {name!r} in the data folder")
+    return path
+
+
+async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
+    for f in ("items", "interactions"):
+        if f not in form:
+            raise field_error((f,), "field required: upload the CSV file")
+    for f in form:
+        if f not in (*FILE_FIELDS, "epochs", "seed", "force"):
+            raise field_error((f,), "unknown field")
+    uploads = {f: form[f] for f in FILE_FIELDS if f in form}
+    for f, up in uploads.items():
+        if not isinstance(up, UploadFile):
+            raise field_error((f,), "expected a file upload")
+    epochs = _form_int(form, "epochs", None, 1, s.max_train_epochs)
+    seed = _form_int(form, "seed", 0, 0, 2**32 - 1)
+    force = str(form.get("force", "false")).strip().lower() in ("1", "true", "yes", "on")
+    s.artifacts_dir.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=".upload-", dir=s.artifacts_dir))
+    try:
+        paths = {f: await run_in_threadpool(_save, up, folder / _name(f)) for f, up in uploads.items()}
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return TrainSpec(**paths, epochs=_epochs(epochs, s), seed=seed, threads=s.train_threads,
+                     force=force, upload_dir=folder)
+
+
+def _name(field: str) -> str:
+    return "schema.toml" if field == "schema" else f"{field}.csv"
+
+
+def _save(upload: UploadFile, dest: Path) -> Path:
+    upload.file.seek(0)
+    with open(dest, "wb") as out:
+        shutil.copyfileobj(upload.file, out, 1 << 20)
+    return dest
+
+
+def _form_int(form: FormData, field: str, default: int | None, lo: int, hi: int) -> int | None:
+    raw = form.get(field)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(str(raw))
+    except ValueError:
+        raise field_error((field,), "expected an integer") from None
+    if not lo <= value <= hi:
+        raise field_error((field,), f"expected {lo}..{hi}")
+    return value
+
+
+def _epochs(epochs: int | None, s: Settings) -> int:
+    if epochs is not None and epochs > s.max_train_epochs:
+        raise field_error(("epochs",), f"at most {s.max_train_epochs} epochs")
+    return epochs or s.train_epochs

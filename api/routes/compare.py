@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter, Response
+
+from ..deps import ModelDep, SettingsDep
+from ..limits import check_compare
+from ..schemas import CompareOut, CompareRequest, ErrorOut, as_json
+
+router = APIRouter(tags=["explain"])
+
+
+@router.post("/compare", response_model=CompareOut,
+             responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}})
+def compare(req: CompareRequest, rec: ModelDep, settings: SettingsDep) -> Response:
+    """Why `item_a` and `item_b` score differently for a query, head by head."""
+    check_compare(req, settings)
+    start = time.perf_counter()
+    result = rec.compare(req.query, req.item_a, req.item_b, head_weights=req.head_weights)
+    took_ms = (time.perf_counter() - start) * 1000
+    out = {**vars(result), "model_version": rec.version, "took_ms": round(took_ms, 3)}
+    return as_json(CompareOut.model_validate(out), rec.version)

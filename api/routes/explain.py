@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter, Response
+
+from ..deps import ModelDep, SettingsDep
+from ..limits import check_explain
+from ..schemas import ErrorOut, ExplainOut, ExplainRequest, as_json
+
+router = APIRouter(tags=["explain"])
+
+
+@router.post("/explain", response_model=ExplainOut,
+             responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}})
+def explain(req: ExplainRequest, rec: ModelDep, settings: SettingsDep) -> Response:
+    """Why one item scores what it does: per head, its attributes (and the no-match slot), one
+    row of attention weights per query token, and the score change when an attribute is erased."""
+    check_explain(req, settings)
+    start = time.perf_counter()
+    detail = rec.explain(req.query, req.item_id, head_weights=req.head_weights)
+    took_ms = (time.perf_counter() - start) * 1000
+    title = rec.catalog.titles[rec.catalog.idx(req.item_id)]
+    out = {**vars(detail), "title": title, "model_version": rec.version, "took_ms": round(took_ms, 3)}
+    return as_json(ExplainOut.model_validate(out), rec.version)

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from ..deps import StoreDep
+from ..schemas import HealthOut, ReadyOut
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/health", response_model=HealthOut)
+async def health() -> dict:
+    """The process is up (liveness)."""
+    return {"status": "ok"}
+
+
+@router.get("/ready", response_model=ReadyOut, responses={503: {"model": ReadyOut}})
+async def ready(store: StoreDep):
+    """200 once a model is loaded and served, 503 before (readiness)."""
+    rec = store.current
+    if rec is not None:
+        return {"status": "ready", "model_version": rec.version}
+    status = "failed" if store.error else "loading"
+    return JSONResponse(status_code=503, headers={"Retry-After": "5"},
+                        content={"status": status, "model_version": None, "detail": store.error})

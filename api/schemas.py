@@ -1,0 +1,252 @@
+"""Request (`...Request`) and response (`...Out`) models of the HTTP API.
+
+Limits that depend on the settings (query length, k, list sizes) are checked in `api.limits`;
+the models here fix the shapes, the types and the limits that never change. Head names come from
+`recsys.facets.FACETS`, so adding a facet there changes the schema too.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from recsys.facets import FACETS
+
+HeadName = Literal[FACETS]  # type: ignore[valid-type]
+HeadWeight = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is an error, not silently ignored
+
+
+class RecommendRequest(_Request):
+    query: str = Field(description="what the shopper typed", examples=["red casual cotton dress"])
+    k: int = Field(10, ge=1, description="how many items to return")
+    offset: int = Field(0, ge=0, description="how many ranked items to skip (paging)")
+    filters: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="facet or column -> accepted values; values of one key are OR-ed, keys AND-ed",
+        examples=[{"color": ["red", "navy"], "category": ["dress"]}],
+    )
+    exclude: list[str] = Field(default_factory=list, description="item ids never to return")
+    candidates: list[str] | None = Field(
+        None, description="rank only these item ids (re-rank another system's output)"
+    )
+    head_weights: dict[HeadName, HeadWeight] = Field(
+        default_factory=dict, description="multiplier per head (0 mutes it); missing heads get 1",
+        examples=[{"color": 0.0}],
+    )
+    explain: bool = Field(True, description="include per-head explanations")
+
+    @field_validator("filters", mode="before")
+    @classmethod
+    def _single_value(cls, filters: Any) -> Any:
+        """`{"color": "red"}` is read as `{"color": ["red"]}`."""
+        if isinstance(filters, dict):
+            return {k: [v] if isinstance(v, str) else v for k, v in filters.items()}
+        return filters
+
+
+class ExplainRequest(_Request):
+    query: str
+    item_id: str
+    head_weights: dict[HeadName, HeadWeight] = Field(default_factory=dict)
+
+
+class CompareRequest(_Request):
+    query: str
+    item_a: str
+    item_b: str
+    head_weights: dict[HeadName, HeadWeight] = Field(default_factory=dict)
+
+
+class TrainRequest(_Request):
+    """A retrain from CSV files already on the server, named relative to the data folder."""
+
+    items: str = Field(examples=["shop/items.csv"])
+    interactions: str = Field(examples=["shop/interactions.csv"])
+    judgments: str | None = None
+    probes: str | None = None
+    schema_file: str | None = Field(None, alias="schema", description="TOML column -> facet map")
+    epochs: int | None = Field(None, ge=1, description="default: RECSYS_TRAIN_EPOCHS")
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+    force: bool = Field(False, description="activate the new version even if it is not better")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+# ---- responses --------------------------------------------------------------------------------
+
+
+class _Out(BaseModel):
+    # read the library's dataclasses directly: no `asdict` deep copy on the hot path
+    model_config = ConfigDict(from_attributes=True)
+
+
+def as_json(out: BaseModel, model_version: str) -> Response:
+    """The response, serialised once by pydantic-core (FastAPI would validate it a second time)."""
+    return Response(out.model_dump_json(), media_type="application/json",
+                    headers={"X-Model-Version": model_version})
+
+
+class MatchOut(_Out):
+    query_token: str
+    attribute: str
+    weight: float
+
+
+class HeadOut(_Out):
+    head: HeadName
+    contribution: float
+    matches: list[MatchOut]
+
+
+class ExplanationOut(_Out):
+    prior: float
+    summary: str
+    heads: list[HeadOut] = Field(description="one per head, always all of them, in facet order")
+
+
+class ItemOut(_Out):
+    item_id: str
+    title: str
+    attributes: dict[str, list[str]] = Field(description="facet -> attribute labels")
+
+
+class ItemDetailOut(ItemOut):
+    model_version: str
+
+
+class RankedItemOut(ItemOut):
+    rank: int
+    score: float = Field(description="prior + sum of the head contributions")
+    explanation: ExplanationOut | None
+
+
+class RecommendOut(_Out):
+    query: str
+    tokens: list[str]
+    model_version: str
+    offset: int
+    total: int = Field(description="items that passed filters, exclusions and candidates")
+    items: list[RankedItemOut]
+    took_ms: float
+
+
+class ErasureOut(_Out):
+    attribute: str
+    score_change: float
+
+
+class HeadDetailOut(_Out):
+    head: HeadName
+    contribution: float
+    attributes: list[str] = Field(
+        description="the item's attributes of this facet, then the no-match slot")
+    attention: list[list[float]] = Field(description="one row per query token over `attributes`")
+    erasure: list[ErasureOut]
+    matches: list[MatchOut]
+
+
+class ExplainOut(_Out):
+    query: str
+    item_id: str
+    title: str
+    tokens: list[str]
+    score: float
+    prior: float
+    heads: list[HeadDetailOut]
+    model_version: str
+    took_ms: float
+
+
+class CompareHeadOut(_Out):
+    head: HeadName
+    contribution_a: float
+    contribution_b: float
+    difference: float
+    only_a: list[str]
+    only_b: list[str]
+    matches_a: list[MatchOut]
+    matches_b: list[MatchOut]
+
+
+class CompareOut(_Out):
+    query: str
+    item_a: str
+    item_b: str
+    score_a: float
+    score_b: float
+    prior_difference: float
+    heads: list[CompareHeadOut]
+    model_version: str
+    took_ms: float
+
+
+class ModelOut(_Out):
+    version: str
+    trained_at: str | None
+    facets: list[str]
+    n_items: int
+    loaded_at: str
+    data: dict[str, Any] = Field(description="input files and their fingerprints")
+    metrics: dict[str, Any]
+    config: dict[str, Any]
+    training: dict[str, Any]
+
+
+class HealthOut(_Out):
+    status: Literal["ok"]
+
+
+class ReadyOut(_Out):
+    status: Literal["ready", "loading", "failed"]
+    model_version: str | None = None
+    detail: str | None = None
+
+
+class ProgressOut(_Out):
+    step: int
+    total: int
+    loss: float | None
+    fraction: float
+
+
+class JobOut(_Out):
+    id: str
+    status: Literal["queued", "running", "succeeded", "failed"]
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    progress: ProgressOut
+    version: str | None = Field(description="the new version, once trained")
+    activated: bool
+    decision: str | None = Field(description="why the new version is or is not served")
+    metrics: dict[str, Any] | None
+    error: str | None
+
+
+class VersionOut(_Out):
+    version: str
+    trained_at: str | None
+    held_out_ndcg: float | None = Field(description="held-out NDCG@10 of the model")
+    metrics: dict[str, Any]
+    current: bool = Field(description="the artifacts' `current` pointer names it")
+    serving: bool = Field(description="this process serves it")
+
+
+class VersionsOut(_Out):
+    serving: str | None
+    versions: list[VersionOut]
+
+
+class ActivateOut(_Out):
+    serving: str
+    previous: str | None
+
+
+class ErrorOut(_Out):
+    detail: Any

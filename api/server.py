@@ -1,0 +1,68 @@
+"""`recsys serve`: make sure there is a model, then run the app under uvicorn (one worker).
+
+With no model under the artifacts folder and no --model, the default synthetic catalogue is
+generated and trained first, with a progress bar, so a fresh checkout serves something useful.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import uvicorn
+
+from recsys.artifact import current_version, resolve_version_dir
+
+from .config import Settings
+from .logs import configure_logging
+from .main import create_app
+
+log = logging.getLogger("recsys.api")
+
+
+def serve(settings: Settings, host: str | None = None, port: int | None = None,
+          model: Path | None = None) -> None:
+    configure_logging(settings.log_level)
+    pinned = None
+    if model is not None:
+        model = Path(model)
+        if (model / "manifest.json").is_file():
+            pinned = resolve_version_dir(model)
+        else:  # an artifacts folder: serve (and activate versions in) that one
+            resolve_version_dir(model)  # ArtifactError, a clean CLI message, when it has no model
+            settings = settings.model_copy(update={"artifacts_dir": model})
+    elif current_version(settings.artifacts_dir) is None:
+        build_default_model(settings)
+    app = create_app(settings, model_path=pinned)
+    # One worker: scoring threads share the loaded model; asyncio sets TCP_NODELAY on its own
+    # sockets (the multi-worker Nagle stall of uvicorn --workers does not apply).
+    config = uvicorn.Config(app, host=host or settings.host, port=port or settings.port, workers=1,
+                            log_config=None, access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=settings.graceful_timeout_s)
+    uvicorn.Server(config).run()
+
+
+def build_default_model(settings: Settings) -> Path:
+    """Generate the default synthetic data (if missing) and train the first version on it."""
+    from recsys.synthetic import generate
+    from training.fit import TrainConfig
+    from training.render import print_metrics, progress_bar
+    from training.train import TrainInputs, train
+
+    data = settings.default_data_dir
+    if not (data / "items.csv").is_file() or not (data / "interactions.csv").is_file():
+        log.info("no model yet: generating the default synthetic catalogue", extra={"dir": str(data)})
+        generate(data, n_items=settings.default_items, n_queries=settings.default_queries, seed=0)
+    inputs = TrainInputs(items=data / "items.csv", interactions=data / "interactions.csv",
+                         judgments=_optional(data / "judgments.csv"),
+                         probes=_optional(data / "probes.csv"))
+    log.info("training the default model", extra={"artifacts_dir": str(settings.artifacts_dir)})
+    with progress_bar("training the default model") as on_step:
+        cfg = TrainConfig(epochs=settings.train_epochs, seed=0)
+        result = train(inputs, settings.artifacts_dir, cfg, on_step)
+    print_metrics(result.metrics)
+    return result.version_dir
+
+
+def _optional(path: Path) -> Path | None:
+    return path if path.is_file() else None

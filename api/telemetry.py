@@ -1,0 +1,41 @@
+"""Prometheus metrics of one app: latency per route, requests by status, the served model version.
+
+Each app has its own registry, so several apps in one process (tests) do not collide.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Telemetry:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.latency = Histogram("recsys_http_request_duration_seconds", "request latency by route",
+                                 ["method", "route"], buckets=LATENCY_BUCKETS, registry=r)
+        self.requests = Counter("recsys_http_requests", "requests by route and status",
+                                ["method", "route", "status"], registry=r)
+        self.model_info = Gauge("recsys_model_info", "1 for the model version being served",
+                                ["version"], registry=r)
+        self.model_swaps = Counter("recsys_model_swaps", "times the served model was replaced",
+                                   registry=r)
+        self.jobs = Counter("recsys_training_jobs", "finished training jobs by outcome", ["status"],
+                            registry=r)
+        self._version: str | None = None
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        self.latency.labels(method, route).observe(seconds)
+        self.requests.labels(method, route, str(status)).inc()
+
+    def model_served(self, version: str) -> None:
+        if self._version is not None:
+            self.model_info.remove(self._version)
+            self.model_swaps.inc()
+        self.model_info.labels(version).set(1)
+        self._version = version
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

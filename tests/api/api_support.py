@@ -1,0 +1,38 @@
+"""Helpers of the API tests (importable by name: pytest puts this folder on sys.path)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from api.config import Settings
+from recsys.artifact import set_current
+
+ADMIN_TOKEN = "test-admin-token"
+
+
+def make_artifacts(root: Path, *versions: Path) -> Path:
+    """A fresh artifacts folder holding copies of `versions`, the first one current."""
+    root.mkdir(parents=True, exist_ok=True)
+    for v in versions:
+        shutil.copytree(v, root / v.name)
+    set_current(root, versions[0].name)
+    return root
+
+
+def make_settings(artifacts: Path, data_dir: Path, **kw) -> Settings:
+    return Settings(artifacts_dir=artifacts, data_dir=data_dir, default_data_dir=data_dir / "default",
+                    watch_interval_s=0, **kw)
+
+
+def wait_ready(client: TestClient, timeout: float = 30.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = client.get("/ready")
+        if r.status_code == 200:
+            return r.json()
+        time.sleep(0.05)
+    raise AssertionError(f"not ready after {timeout}s: {r.json()}")

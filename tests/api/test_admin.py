@@ -1,0 +1,232 @@
+"""Admin: the token, retrain jobs (uploaded or server-side CSVs), versions and rollback."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.main import create_app
+from api.model_store import held_out_ndcg
+from recsys.artifact import current_version, read_manifest
+
+from api_support import ADMIN_TOKEN, make_artifacts, make_settings
+
+AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+@pytest.fixture
+def admin(tmp_path, data_dir, v1, v2, rec):
+    artifacts = make_artifacts(tmp_path / "artifacts", v1, v2)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, max_upload_bytes=2_000_000,
+                             train_epochs=1)
+    with TestClient(create_app(settings, recommender=rec)) as c:
+        yield c, artifacts
+
+
+def wait_job(client, job_id: str, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = client.get(f"/admin/jobs/{job_id}", headers=AUTH).json()
+        if job["status"] in ("succeeded", "failed"):
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} still {job['status']} after {timeout}s")
+
+
+def version_dirs(artifacts: Path) -> set[str]:
+    return {p.name for p in artifacts.iterdir()}
+
+
+# ---- the token ----------------------------------------------------------------------------------
+
+
+def test_admin_is_off_without_a_token(client):
+    for method, path in (("get", "/admin/versions"), ("post", "/admin/train"), ("get", "/admin/jobs/x"),
+                         ("post", "/admin/versions/v/activate")):
+        r = getattr(client, method)(path, headers=AUTH)
+        assert r.status_code == 404 and "admin is off" in r.json()["detail"]
+
+
+def test_blank_token_setting_means_off(tmp_path, data_dir):
+    assert make_settings(tmp_path, data_dir, admin_token="  ").admin_token is None
+
+
+def test_missing_and_wrong_token(admin):
+    c, _ = admin
+    r = c.get("/admin/versions")
+    assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+    assert c.get("/admin/versions", headers={"Authorization": "Bearer nope"}).status_code == 403
+    assert c.get("/admin/versions", headers={"Authorization": f"Basic {ADMIN_TOKEN}"}).status_code == 401
+    r = c.post("/admin/train", json={"items": "shop/items.csv", "interactions": "shop/interactions.csv"},
+               headers={"Authorization": "Bearer nope"})
+    assert r.status_code == 403
+
+
+# ---- versions and rollback ----------------------------------------------------------------------
+
+
+def test_versions_and_activation(admin, v1, v2):
+    c, artifacts = admin
+    body = c.get("/admin/versions", headers=AUTH).json()
+    assert body["serving"] == v1.name
+    assert {v["version"] for v in body["versions"]} == {v1.name, v2.name}
+    by_name = {v["version"]: v for v in body["versions"]}
+    assert by_name[v1.name]["serving"] and by_name[v1.name]["current"]
+    n1, n2 = (held_out_ndcg(read_manifest(v)) for v in (v1, v2))
+    assert by_name[v2.name]["held_out_ndcg"] == pytest.approx(n2)
+
+    worse, better = (v2, v1) if n2 < n1 else (v1, v2)
+    if better.name != v1.name:  # serve the better one first, so activating the worse one is a downgrade
+        assert c.post(f"/admin/versions/{better.name}/activate", headers=AUTH).status_code == 200
+    r = c.post(f"/admin/versions/{worse.name}/activate", headers=AUTH)
+    if n1 != n2:
+        assert r.status_code == 409 and "force=true" in r.json()["detail"]
+        r = c.post(f"/admin/versions/{worse.name}/activate?force=true", headers=AUTH)
+    assert r.status_code == 200 and r.json() == {"serving": worse.name, "previous": better.name}
+    assert c.get("/model").json()["version"] == worse.name
+    assert current_version(artifacts) == worse.name
+
+
+def test_activate_unknown_version(admin):
+    c, _ = admin
+    for name in ("v-nope", ".hidden", "..", "a%2F..%2F..", "current"):
+        r = c.post(f"/admin/versions/{name}/activate", headers=AUTH)
+        assert r.status_code == 404, (name, r.text)
+
+
+def test_unknown_job(admin):
+    c, _ = admin
+    assert c.get("/admin/jobs/nope", headers=AUTH).status_code == 404
+
+
+# ---- retraining ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, status", [
+    ("../shop/items.csv", 403), ("/etc/passwd", 403), ("shop/../../x.csv", 403),
+    ("shop/missing.csv", 422), ("", 422), ("shop", 422),
+])
+def test_paths_outside_the_data_folder_are_refused(admin, name, status):
+    c, _ = admin
+    r = c.post("/admin/train", json={"items": name, "interactions": "shop/interactions.csv"}, headers=AUTH)
+    assert r.status_code == status, r.text
+    assert "items" in r.text
+
+
+def test_symlink_out_of_the_data_folder_is_refused(admin, data_dir, tmp_path):
+    c, _ = admin
+    outside = tmp_path / "secret.csv"
+    outside.write_text("item_id,title\nA,a\n")
+    link = data_dir / "link.csv"
+    if not link.exists():
+        os.symlink(outside, link)
+    r = c.post("/admin/train", json={"items": "link.csv", "interactions": "shop/interactions.csv"}, headers=AUTH)
+    assert r.status_code == 403
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"items": "shop/items.csv"}, "interactions"),
+    ({"items": "shop/items.csv", "interactions": "shop/interactions.csv", "epochs": 0}, "epochs"),
+    ({"items": "shop/items.csv", "interactions": "shop/interactions.csv", "epochs": 51}, "epochs"),
+    ({"items": "shop/items.csv", "interactions": "shop/interactions.csv", "colour": 1}, "colour"),
+])
+def test_train_request_validation(admin, body, field):
+    c, _ = admin
+    r = c.post("/admin/train", json=body, headers=AUTH)
+    assert r.status_code == 422 and field in r.json()["message"]
+
+
+def test_upload_validation(admin, data_dir):
+    c, _ = admin
+    items = (data_dir / "shop" / "items.csv").read_bytes()
+    r = c.post("/admin/train", files={"items": ("items.csv", items)}, headers=AUTH)
+    assert r.status_code == 422 and "interactions" in r.json()["message"]
+    r = c.post("/admin/train", files={"items": ("i.csv", items), "interactions": ("x.csv", b"q")},
+               data={"epochs": "many"}, headers=AUTH)
+    assert r.status_code == 422 and "epochs" in r.json()["message"]
+    r = c.post("/admin/train", content=b"items", headers={**AUTH, "content-type": "text/csv"})
+    assert r.status_code == 415
+
+
+def test_upload_too_large(admin):
+    c, artifacts = admin
+    before = version_dirs(artifacts)
+    big = b"item_id,title\n" + b"A,a\n" * 600_000  # 2.4 MB, the upload limit here is 2 MB
+    r = c.post("/admin/train", files={"items": ("items.csv", big), "interactions": ("i.csv", b"q")},
+               headers=AUTH)
+    assert r.status_code == 413
+    assert version_dirs(artifacts) == before  # no upload folder left behind
+
+
+def test_broken_csv_fails_the_job_and_keeps_the_model(admin, v1, data_dir):
+    c, artifacts = admin
+    before = version_dirs(artifacts)
+    broken = b"item_id,title\nA1,Red shirt\nA2,Blue shirt\nA1,Green shirt\n"
+    interactions = (data_dir / "shop" / "interactions.csv").read_bytes()
+    r = c.post("/admin/train", headers=AUTH,
+               files={"items": ("items.csv", broken), "interactions": ("interactions.csv", interactions)})
+    assert r.status_code == 202, r.text
+    assert r.headers["location"] == f"/admin/jobs/{r.json()['id']}"
+    job = wait_job(c, r.json()["id"])
+    assert job["status"] == "failed"
+    assert "row 4" in job["error"] and "item_id" in job["error"] and "A1" in job["error"], job["error"]
+    assert job["version"] is None and not job["activated"]
+    assert c.get("/model").json()["version"] == v1.name
+    assert current_version(artifacts) == v1.name
+    assert version_dirs(artifacts) == before  # no version, staging or upload folder left behind
+    metrics = c.get("/metrics").text
+    assert 'recsys_training_jobs_total{status="failed"} 1.0' in metrics
+
+
+def test_retrain_from_the_data_folder(admin, v1, rec):
+    """A retrain that is not better is kept but not served; forced, it is served."""
+    c, artifacts = admin
+    served_ndcg = held_out_ndcg(rec.manifest)
+    r = c.post("/admin/train", headers=AUTH,
+               json={"items": "shop/items.csv", "interactions": "shop/interactions.csv", "seed": 3})
+    assert r.status_code == 202, r.text
+    first = c.get(f"/admin/jobs/{r.json()['id']}", headers=AUTH).json()
+    assert first["status"] in ("queued", "running")
+    job = wait_job(c, r.json()["id"])
+    assert job["status"] == "succeeded", job
+    assert job["progress"]["total"] > 0 and job["progress"]["fraction"] == 1.0
+    new = job["version"]
+    assert (artifacts / new / "manifest.json").is_file()
+    assert read_manifest(artifacts / new)["training"]["epochs"] == 1
+    new_ndcg = job["metrics"]["held_out"]["model"]["ndcg@10"]
+    serving = c.get("/model").json()["version"]
+    if new_ndcg > served_ndcg:
+        assert job["activated"] and serving == new and current_version(artifacts) == new
+    else:
+        assert not job["activated"] and job["decision"].startswith("kept")
+        assert serving == v1.name and current_version(artifacts) == v1.name
+        r = c.post(f"/admin/versions/{new}/activate?force=true", headers=AUTH)
+        assert r.status_code == 200 and c.get("/model").json()["version"] == new
+    assert not [p for p in artifacts.iterdir() if p.name.startswith((".staging", ".upload"))]
+    listed = c.get("/admin/jobs", headers=AUTH).json()
+    assert [j["id"] for j in listed] == [job["id"]]
+
+
+def test_shutdown_stops_a_running_job(tmp_path, data_dir, v1, rec):
+    """Leaving the app (SIGTERM) ends the training process; nothing half-written stays behind."""
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    app = create_app(make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN), recommender=rec)
+    with TestClient(app) as c:
+        r = c.post("/admin/train", headers=AUTH,
+                   json={"items": "shop/items.csv", "interactions": "shop/interactions.csv", "epochs": 5})
+        job_id = r.json()["id"]
+        deadline = time.monotonic() + 60
+        while c.get(f"/admin/jobs/{job_id}", headers=AUTH).json()["status"] != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        process = app.state.jobs._process
+        assert process is not None and process.is_alive()
+    assert not process.is_alive()
+    job = app.state.jobs.get(job_id)
+    assert job.status == "failed" and "shut down" in job.error
+    assert version_dirs(artifacts) == {v1.name, "current"}
+    assert current_version(artifacts) == v1.name

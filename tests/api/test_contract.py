@@ -1,0 +1,283 @@
+"""The HTTP contract of PRODUCT.md section 5: every endpoint, its shape and its promises."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.main import create_app
+from recsys.facets import FACETS
+
+from api_support import make_artifacts, make_settings, wait_ready
+
+QUERY = "red casual cotton dress"
+
+
+def recommend(client, **body) -> dict:
+    r = client.post("/recommend", json={"query": QUERY, **body})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def assert_additive(item: dict) -> None:
+    exp = item["explanation"]
+    assert [h["head"] for h in exp["heads"]] == list(FACETS)
+    total = exp["prior"] + sum(h["contribution"] for h in exp["heads"])
+    assert item["score"] == pytest.approx(total, abs=1e-4)
+
+
+# ---- health, readiness, page, docs, metrics -----------------------------------------------------
+
+
+def test_health_and_ready(client, rec):
+    assert client.get("/health").json() == {"status": "ok"}
+    r = client.get("/ready")
+    assert r.status_code == 200
+    assert r.json()["model_version"] == rec.version
+
+
+def test_not_ready_without_a_model(tmp_path, data_dir):
+    app = create_app(make_settings(tmp_path / "empty", data_dir))
+    with TestClient(app) as c:
+        assert c.get("/health").status_code == 200
+        for _ in range(100):
+            r = c.get("/ready")
+            if r.json()["status"] != "loading":
+                break
+        assert r.status_code == 503
+        assert r.json()["status"] == "failed" and "no model" in r.json()["detail"]
+        r = c.post("/recommend", json={"query": "dress"})
+        assert r.status_code == 503 and "ready" in r.json()["detail"]
+        assert c.get("/model").status_code == 503
+
+
+def test_background_load_becomes_ready(tmp_path, data_dir, v1):
+    app = create_app(make_settings(make_artifacts(tmp_path / "a", v1), data_dir))
+    with TestClient(app) as c:
+        assert wait_ready(c)["model_version"] == v1.name
+        assert recommend(c, k=1)["model_version"] == v1.name
+
+
+def test_page_and_openapi(client):
+    r = client.get("/")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    paths = client.get("/openapi.json").json()["paths"]
+    for p in ("/recommend", "/explain", "/compare", "/items/{item_id}", "/model", "/health", "/ready",
+              "/admin/train", "/admin/jobs/{job_id}", "/admin/versions",
+              "/admin/versions/{version}/activate"):
+        assert p in paths, p
+
+
+def test_metrics(client, rec):
+    recommend(client, k=3)
+    client.post("/recommend", json={"query": QUERY, "k": 0})
+    text = client.get("/metrics").text
+    assert 'recsys_http_request_duration_seconds_bucket{le="0.001",method="POST",route="/recommend"}' in text
+    assert 'recsys_http_requests_total{method="POST",route="/recommend",status="200"}' in text
+    assert 'recsys_http_requests_total{method="POST",route="/recommend",status="422"}' in text
+    assert f'recsys_model_info{{version="{rec.version}"}} 1.0' in text
+
+
+def test_request_id_is_echoed_or_made(client):
+    r = client.get("/health", headers={"X-Request-ID": "abc-123"})
+    assert r.headers["x-request-id"] == "abc-123"
+    made = client.get("/health").headers["x-request-id"]
+    assert len(made) == 32
+    bad = client.get("/health", headers={"X-Request-ID": "no spaces\tor tabs"}).headers["x-request-id"]
+    assert bad != "no spaces\tor tabs" and len(bad) == 32
+
+
+# ---- /recommend ---------------------------------------------------------------------------------
+
+
+def test_recommend_shape_and_additivity(client, rec):
+    r = client.post("/recommend", json={"query": QUERY, "k": 10})
+    body = r.json()
+    assert set(body) >= {"query", "tokens", "model_version", "items", "took_ms", "total", "offset"}
+    assert body["query"] == QUERY and body["tokens"] == ["red", "casual", "cotton", "dress"]
+    assert body["model_version"] == rec.version == r.headers["x-model-version"]
+    assert body["total"] == rec.catalog.n_items and body["took_ms"] >= 0
+    items = body["items"]
+    assert [i["rank"] for i in items] == list(range(1, 11))
+    assert [i["score"] for i in items] == sorted((i["score"] for i in items), reverse=True)
+    for item in items:
+        assert set(item) == {"item_id", "title", "rank", "score", "attributes", "explanation"}
+        assert set(item["attributes"]) == set(FACETS)
+        assert set(item["explanation"]) == {"prior", "summary", "heads"}
+        for h in item["explanation"]["heads"]:
+            assert set(h) == {"head", "contribution", "matches"}
+            for m in h["matches"]:
+                assert set(m) == {"query_token", "attribute", "weight"} and 0 <= m["weight"] <= 1
+        assert_additive(item)
+
+
+def test_recommend_matches_the_library(client, rec):
+    expected = rec.recommend(QUERY, k=10)
+    got = recommend(client, k=10)
+    assert [i["item_id"] for i in got["items"]] == [i.item_id for i in expected.items]
+    assert [i["score"] for i in got["items"]] == pytest.approx([i.score for i in expected.items])
+
+
+def test_offset_pages(client):
+    ten = recommend(client, k=10)["items"]
+    page2 = recommend(client, k=5, offset=5)["items"]
+    assert [i["item_id"] for i in page2] == [i["item_id"] for i in ten[5:]]
+    assert [i["rank"] for i in page2] == [6, 7, 8, 9, 10]
+    assert [i["score"] for i in page2] == pytest.approx([i["score"] for i in ten[5:]])
+
+
+def test_offset_past_the_end_is_empty(client, rec):
+    body = recommend(client, k=5, offset=rec.catalog.n_items)
+    assert body["items"] == [] and body["total"] == rec.catalog.n_items
+
+
+def _common(rec, facet: str, prefix: str = "") -> list[str]:
+    counts = Counter(a for i in range(rec.catalog.n_items) for a in rec.catalog.attribute_labels(i)[facet]
+                     if a.startswith(prefix))
+    return [a for a, _ in counts.most_common(3)]
+
+
+def test_filters_or_within_a_key(client, rec):
+    colors = _common(rec, "color")[:2]
+    items = recommend(client, k=50, filters={"color": colors})["items"]
+    assert items
+    assert all(set(i["attributes"]["color"]) & set(colors) for i in items)
+    assert {c for i in items for c in i["attributes"]["color"]} & set(colors) == set(colors)
+
+
+def test_filters_and_across_keys(client, rec):
+    color = _common(rec, "color")[0]
+    category = _common(rec, "other", "category:")[0].split(":", 1)[1]
+    body = recommend(client, k=50, filters={"color": [color], "category": category})  # a bare string is one value
+    assert body["items"]
+    for i in body["items"]:
+        assert color in i["attributes"]["color"] and f"category:{category}" in i["attributes"]["other"]
+    only_color = recommend(client, k=1, filters={"color": [color]})["total"]
+    assert body["total"] < only_color
+
+
+def test_unknown_filter_key_is_422(client):
+    r = client.post("/recommend", json={"query": QUERY, "filters": {"flavour": ["sweet"]}})
+    assert r.status_code == 422 and "flavour" in r.json()["detail"]
+
+
+def test_exclude(client):
+    first = recommend(client, k=3)
+    top = first["items"][0]["item_id"]
+    body = recommend(client, k=3, exclude=[top, "not-an-item"])
+    assert top not in [i["item_id"] for i in body["items"]]
+    assert body["items"][0]["item_id"] == first["items"][1]["item_id"]
+    assert body["total"] == first["total"] - 1
+
+
+def test_candidates_rerank(client, rec):
+    full = {i["item_id"]: i["score"] for i in recommend(client, k=100, explain=False)["items"]}
+    picked = list(full)[::-7][:6]  # from the bottom of the top 100, in an order unrelated to score
+    body = recommend(client, k=10, candidates=picked)
+    assert body["total"] == len(picked)
+    got = [i["item_id"] for i in body["items"]]
+    assert sorted(got) == sorted(picked)
+    assert got == sorted(picked, key=lambda x: -full[x])
+    for i in body["items"]:
+        assert i["score"] == pytest.approx(full[i["item_id"]], abs=1e-5)
+
+
+def test_unknown_candidate_is_404(client):
+    r = client.post("/recommend", json={"query": QUERY, "candidates": ["no-such-item"]})
+    assert r.status_code == 404 and "no-such-item" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("head", FACETS)
+def test_head_weight_zero_mutes_the_head(client, head):
+    body = recommend(client, k=10, head_weights={head: 0.0})
+    for item in body["items"]:
+        contributions = {h["head"]: h["contribution"] for h in item["explanation"]["heads"]}
+        assert contributions[head] == 0.0
+        assert_additive(item)
+
+
+def test_head_weights_scale_contributions(client):
+    one = recommend(client, k=1)["items"][0]
+    two = recommend(client, k=1, head_weights={"style": 2.0}, candidates=[one["item_id"]])["items"][0]
+    c1 = {h["head"]: h["contribution"] for h in one["explanation"]["heads"]}
+    c2 = {h["head"]: h["contribution"] for h in two["explanation"]["heads"]}
+    assert c2["style"] == pytest.approx(2 * c1["style"], rel=1e-5)
+    assert c2["color"] == pytest.approx(c1["color"], rel=1e-5)
+
+
+def test_explain_false(client):
+    with_exp = recommend(client, k=5)
+    body = recommend(client, k=5, explain=False)
+    assert all(i["explanation"] is None for i in body["items"])
+    assert [i["item_id"] for i in body["items"]] == [i["item_id"] for i in with_exp["items"]]
+
+
+def test_empty_and_unmatched_queries_still_rank(client):
+    for q in ("", "zzqx unmatched gibberish", "!!! ???", "ñandú 🦄 連衣裙"):
+        body = recommend(client, query=q, k=3)
+        assert len(body["items"]) == 3
+        for item in body["items"]:
+            assert_additive(item)
+
+
+# ---- /explain, /compare, /items, /model ---------------------------------------------------------
+
+
+def test_explain(client, rec):
+    top = recommend(client, k=1)["items"][0]
+    r = client.post("/explain", json={"query": QUERY, "item_id": top["item_id"]})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert set(body) >= {"query", "item_id", "tokens", "score", "prior", "heads", "model_version"}
+    assert body["title"] == top["title"]
+    assert body["score"] == pytest.approx(top["score"], abs=1e-4)
+    assert body["score"] == pytest.approx(body["prior"] + sum(h["contribution"] for h in body["heads"]), abs=1e-4)
+    assert [h["head"] for h in body["heads"]] == list(FACETS)
+    for h in body["heads"]:
+        assert set(h) >= {"head", "contribution", "attributes", "attention", "erasure"}
+        assert h["attributes"][:-1] == top["attributes"][h["head"]]  # then the no-match slot
+        assert len(h["attention"]) == len(body["tokens"])
+        for row in h["attention"]:
+            assert len(row) == len(h["attributes"]) and sum(row) == pytest.approx(1.0, abs=1e-4)
+        assert [e["attribute"] for e in h["erasure"]] == h["attributes"][:-1]
+
+
+def test_explain_unknown_item_is_404(client):
+    r = client.post("/explain", json={"query": QUERY, "item_id": "nope"})
+    assert r.status_code == 404 and "nope" in r.json()["detail"]
+
+
+def test_compare(client):
+    a, b = (i["item_id"] for i in recommend(client, k=2, explain=False)["items"])
+    r = client.post("/compare", json={"query": QUERY, "item_a": a, "item_b": b})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    ea = client.post("/explain", json={"query": QUERY, "item_id": a}).json()
+    assert body["score_a"] == pytest.approx(ea["score"], abs=1e-5) and body["score_a"] >= body["score_b"]
+    assert [h["head"] for h in body["heads"]] == list(FACETS)
+    for h in body["heads"]:
+        assert h["difference"] == pytest.approx(h["contribution_a"] - h["contribution_b"], abs=1e-6)
+    total = body["prior_difference"] + sum(h["difference"] for h in body["heads"])
+    assert total == pytest.approx(body["score_a"] - body["score_b"], abs=1e-4)
+    r = client.post("/compare", json={"query": QUERY, "item_a": a, "item_b": "missing"})
+    assert r.status_code == 404
+
+
+def test_items(client, rec):
+    item_id = rec.catalog.item_ids[7]
+    body = client.get(f"/items/{item_id}").json()
+    assert body["item_id"] == item_id and body["title"] == rec.catalog.titles[7]
+    assert body["attributes"] == rec.catalog.attribute_labels(7)
+    assert client.get("/items/does-not-exist").status_code == 404
+    assert client.get("/items/a/b/../c").status_code == 404
+
+
+def test_model(client, rec):
+    body = client.get("/model").json()
+    assert body["version"] == rec.version and body["facets"] == list(FACETS)
+    assert body["n_items"] == rec.catalog.n_items
+    assert body["data"]["items"]["fingerprint"].startswith("sha256:")
+    assert body["metrics"]["held_out"]["model"]["ndcg@10"] >= 0
+    assert body["trained_at"] and body["loaded_at"]

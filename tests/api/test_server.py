@@ -1,0 +1,125 @@
+"""`recsys serve` as a real process on 127.0.0.1: start, become ready, answer, log, stop cleanly."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from api_support import make_artifacts
+
+RECSYS = shutil.which("recsys", path=str(Path(sys.executable).parent)) or "recsys"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("RECSYS_")}
+    with open(log, "wb") as fh:
+        return subprocess.Popen([RECSYS, "serve", *args], env={**full_env, **env}, stdout=fh,
+                                stderr=subprocess.STDOUT)
+
+
+def wait_ready(base: str, proc: subprocess.Popen, log: Path, timeout: float) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            r = httpx.get(f"{base}/ready", timeout=1)
+            if r.status_code == 200:
+                return r.json()
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"not ready after {timeout}s:\n{log.read_text()[-3000:]}")
+
+
+def stop(proc: subprocess.Popen, log: Path) -> None:
+    """SIGTERM; uvicorn drains, runs the lifespan shutdown, then re-raises the signal."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        code = proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    assert code in (0, -signal.SIGTERM), code
+    assert '"msg": "service stopped"' in log.read_text()
+
+
+@pytest.fixture
+def server(tmp_path, v1, data_dir):
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    port, log = free_port(), tmp_path / "server.log"
+    proc = start(["--host", "127.0.0.1", "--port", str(port), "--model", str(artifacts)],
+                 {"RECSYS_DATA_DIR": str(data_dir)}, log)
+    try:
+        yield f"http://127.0.0.1:{port}", proc, log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_real_server(server, v1):
+    base, proc, log = server
+    assert wait_ready(base, proc, log, timeout=60)["model_version"] == v1.name
+    with httpx.Client(base_url=base, timeout=10) as http:
+        r = http.post("/recommend", json={"query": "red casual cotton dress", "k": 5},
+                      headers={"X-Request-ID": "real-server-1"})
+        assert r.status_code == 200 and r.headers["x-request-id"] == "real-server-1"
+        body = r.json()
+        assert len(body["items"]) == 5 and body["model_version"] == v1.name
+        item = body["items"][0]
+        parts = item["explanation"]["prior"] + sum(h["contribution"] for h in item["explanation"]["heads"])
+        assert item["score"] == pytest.approx(parts, abs=1e-4)
+        assert http.post("/recommend", json={"query": "dress", "k": 1000}).status_code == 422
+        assert http.get("/admin/versions").status_code == 404  # no token configured
+        assert "recsys_http_requests_total" in http.get("/metrics").text
+    stop(proc, log)  # graceful shutdown on SIGTERM
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    access = [x for x in lines if x.get("logger") == "recsys.access" and x.get("request_id") == "real-server-1"]
+    assert access and access[0]["status"] == 200 and access[0]["model_version"] == v1.name
+    assert access[0]["route"] == "/recommend" and access[0]["duration_ms"] > 0
+
+
+def test_serve_without_a_model_builds_the_default_one(tmp_path):
+    """A fresh checkout: no model anywhere, so `recsys serve` generates and trains one first."""
+    port, log = free_port(), tmp_path / "server.log"
+    artifacts, default = tmp_path / "artifacts", tmp_path / "default-data"
+    env = {"RECSYS_ARTIFACTS_DIR": str(artifacts), "RECSYS_DEFAULT_DATA_DIR": str(default),
+           "RECSYS_DEFAULT_ITEMS": "120", "RECSYS_DEFAULT_QUERIES": "150", "RECSYS_TRAIN_EPOCHS": "1",
+           "RECSYS_PORT": str(port)}
+    proc = start([], env, log)
+    try:
+        ready = wait_ready(f"http://127.0.0.1:{port}", proc, log, timeout=150)
+        assert (default / "items.csv").is_file()
+        assert (artifacts / ready["model_version"] / "manifest.json").is_file()
+        assert "training the default model" in log.read_text()
+        r = httpx.get(f"http://127.0.0.1:{port}/model", timeout=5).json()
+        assert r["n_items"] == 120
+        stop(proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_with_a_missing_model_fails_cleanly(tmp_path):
+    r = subprocess.run([RECSYS, "serve", "--model", str(tmp_path / "nothing")], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2
+    assert "no model" in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,43 @@
+"""The service stems query words from many threads at once; the library's stemmer is shared."""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+
+import snowballstemmer
+
+from api.threadsafety import guard_stemmer
+from recsys.tokenize import match_key
+
+
+def test_concurrent_stemming_is_correct():
+    guard_stemmer()
+    rng = random.Random(1)
+    suffixes = ["ing", "ed", "ness", "ational", "ies", "ly", "s", "fulness"]
+    words = list({"".join(rng.choice("abcdefghilmnoprstuy") for _ in range(rng.randint(4, 12)))
+                  + rng.choice(suffixes) for _ in range(6000)})
+    reference = snowballstemmer.stemmer("english")
+    expected = {w: reference.stemWord(w) for w in words}
+    wrong, errors = [], []
+
+    def stem(chunk):
+        for w in chunk:
+            try:
+                if match_key(w) != expected[w]:
+                    wrong.append(w)
+            except Exception as exc:  # noqa: BLE001
+                errors.append(repr(exc))
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=stem, args=(words[i::8],)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not errors and not wrong, (errors[:3], wrong[:3])
