@@ -1,0 +1,298 @@
+"""The web page at `/`, driven in Debian's headless Chromium through Playwright.
+
+The real service runs in its own process on 127.0.0.1 over a small trained model; the page is
+checked against the API it calls: bars against POST /recommend, heatmaps and erasure against
+POST /explain, the comparison against POST /compare; sliders re-rank, `/?q=` links open a query,
+and a 375 px phone viewport has no horizontal overflow. Screenshots go to docs/.
+
+Chromium comes from `scripts/install_chromium.sh` (apt-get; `make test` runs it). The test never
+downloads a browser (no `playwright install`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import httpx
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+QUERY = "red casual cotton dress"
+
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} not found: run `bash scripts/install_chromium.sh` (as root) first",
+                allow_module_level=True)
+
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+# The service, as `recsys serve` builds it (create_app + uvicorn), in its own process. Mounting
+# /static here is only a fallback for an app that does not serve the page's assets itself.
+LAUNCHER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    import uvicorn
+    from api.config import Settings
+    from api.main import create_app
+    version, data, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+    settings = Settings(artifacts_dir=version.parent, data_dir=data, default_data_dir=data / "default",
+                        watch_interval_s=0, log_level="warning")
+    app = create_app(settings, model_path=version)
+    if not any(getattr(r, "path", None) == "/static" for r in app.routes):
+        from fastapi.staticfiles import StaticFiles
+        from api.routes.page import STATIC
+        app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
+""")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def model_version(tmp_path_factory) -> Path:
+    from recsys.synthetic import generate
+    from training.fit import TrainConfig
+    from training.train import TrainInputs, train
+
+    data = tmp_path_factory.mktemp("web-data")
+    generate(data, n_items=400, n_queries=1500, seed=0)
+    inputs = TrainInputs(items=data / "items.csv", interactions=data / "interactions.csv")
+    return train(inputs, tmp_path_factory.mktemp("web-artifacts"), TrainConfig(epochs=4, seed=0)).version_dir
+
+
+@pytest.fixture(scope="module")
+def base_url(model_version, tmp_path_factory):
+    port = _free_port()
+    log = tmp_path_factory.mktemp("web-log") / "server.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RECSYS_")}
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", LAUNCHER, str(model_version), str(model_version.parent), str(port)],
+            cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"server not ready:\n{log.read_text()[-3000:]}")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def http(base_url):
+    with httpx.Client(base_url=base_url, timeout=10) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, base_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=base_url)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield pg
+    context.close()
+    assert not errors, f"errors in the page: {errors}"
+
+
+def _wait_results(page: Page, weights: str = "{}") -> list[str]:
+    page.wait_for_function(
+        "w => { const l = document.querySelector('#results');"
+        " return l.dataset.state === 'ready' && l.dataset.weights === w; }", arg=weights)
+    return page.eval_on_selector_all("#results .result", "els => els.map(e => e.dataset.itemId)")
+
+
+def _wait_detail(page: Page, item_id: str) -> None:
+    page.wait_for_function(
+        "id => { const d = document.querySelector('#detail');"
+        " return !d.hidden && d.dataset.state === 'ready' && d.dataset.itemId === id; }", arg=item_id)
+
+
+def _heatmaps(page: Page) -> dict:
+    """What the page shows, read from the DOM: per head, column labels, the weight matrix, erasure."""
+    return page.eval_on_selector_all("#detail table.heatmap", """tables => Object.fromEntries(tables.map(t => [
+        t.dataset.head, {
+          attributes: [...t.querySelectorAll('thead th')].slice(1).map(th => th.textContent),
+          tokens: [...t.querySelectorAll('tbody th')].map(th => th.textContent),
+          weights: [...t.querySelectorAll('tbody tr')].map(tr =>
+              [...tr.querySelectorAll('td')].map(td => parseFloat(td.dataset.weight))),
+          erasure: Object.fromEntries([...t.querySelectorAll('tfoot td[data-erasure]')].map(
+              td => [td.dataset.attribute, parseFloat(td.dataset.erasure)])),
+        }]))""")
+
+
+# ---- tests ------------------------------------------------------------------------------------
+
+def test_search_shows_ranked_results_with_head_bars(page: Page, http):
+    page.goto("/")
+    page.get_by_label("Search products").fill(QUERY)
+    page.keyboard.press("Enter")
+    ids = _wait_results(page)
+    assert parse_qs(urlparse(page.url).query)["q"] == [QUERY]  # shareable URL
+
+    api = http.post("/recommend", json={"query": QUERY, "k": 10}).json()
+    assert ids == [it["item_id"] for it in api["items"]]
+    heads = [h["head"] for h in api["items"][0]["explanation"]["heads"]]
+    bars = page.eval_on_selector_all("#results .result", """els => els.map(e =>
+        [...e.querySelectorAll('.bar .seg')].map(s => [s.dataset.head, parseFloat(s.dataset.contribution)]))""")
+    for bar, item in zip(bars, api["items"]):
+        assert [h for h, _ in bar] == heads == ["quality", "color", "style", "other"]
+        for (_, shown), head in zip(bar, item["explanation"]["heads"]):
+            assert shown == pytest.approx(head["contribution"], abs=1e-6)
+    legend = page.locator("#legend li").all_text_contents()
+    assert [t.strip() for t in legend] == heads
+    colours = page.eval_on_selector_all("#results .result:first-child .bar .seg",
+                                        "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert len(set(colours)) == 4
+
+
+def test_shared_link_opens_the_query_and_item(page: Page, http):
+    api = http.post("/recommend", json={"query": QUERY, "k": 10}).json()
+    second = api["items"][1]["item_id"]
+    page.goto(f"/?q={QUERY.replace(' ', '+')}&item={second}")
+    assert _wait_results(page) == [it["item_id"] for it in api["items"]]
+    _wait_detail(page, second)
+    assert page.locator("#q").input_value() == QUERY
+
+
+def test_item_heatmaps_match_explain(page: Page, http):
+    page.goto(f"/?q={QUERY}")
+    ids = _wait_results(page)
+    first = page.locator("#results .result").first.locator("button.open")
+    first.focus()
+    page.keyboard.press("Enter")  # keyboard opens an item
+    _wait_detail(page, ids[0])
+    assert "item=" in page.url
+
+    shown = _heatmaps(page)
+    api = http.post("/explain", json={"query": QUERY, "item_id": ids[0]}).json()
+    assert list(shown) == [h["head"] for h in api["heads"]]
+    for head in api["heads"]:
+        got = shown[head["head"]]
+        assert got["attributes"] == head["attributes"] and got["attributes"][-1] == "(no match)"
+        assert got["tokens"] == api["tokens"]
+        assert len(got["weights"]) == len(head["attention"])
+        for row_shown, row_api in zip(got["weights"], head["attention"]):
+            assert row_shown == pytest.approx(row_api, abs=1e-9)
+        assert got["erasure"] == pytest.approx({e["attribute"]: e["score_change"] for e in head["erasure"]},
+                                               abs=1e-9)
+    summary = page.locator("#detail .detail-summary").text_content()
+    assert summary and len(summary) > 10
+    DOCS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 1500})  # tall enough for all four heatmaps
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(DOCS / "screenshot.png"))
+
+    page.keyboard.press("Escape")  # closes the item; focus returns to its button
+    expect(page.locator("#detail")).to_be_hidden()
+    assert page.evaluate("document.activeElement.closest('.result').dataset.itemId") == ids[0]
+
+
+def test_head_weight_slider_reranks_live(page: Page, http):
+    page.goto(f"/?q={QUERY}")
+    before = _wait_results(page)
+    slider = page.get_by_label("other head weight")
+    slider.focus()
+    page.keyboard.press("Home")  # keyboard: the slider to 0
+    after = _wait_results(page, '{"other":0}')
+    assert after != before
+    api = http.post("/recommend", json={"query": QUERY, "k": 10, "head_weights": {"other": 0}}).json()
+    assert after == [it["item_id"] for it in api["items"]]
+    assert parse_qs(urlparse(page.url).query)["w"] == ["other:0"]
+    segs = page.eval_on_selector_all("#results .result .seg[data-head=other]",
+                                     "els => els.map(e => parseFloat(e.dataset.contribution))")
+    assert segs and all(abs(c) < 1e-9 for c in segs)
+
+    page.get_by_role("button", name="Reset weights").click()
+    assert _wait_results(page) == before
+
+
+def test_compare_two_items(page: Page, http):
+    page.goto(f"/?q={QUERY}")
+    ids = _wait_results(page)
+    button = page.locator("#compare-button")
+    expect(button).to_be_disabled()
+    page.locator("#results .result").nth(0).get_by_label("Compare").check()
+    page.locator("#results .result").nth(3).get_by_label("Compare").check()
+    expect(button).to_be_enabled()
+    button.click()
+    page.wait_for_function("document.querySelector('#compare').dataset.state === 'ready'")
+    shown = page.eval_on_selector_all("#compare tbody tr", """rows => rows.map(r =>
+        [r.dataset.head, parseFloat(r.querySelector('[data-difference]').dataset.difference)])""")
+    api = http.post("/compare", json={"query": QUERY, "item_a": ids[0], "item_b": ids[3]}).json()
+    assert [h for h, _ in shown] == [h["head"] for h in api["heads"]]
+    for (_, diff), head in zip(shown, api["heads"]):
+        assert diff == pytest.approx(head["difference"], abs=1e-9)
+
+
+def test_controls_are_labelled(page: Page):
+    page.goto(f"/?q={QUERY}")
+    _wait_results(page)
+    unlabelled = page.evaluate("""() => [...document.querySelectorAll('input, button, select')]
+        .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
+        .map(e => e.outerHTML)""")
+    assert unlabelled == []
+    sliders = page.eval_on_selector_all("input[type=range]", "els => els.map(e => [e.dataset.head, e.min, e.max])")
+    assert sliders == [[h, "0", "2"] for h in ("quality", "color", "style", "other")]
+
+
+def test_phone_width_has_no_horizontal_overflow(browser, base_url, http):
+    context = browser.new_context(viewport={"width": 375, "height": 812}, base_url=base_url,
+                                  device_scale_factor=2, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(f"/?q={QUERY}")
+        ids = _wait_results(page)
+        DOCS.mkdir(exist_ok=True)
+        page.screenshot(path=str(DOCS / "screenshot-phone.png"))
+        width = "Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+        assert page.evaluate(width) <= 375, "the results overflow a 375px viewport"
+        page.locator("#results .result").first.locator("button.open").click()
+        _wait_detail(page, ids[0])
+        assert page.evaluate(width) <= 375, "the heatmaps overflow a 375px viewport"
+        page.locator("#results .result").nth(0).get_by_label("Compare").check()
+        page.locator("#results .result").nth(1).get_by_label("Compare").check()
+        page.locator("#compare-button").click()
+        page.wait_for_function("document.querySelector('#compare').dataset.state === 'ready'")
+        assert page.evaluate(width) <= 375, "the comparison overflows a 375px viewport"
+    finally:
+        context.close()
