@@ -35,7 +35,9 @@ class Settings(BaseSettings):
     # the default model `recsys serve` builds when there is none
     default_items: int = Field(3000, ge=1)
     default_queries: int = Field(4000, ge=1)
-    train_epochs: int = Field(4, ge=1, description="epochs of the default model and of admin retrains")
+    train_epochs: int = Field(
+        8, ge=1, description="most epochs of the default model and of admin retrains (training stops early)"
+    )
     max_train_epochs: int = Field(50, ge=1)
     train_threads: int = Field(1, ge=0, description="torch threads of a training job (0 = torch default)")
     max_queued_jobs: int = Field(8, ge=1)

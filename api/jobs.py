@@ -43,7 +43,7 @@ class TrainSpec:
     judgments: Path | None = None
     probes: Path | None = None
     schema: Path | None = None
-    epochs: int = 4
+    epochs: int = 8
     seed: int = 0
     threads: int = 1
     force: bool = False

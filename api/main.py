@@ -19,7 +19,6 @@ from .middleware import BodyLimitMiddleware, RequestContextMiddleware
 from .model_store import ModelStore, PointerWatcher
 from .routes import admin, compare, explain, health, items, metrics, model, page, recommend
 from .telemetry import Telemetry
-from .threadsafety import guard_stemmer
 
 log = logging.getLogger("recsys.api")
 
@@ -29,7 +28,6 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     """`model_path`: a version folder to serve (pinned) instead of the artifacts' current one.
     `recommender`: an already loaded model to serve from the start (tests, embedding)."""
     settings = settings or get_settings()
-    guard_stemmer()
     telemetry = Telemetry()
     store = ModelStore(settings.artifacts_dir, pinned=model_path,
                        on_swap=lambda rec: telemetry.model_served(rec.version))

@@ -46,7 +46,8 @@ class Evidence:
         It scales exact evidence, so "dining" in "dining chair" fully matches the attribute
         "dining chair" but only half matches "dining table"."""
         n_words = self._words_per_attribute(facet)
-        n_words = n_words if attr_ids is None else n_words[np.maximum(attr_ids, 0)]
+        if attr_ids is not None:
+            n_words = n_words[np.maximum(attr_ids, 0)] if len(n_words) else np.ones(attr_ids.shape)
         return exact.sum(axis=-2, keepdims=True) / n_words
 
     def _words_per_attribute(self, facet: str) -> np.ndarray:

@@ -40,6 +40,9 @@ class ModelConfig:
     init_exact: float = 4.0
     init_assoc: float = 1.0
     init_match_bias: float = -3.0
+    # a no-match logit per head that ignores the token: every word must earn a match with
+    # evidence against the same bar, so a weak match cannot hide behind a tuned-up threshold
+    token_no_match: bool = False
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -67,6 +70,7 @@ class FacetHead(nn.Module):
         self.q_proj = nn.Linear(cfg.dim, cfg.d_k, bias=False)
         self.k_proj = nn.Linear(cfg.dim, cfg.d_k, bias=False)
         self.no_match = nn.Linear(cfg.dim, 1)
+        self.no_match.weight.requires_grad_(cfg.token_no_match)
         self.value = nn.Linear(cfg.dim, 1)
         self.evidence_weight = nn.Parameter(torch.tensor([cfg.init_exact, cfg.init_assoc]))
         self.match_bias = nn.Parameter(torch.tensor(cfg.init_match_bias))

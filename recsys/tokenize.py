@@ -7,6 +7,7 @@ so "Dresses" in a query and "dress" in a catalogue are exact-match evidence for 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 
@@ -16,6 +17,7 @@ import snowballstemmer
 # full of sizes.
 _WORD = re.compile(r"[0-9]+(?:[./][0-9]+)*|[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 _STEMMER = snowballstemmer.stemmer("english")
+_STEMMER_LOCK = threading.Lock()  # the snowball stemmer keeps the current word on itself
 
 
 def _fold(text: str) -> str:
@@ -33,7 +35,8 @@ def match_key(word: str) -> str:
     """The form two words must share to count as an exact match (English stem)."""
     if word[0].isdigit():
         return word
-    return _STEMMER.stemWord(word)
+    with _STEMMER_LOCK:
+        return _STEMMER.stemWord(word)
 
 
 def match_keys(text: str) -> list[str]:

@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--judgments", type=Path, help="extra held-out judgments to report on")
     t.add_argument("--probes", type=Path, help="query,word,facet,value: explanation ground truth")
     t.add_argument("--out", type=Path, help="artifacts folder (default: RECSYS_ARTIFACTS_DIR or ./artifacts)")
-    t.add_argument("--epochs", type=int, default=4)
+    t.add_argument("--epochs", type=int, default=8,
+                   help="at most this many; training stops when held-aside queries stop improving")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--json", action="store_true", help="print the metrics as JSON")
     t.set_defaults(run=cmd_train)

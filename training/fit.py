@@ -39,9 +39,12 @@ class TrainConfig:
     d_k: int = 8
     popular_fraction: float = 1.0  # share of random negatives drawn as often as items are chosen
     weight_decay: float = 0.0
+    decisiveness: float = 0.0  # weight of the attention-entropy penalty
     pair_decay: float = 0.01
     pair_lr_scale: float = 1.0  # weight decay of the learned association pairs
-    threads: int = 0  # 0 = torch's default
+    # one thread: the small per-step tensors gain little from a second one, lose a lot when the
+    # other core is busy (10x measured), and one thread makes training bit-for-bit repeatable
+    threads: int = 1
     model_options: dict = field(default_factory=dict)  # extra ModelConfig fields
 
     def to_json(self) -> dict:
@@ -187,11 +190,25 @@ def _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs) -> torch.T
     t_max = max(1, int(enc_all.mask[q].sum(1).max()))
     enc = _subset(enc_all, q, t_max)
     attrs, evidence = featurizer.item_batch(items, enc, pairs)
-    out = model(enc.bucket, enc.grams, enc.mask, attrs, evidence)
+    out = model(enc.bucket, enc.grams, enc.mask, attrs, evidence, return_attention=cfg.decisiveness > 0)
     scores = out["scores"].masked_fill(~torch.from_numpy(valid), float("-inf"))  # (B, I)
     nll = -torch.log_softmax(scores, dim=1)[:, 0]  # (B,)
     w = torch.from_numpy(groups.weight[batch])
-    return (nll * w).sum() / w.sum()
+    loss = (nll * w).sum() / w.sum()
+    if cfg.decisiveness > 0:
+        loss = loss + cfg.decisiveness * _attention_entropy(out["attention"], enc.mask)
+    return loss
+
+
+def _attention_entropy(attention: dict[str, torch.Tensor], tok_mask: torch.Tensor) -> torch.Tensor:
+    """Mean entropy of the attention rows of real tokens. Penalising it makes each query word
+    commit to one attribute or to "no match" instead of spreading a little weight everywhere,
+    which a larger value could otherwise pay for: the explanation then says what the score uses."""
+    total = 0.0
+    for att in attention.values():  # (B, I, T, M + 1)
+        ent = -(att * torch.log(att.clamp_min(1e-12))).sum(-1)  # (B, I, T)
+        total = total + (ent * tok_mask.unsqueeze(1)).sum() / (tok_mask.sum() * att.shape[1]).clamp(min=1)
+    return total / len(attention)
 
 
 def _subset(enc: EncodedQueries, rows: np.ndarray, t_max: int) -> EncodedQueries:

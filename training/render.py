@@ -20,15 +20,25 @@ METRIC_ORDER = ("ndcg@10", "recall@10", "mrr", "queries")
 
 @contextlib.contextmanager
 def progress_bar(label: str) -> Iterator:
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TextColumn("loss {task.fields[loss]:.3f}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                  console=err_console, transient=False) as progress:
-        task = progress.add_task(label, total=None, loss=float("nan"))
+    """Yields `on_step(step, total, loss)`; the bar appears at the first step, so errors found
+    while reading the data are not preceded by an empty bar."""
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                        TextColumn("{task.completed}/{task.total}"), TextColumn("loss {task.fields[loss]:.3f}"),
+                        TimeElapsedColumn(), TimeRemainingColumn(), console=err_console)
+    task = None
 
-        def on_step(step: int, total: int, loss: float) -> None:
-            progress.update(task, completed=step, total=total, loss=loss)
+    def on_step(step: int, total: int, loss: float) -> None:
+        nonlocal task
+        if task is None:
+            progress.start()
+            task = progress.add_task(label, total=total, loss=loss)
+        progress.update(task, completed=step, total=total, loss=loss)
 
+    try:
         yield on_step
+    finally:
+        if task is not None:
+            progress.stop()
 
 
 def print_metrics(metrics: dict) -> None:

@@ -1,0 +1,31 @@
+# The two commands of the README: `make run` and `make test`. Everything they need is installed
+# here, from pyproject.toml (torch is pinned to the CPU build that pip finds locally).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# Serve the embedded default: generates the synthetic catalogue and trains a model on first start.
+run: setup
+	$(BIN)/recsys serve
+
+# Install what the tests need (Chromium for the browser test) and run the whole suite.
+test: setup
+	bash scripts/install_chromium.sh
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/recsys bench
+
+clean:
+	rm -rf $(VENV) artifacts data/generated .pytest_cache

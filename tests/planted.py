@@ -1,0 +1,71 @@
+"""A tiny planted catalogue: the right answers are known before any training.
+
+Items are every combination of colour x style x category (x 2 copies), titled with a brand only.
+Shoppers ask for a colour and a category, written with a synonym the catalogue never uses
+("scarlet gown" means red dress), and click only items that have both.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+COLORS = {"red": ["scarlet", "crimson"], "blue": ["azure", "cobalt"],
+          "green": ["emerald", "olive"], "black": ["ebony", "onyx"]}
+CATEGORIES = {"dress": ["gown", "frock"], "shirt": ["blouse", "tee"], "shoes": ["sneakers", "kicks"]}
+STYLES = ["casual", "formal"]
+BRANDS = ["Acme", "Borea"]
+
+
+def planted_items() -> pd.DataFrame:
+    rows = []
+    combos = itertools.product(COLORS, STYLES, CATEGORIES, BRANDS)
+    for n, (color, style, category, brand) in enumerate(combos):
+        quality = "premium" if n % 3 == 0 else "standard"
+        rows.append({"item_id": f"P{n:03d}", "title": f"{brand} {category}", "color": color,
+                     "style": style, "quality": quality, "category": category,
+                     "price": f"{10 + (n * 7) % 90}.00"})
+    return pd.DataFrame(rows)
+
+
+def planted_interactions(items: pd.DataFrame, n_queries: int = 500, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n_queries):
+        color = rng.choice(list(COLORS))
+        category = rng.choice(list(CATEGORIES))
+        words = [rng.choice(COLORS[color] + [color]), rng.choice(CATEGORIES[category] + [category])]
+        query = " ".join(words if rng.random() < 0.5 else words[::-1])
+        good = items[(items.color == color) & (items.category == category)].item_id.to_numpy()
+        for item in rng.choice(good, 2, replace=False):
+            rows.append((query, item, 1))
+        for item in rng.choice(items.item_id.to_numpy(), 6, replace=False):
+            rows.append((query, item, int(item in good)))
+    return pd.DataFrame(rows, columns=["query", "item_id", "label"])
+
+
+def planted_judgments(items: pd.DataFrame) -> pd.DataFrame:
+    """Held-out phrasings: every synonym pair, graded 2 for colour+category, 1 for colour only."""
+    rows = []
+    for color, color_words in COLORS.items():
+        for category, cat_words in CATEGORIES.items():
+            query = f"{color_words[0]} {cat_words[1]}"
+            for item in items.itertuples():
+                grade = 2 if (item.color == color and item.category == category) else 0
+                if grade:
+                    rows.append((query, item.item_id, grade))
+    return pd.DataFrame(rows, columns=["query", "item_id", "grade"])
+
+
+def write_planted(folder: Path, seed: int = 0) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    items = planted_items()
+    paths = {"items": folder / "items.csv", "interactions": folder / "interactions.csv",
+             "judgments": folder / "judgments.csv"}
+    items.to_csv(paths["items"], index=False)
+    planted_interactions(items, seed=seed).to_csv(paths["interactions"], index=False)
+    planted_judgments(items).to_csv(paths["judgments"], index=False)
+    return paths

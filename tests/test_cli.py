@@ -1,0 +1,117 @@
+"""The `recsys` command line: every subcommand, and bad input -> exact error, exit 2, no artifact."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recsys.dataio import Schema, read_interactions, read_items
+from recsys.errors import DataError
+from training.cli import main
+
+BAD = Path(__file__).parent / "fixtures" / "bad"
+GOOD = Path(__file__).parent / "fixtures" / "good"
+ITEM_IDS = {"A1", "A2", "A3"}
+
+
+def recsys(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RECSYS_ARTIFACTS_DIR": str(cwd / "artifacts") if cwd else "artifacts",
+           "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, env={**env, "PYTHONPATH": str(Path(__file__).parents[1])},
+                          timeout=600)
+
+
+def test_generate_writes_the_four_files(tmp_path):
+    out = recsys("generate", "--out", str(tmp_path / "d"), "--items", "200", "--queries", "300")
+    assert out.returncode == 0, out.stderr
+    assert {p.name for p in (tmp_path / "d").iterdir()} >= {
+        "items.csv", "interactions.csv", "judgments.csv", "probes.csv"}
+
+
+def test_train_evaluate_recommend_explain(planted_paths, tmp_path):
+    p = {k: str(v) for k, v in planted_paths.items()}
+    out = recsys("train", "--items", p["items"], "--interactions", p["interactions"], "--epochs", "3",
+                 "--out", str(tmp_path / "art"), "--json")
+    assert out.returncode == 0, out.stderr
+    trained = json.loads(out.stdout)
+    assert trained["metrics"]["held_out"]["model"]["ndcg@10"] >= 0
+
+    out = recsys("evaluate", "--model", str(tmp_path / "art"), "--items", p["items"],
+                 "--judgments", p["judgments"], "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    for system in ("model", "bm25", "popularity", "random"):
+        assert set(report[system]) >= {"ndcg@10", "recall@10", "mrr"}
+    assert report["model"]["ndcg@10"] > report["bm25"]["ndcg@10"]
+
+    out = recsys("recommend", "scarlet gown", "--k", "3", "--model", str(tmp_path / "art"), "--json")
+    ranked = json.loads(out.stdout)
+    assert [i["rank"] for i in ranked["items"]] == [1, 2, 3]
+    top = ranked["items"][0]
+    assert top["attributes"]["color"] == ["red"]
+
+    out = recsys("explain", "scarlet gown", top["item_id"], "--model", str(tmp_path / "art"), "--json")
+    detail = json.loads(out.stdout)
+    assert [h["head"] for h in detail["heads"]] == ["quality", "color", "style", "other"]
+
+    # the readable renderings
+    out = recsys("recommend", "scarlet gown", "--k", "3", "--model", str(tmp_path / "art"))
+    assert out.returncode == 0 and top["item_id"] in out.stdout
+    out = recsys("explain", "scarlet gown", top["item_id"], "--model", str(tmp_path / "art"))
+    assert out.returncode == 0 and "color head" in out.stdout and "(no match)" in out.stdout
+
+
+def test_recommend_without_a_model_says_how_to_get_one(tmp_path):
+    out = recsys("recommend", "red", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "no model here" in out.stderr and "recsys train" in out.stderr
+
+
+def expected_message(path: Path) -> str:
+    kind = path.name.split("_")[0]
+    with pytest.raises(DataError) as caught:
+        if kind == "items":
+            read_items(path)
+        elif kind == "interactions":
+            read_interactions(path, ITEM_IDS)
+        else:
+            Schema.load(path)
+    return str(caught.value)
+
+
+BROKEN = sorted(p.name for p in BAD.iterdir() if not p.name.startswith("judgments"))
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_bad_input_exits_2_with_the_exact_error_and_writes_nothing(name, tmp_path, capsys):
+    """In-process (the same `main` the console script runs), so the corpus runs in seconds."""
+    bad = BAD / name
+    args = {"items": str(GOOD / "items.csv"), "interactions": str(GOOD / "interactions.csv")}
+    kind = name.split("_")[0]
+    extra = []
+    if kind == "schema":
+        extra = ["--schema", str(bad)]
+    else:
+        args[kind] = str(bad)
+    art = tmp_path / "art"
+    code = main(["train", "--items", args["items"], "--interactions", args["interactions"],
+                 "--out", str(art), *extra])
+    captured = capsys.readouterr()
+    assert code == 2, captured.out + captured.err
+    assert captured.err.strip() == f"error: {expected_message(bad)}"
+    assert not art.exists() or not any(art.iterdir())
+
+
+def test_the_console_script_reports_bad_input_too(tmp_path):
+    bad = BAD / "items_duplicate_id.csv"
+    out = recsys("train", "--items", str(bad), "--interactions", str(GOOD / "interactions.csv"),
+                 "--out", str(tmp_path / "art"))
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"error: {expected_message(bad)}"
+    assert not (tmp_path / "art").exists()

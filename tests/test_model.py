@@ -1,0 +1,82 @@
+"""The scorer: shapes, exact additivity, and the fast index against the reference computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from recsys.facets import FACETS
+
+QUERIES = ["scarlet gown", "azure blouse casual", "red", "zzqx unknownword", "", "kicks onyx onyx"]
+
+
+def reference(rec, query, head_weights=None):
+    """FacetScorer.forward over every item: the straightforward per-item computation."""
+    fz = rec.featurizer
+    enc = fz.encode_queries([query])
+    attrs, evidence = fz.item_batch(np.arange(rec.catalog.n_items)[None, :], enc)
+    with torch.no_grad():
+        return rec.model(enc.bucket, enc.grams, enc.mask, attrs, evidence, head_weights,
+                         return_attention=True)
+
+
+def test_forward_shapes_and_attention_rows(planted_model):
+    out = reference(planted_model, "scarlet gown casual")
+    n, h = planted_model.catalog.n_items, len(FACETS)
+    assert out["scores"].shape == (1, n)
+    assert out["contributions"].shape == (1, n, h)
+    assert out["prior"].shape == (1, n)
+    for f in FACETS:
+        att = out["attention"][f]  # (B, I, T, M + 1)
+        assert att.shape[:3] == (1, n, 3)
+        assert torch.allclose(att.sum(-1), torch.ones(1, n, 3), atol=1e-5)
+
+
+def test_scores_split_exactly_into_prior_and_heads(planted_model):
+    out = reference(planted_model, "scarlet gown")
+    rebuilt = out["prior"] + out["contributions"].sum(-1)
+    assert torch.allclose(out["scores"], rebuilt, atol=1e-5)
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_fast_index_equals_reference(planted_model, query):
+    ref = reference(planted_model, query)["scores"][0].numpy()
+    fast = planted_model.scores(query)
+    np.testing.assert_allclose(fast, ref, atol=1e-4, rtol=1e-5)
+
+
+def test_head_weights_scale_contributions(planted_model):
+    weights = torch.tensor([1.0, 0.0, 2.0, 1.0])
+    out = reference(planted_model, "scarlet gown casual", weights)
+    plain = reference(planted_model, "scarlet gown casual")
+    assert torch.all(out["contributions"][..., 1] == 0)
+    assert torch.allclose(out["contributions"][..., 2], 2 * plain["contributions"][..., 2], atol=1e-5)
+    fast = planted_model.scores("scarlet gown casual", dict(zip(FACETS, weights.tolist())))
+    np.testing.assert_allclose(fast, out["scores"][0].numpy(), atol=1e-4)
+
+
+def test_words_never_seen_still_get_scores(planted_model):
+    scores = planted_model.scores("qwertyuiop")
+    assert np.isfinite(scores).all()
+    assert scores.shape == (planted_model.catalog.n_items,)
+
+
+def test_model_without_attributes_in_a_facet(tmp_path):
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from training.fit import TrainConfig, train_recommender
+
+    items = pd.DataFrame({"item_id": ["a", "b", "c"], "title": ["red shirt", "blue shirt", "red hat"],
+                          "color": ["red", "blue", "red"]})
+    catalog = Catalog.build(items)
+    assert len(catalog.vocab["quality"]) == 0 and len(catalog.vocab["style"]) == 0
+    rows = pd.DataFrame({"query": ["red", "blue"], "item_idx": [0, 1], "label": [1.0, 1.0],
+                         "weight": [1.0, 1.0]})
+    rec, _ = train_recommender(catalog, rows, TrainConfig(epochs=1))
+    result = rec.recommend("red", k=3)
+    for item in result.items:
+        e = item.explanation
+        assert [h.head for h in e.heads] == list(FACETS)
+        assert abs(item.score - e.prior - sum(h.contribution for h in e.heads)) < 1e-4

@@ -1,0 +1,95 @@
+"""Ranking controls and explanations of a trained model on the planted catalogue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recsys.errors import UnknownItemError
+from recsys.facets import FACETS
+
+
+def test_planted_synonyms_rank_the_right_items_first(planted_model):
+    # "scarlet gown" never appears in the catalogue: it means a red dress
+    result = planted_model.recommend("scarlet gown", k=4)  # there are 4 red dresses
+    for item in result.items:
+        assert item.attributes["color"] == ["red"], item
+        assert "category:dress" in item.attributes["other"], item
+
+
+def test_explanations_are_exactly_additive_and_name_every_head(planted_model):
+    for item in planted_model.recommend("azure blouse", k=10).items:
+        e = item.explanation
+        assert [h.head for h in e.heads] == list(FACETS)
+        assert item.score == pytest.approx(e.prior + sum(h.contribution for h in e.heads), abs=1e-4)
+
+
+def test_explanation_points_at_the_right_attribute(planted_model):
+    top = planted_model.recommend("scarlet gown", k=1).items[0]
+    color = next(h for h in top.explanation.heads if h.head == "color")
+    assert color.matches and color.matches[0].query_token == "scarlet"
+    assert color.matches[0].attribute == "red"
+    assert "color" in top.explanation.summary or "other" in top.explanation.summary
+
+
+def test_offset_pages_through_the_same_ranking(planted_model):
+    full = [i.item_id for i in planted_model.recommend("ebony kicks", k=10).items]
+    page2 = planted_model.recommend("ebony kicks", k=5, offset=5)
+    assert [i.item_id for i in page2.items] == full[5:10]
+    assert [i.rank for i in page2.items] == [6, 7, 8, 9, 10]
+
+
+def test_filters_exclude_and_candidates(planted_model):
+    res = planted_model.recommend("gown", k=50, filters={"color": ["blue", "green"], "style": ["formal"]})
+    assert res.items and all(i.attributes["color"][0] in ("blue", "green") for i in res.items)
+    assert all(i.attributes["style"] == ["formal"] for i in res.items)
+    top = planted_model.recommend("scarlet gown", k=3)
+    without = planted_model.recommend("scarlet gown", k=3, exclude=[top.items[0].item_id, "not-an-id"])
+    assert top.items[0].item_id not in [i.item_id for i in without.items]
+    chosen = [planted_model.catalog.item_ids[i] for i in (0, 5, 9)]
+    res = planted_model.recommend("scarlet gown", k=10, candidates=chosen)
+    assert sorted(i.item_id for i in res.items) == sorted(chosen)
+    with pytest.raises(UnknownItemError):
+        planted_model.recommend("x", candidates=["missing"])
+    with pytest.raises(ValueError, match="unknown key 'size'"):
+        planted_model.recommend("x", filters={"size": ["m"]})
+
+
+def test_muting_a_head_removes_its_contribution(planted_model):
+    res = planted_model.recommend("scarlet gown", k=5, head_weights={"color": 0.0})
+    for item in res.items:
+        color = next(h for h in item.explanation.heads if h.head == "color")
+        assert color.contribution == 0.0
+        assert item.score == pytest.approx(item.explanation.prior + sum(h.contribution for h in item.explanation.heads), abs=1e-4)
+    with pytest.raises(ValueError, match="unknown head"):
+        planted_model.recommend("x", head_weights={"size": 1.0})
+
+
+def test_explain_detail_attention_and_erasure(planted_model):
+    top = planted_model.recommend("scarlet gown", k=1).items[0]
+    detail = planted_model.explain("scarlet gown", top.item_id)
+    assert detail.score == pytest.approx(top.score, abs=1e-4)
+    assert detail.score == pytest.approx(detail.prior + sum(h.contribution for h in detail.heads), abs=1e-4)
+    color = next(h for h in detail.heads if h.head == "color")
+    assert color.attributes == ["red", "(no match)"]
+    assert len(color.attention) == len(detail.tokens)
+    assert all(abs(sum(row) - 1) < 1e-5 for row in color.attention)
+    erased = {e.attribute: e.score_change for e in color.erasure}
+    assert erased["red"] < -0.5  # removing the matched colour costs score
+    assert erased["red"] == pytest.approx(-color.contribution, abs=1e-4)  # it was the only one
+
+
+def test_compare_is_the_exact_difference(planted_model):
+    items = [i.item_id for i in planted_model.recommend("scarlet gown", k=40).items]
+    cmp = planted_model.compare("scarlet gown", items[0], items[-1])
+    assert cmp.score_a - cmp.score_b == pytest.approx(
+        cmp.prior_difference + sum(h["difference"] for h in cmp.heads), abs=1e-4)
+    color = next(h for h in cmp.heads if h["head"] == "color")
+    assert color["difference"] > 0
+
+
+def test_empty_query_ranks_by_prior(planted_model):
+    res = planted_model.recommend("", k=3)
+    assert res.tokens == []
+    prior = planted_model.index.prior
+    assert [i.item_id for i in res.items] == [planted_model.catalog.item_ids[j] for j in np.argsort(-prior, kind="stable")[:3]]
