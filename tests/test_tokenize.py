@@ -1,4 +1,4 @@
-"""The service stems query words from many threads at once; the library's stemmer is shared."""
+"""Tokens and match keys; the service stems query words from many threads at once."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ import threading
 
 import snowballstemmer
 
-from api.threadsafety import guard_stemmer
 from recsys.tokenize import match_key
 
 
 def test_concurrent_stemming_is_correct():
-    guard_stemmer()
     rng = random.Random(1)
     suffixes = ["ing", "ed", "ness", "ational", "ies", "ly", "s", "fulness"]
     words = list({"".join(rng.choice("abcdefghilmnoprstuy") for _ in range(rng.randint(4, 12)))
