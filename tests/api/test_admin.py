@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from recsys.synthetic import generate
 from fastapi.testclient import TestClient
 
 from api.main import create_app
@@ -211,13 +213,15 @@ def test_retrain_from_the_data_folder(admin, v1, rec):
     assert [j["id"] for j in listed] == [job["id"]]
 
 
-def test_shutdown_stops_a_running_job(tmp_path, data_dir, v1, rec):
+def test_shutdown_stops_a_running_job(tmp_path, v1, rec):
     """Leaving the app (SIGTERM) ends the training process; nothing half-written stays behind."""
     artifacts = make_artifacts(tmp_path / "artifacts", v1)
-    app = create_app(make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN), recommender=rec)
+    big = tmp_path / "data"
+    generate(big / "big", n_items=2000, n_queries=30000, seed=1)  # a job that outlasts the check
+    app = create_app(make_settings(artifacts, big, admin_token=ADMIN_TOKEN), recommender=rec)
     with TestClient(app) as c:
         r = c.post("/admin/train", headers=AUTH,
-                   json={"items": "shop/items.csv", "interactions": "shop/interactions.csv", "epochs": 5})
+                   json={"items": "big/items.csv", "interactions": "big/interactions.csv", "epochs": 5})
         job_id = r.json()["id"]
         deadline = time.monotonic() + 60
         while c.get(f"/admin/jobs/{job_id}", headers=AUTH).json()["status"] != "running":
