@@ -129,6 +129,7 @@ def page(browser, base_url):
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
     pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    pg.errors = errors  # a test that expects an error response takes it out
     yield pg
     context.close()
     assert not errors, f"errors in the page: {errors}"
@@ -183,6 +184,20 @@ def test_search_shows_ranked_results_with_head_bars(page: Page, http):
     colours = page.eval_on_selector_all("#results .result:first-child .bar .seg",
                                         "els => els.map(e => getComputedStyle(e).backgroundColor)")
     assert len(set(colours)) == 4
+
+    page.get_by_role("button", name="Show more").click()  # the next page, with offset
+    page.wait_for_function("document.querySelectorAll('#results .result').length === 20")
+    next_page = http.post("/recommend", json={"query": QUERY, "k": 10, "offset": 10}).json()
+    ids = page.eval_on_selector_all("#results .result", "els => els.map(e => e.dataset.itemId)")
+    assert ids[10:] == [it["item_id"] for it in next_page["items"]]
+
+
+def test_a_refused_query_shows_the_api_message(page: Page):
+    page.goto("/?q=" + "x" * 600)  # longer than the API's query limit
+    expect(page.locator("#error")).to_be_visible()
+    assert "query" in page.locator("#error").text_content().lower()
+    assert page.locator("#results .result").count() == 0
+    page.errors[:] = [e for e in page.errors if "status of 422" not in e]  # the refused request
 
 
 def test_shared_link_opens_the_query_and_item(page: Page, http):
