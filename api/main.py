@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from recsys.recommender import Recommender
 
@@ -18,6 +19,7 @@ from .jobs import JobManager
 from .middleware import BodyLimitMiddleware, RequestContextMiddleware
 from .model_store import ModelStore, PointerWatcher
 from .routes import admin, compare, explain, health, items, metrics, model, page, recommend
+from .routes.page import STATIC
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api")
@@ -42,6 +44,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
     for r in (health, recommend, explain, compare, items, model, metrics, admin, page):
         app.include_router(r.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
 
 

@@ -43,6 +43,11 @@ def progress_bar(label: str) -> Iterator:
 
 def print_metrics(metrics: dict) -> None:
     for section, systems in metrics.items():
+        if section == "faithfulness":
+            from .faithfulness import format_report
+
+            console.print("faithfulness\n" + format_report(systems))
+            continue
         if section == "explanation_accuracy":
             console.print(f"explanation accuracy: {systems['accuracy']:.3f} over {systems['cases']} cases")
             continue

@@ -16,7 +16,8 @@ from recsys.dataio import Schema, fingerprint, read_interactions, read_items, re
 from recsys.errors import DataError
 from recsys.metrics import group_judgments
 
-from .evaluate import evaluate_all, explanation_accuracy, judgments_from_rows, make_baselines
+from .evaluate import evaluate_all, judgments_from_rows, make_baselines
+from .faithfulness import faithfulness_report
 from .fit import TrainConfig, train_recommender
 from .examples import split_queries
 
@@ -82,8 +83,13 @@ def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     metrics = {"held_out": evaluate_all(rec, judgments_from_rows(held_rows), baselines)}
     if extra_judgments is not None:
         metrics["judgments"] = evaluate_all(rec, extra_judgments, baselines)
-    if inputs.probes:
-        metrics["explanation_accuracy"] = explanation_accuracy(rec, pd.read_csv(inputs.probes))
+    probes = pd.read_csv(inputs.probes, dtype=str, keep_default_na=False) if inputs.probes else None
+    metrics["faithfulness"] = faithfulness_report(
+        rec, None, probes=probes,
+        judgments=extra_judgments if extra_judgments is not None else judgments_from_rows(held_rows),
+        seed=cfg.seed)
+    if probes is not None:
+        metrics["explanation_accuracy"] = metrics["faithfulness"]["explanation_accuracy"]
     popularity = np.bincount(train_rows["item_idx"], weights=train_rows["label"] * train_rows["weight"],
                              minlength=catalog.n_items)
     manifest = {

@@ -228,7 +228,7 @@ def test_shutdown_stops_a_running_job(tmp_path, v1, rec):
             assert time.monotonic() < deadline
             time.sleep(0.1)
         process = app.state.jobs._process
-        assert process is not None and process.is_alive()
+        assert process is not None and process.is_alive(), app.state.jobs.get(job_id)
     assert not process.is_alive()
     job = app.state.jobs.get(job_id)
     assert job.status == "failed" and "shut down" in job.error

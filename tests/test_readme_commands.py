@@ -1,0 +1,101 @@
+"""The README's two quick-start commands, run from a fresh clone of the committed tree.
+
+`make run` must set everything up, build the default model and serve it; `make test` must set up
+and run the suite (here a small part of it, so the suite does not run itself recursively).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+INNER = "RECSYS_INSIDE_FRESH_CLONE"
+
+
+def quick_start_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
+
+
+def test_quick_start_has_exactly_two_commands():
+    assert quick_start_commands() == ["make run", "make test"]
+
+
+def test_ci_runs_the_readme_test_command():
+    script = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert [line for line in script if line and not line.startswith(("#", "set ", "cd "))] == ["make test"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def fresh_clone(tmp_path_factory):
+    if os.environ.get(INNER) or shutil.which("git") is None:
+        pytest.skip("already inside a fresh clone" if os.environ.get(INNER) else "git is missing")
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    dest = tmp_path_factory.mktemp("clone") / "repo"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(dest)], check=True)
+    return dest
+
+
+def _env(clone: Path, port: int) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH", "RECSYS_"))}
+    env.update({INNER: "1", "RECSYS_PORT": str(port), "RECSYS_DEFAULT_ITEMS": "600",
+                "RECSYS_DEFAULT_QUERIES": "800"})
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p)
+    return env
+
+
+def test_make_run_serves_the_default_model(fresh_clone):
+    port = _free_port()
+    proc = subprocess.Popen(["make", "run"], cwd=fresh_clone, env=_env(fresh_clone, port),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(2)
+        else:
+            pytest.fail("the service did not become ready within 15 minutes")
+        body = json.dumps({"query": "red dress", "k": 3}).encode()
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/recommend", data=body,
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            answer = json.load(r)
+        assert len(answer["items"]) == 3
+        assert (fresh_clone / "artifacts" / "current").is_file()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
+def test_make_test_sets_up_and_runs_the_suite(fresh_clone):
+    env = _env(fresh_clone, _free_port())
+    env["PYTEST_ARGS"] = "-q tests/test_catalog.py tests/test_readme_commands.py"
+    out = subprocess.run(["make", "test"], cwd=fresh_clone, env=env, capture_output=True, text=True,
+                         timeout=1200)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert re.search(r"\d+ passed", out.stdout)
