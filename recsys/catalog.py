@@ -2,8 +2,17 @@
 
 A `Catalog` holds the items (external ids, titles, text) and, for every facet, a vocabulary of
 attributes and a sparse item x attribute incidence matrix. Attribute columns are mapped to facets
-by `facets.facet_for_column` (overridable by a schema); numeric columns become bucket tokens; title
-words feed the `other` facet unless they repeat one of the item's own attribute values.
+by `facets.facet_for_column` (overridable by a schema); numeric columns become bucket tokens.
+
+Words of the title (and description) that the lexicon (`recsys.lexicon`) knows add attributes
+too: "Crimson" in a title gives `color: red` (key "title"), "Stainless Steel" gives
+`material:stainless steel` in `other`, but only where the item has no value of that facet (for
+`other`: of that key) from a column or an `attributes` pair: columns win. What a title gives is
+preferred over what a description gives. Extracted attributes are not added to `texts`, which keeps
+the item's own words for the lexical baseline.
+
+Finally, title words feed the `other` facet unless they repeat one of the item's own attribute
+values.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import scipy.sparse as sp
 
 from .errors import UnknownItemError
 from .facets import FACETS, RESERVED_COLUMNS, facet_for_column
+from .lexicon import Lexicon, LexiconConfig
 from .tokenize import match_key, words
 
 MULTI_VALUE_SEPARATOR = "|"
@@ -154,22 +164,37 @@ class Catalog:
         items: pd.DataFrame,
         overrides: Mapping[str, str] | None = None,
         buckets: Mapping[str, NumericBuckets] | None = None,
+        *,
+        lexicon: Lexicon | LexiconConfig | None = None,
     ) -> Catalog:
-        """From a validated items table (all cells strings). `buckets` reuses earlier edges."""
-        builder = _CatalogBuilder(items, overrides or {}, dict(buckets or {}))
+        """From a validated items table (all cells strings). `buckets` reuses earlier edges.
+
+        `lexicon`: what to read facet values out of titles and descriptions with. None takes the
+        lexicon of the schema the `overrides` come from (`Schema.columns` carries it), else the
+        built-in one; `LexiconConfig(enabled=False)` turns extraction off.
+        """
+        if lexicon is None:
+            lexicon = getattr(overrides, "lexicon", None) or LexiconConfig()
+        if isinstance(lexicon, LexiconConfig):
+            lexicon = lexicon.build()
+        builder = _CatalogBuilder(items, overrides or {}, dict(buckets or {}), lexicon)
         return builder.build()
 
 
 class _CatalogBuilder:
-    def __init__(self, items: pd.DataFrame, overrides: Mapping[str, str], buckets: dict):
+    def __init__(self, items: pd.DataFrame, overrides: Mapping[str, str], buckets: dict,
+                 lexicon: Lexicon | None = None):
         self.items = items
         self.overrides = {k.lower(): v for k, v in overrides.items()}
         self.buckets: dict[str, NumericBuckets] = buckets
+        self.lexicon = lexicon
         self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in FACETS}
         self.attr_list: dict[str, list[Attribute]] = {f: [] for f in FACETS}
         self.rows: dict[str, list[list[int]]] = {f: [[] for _ in range(len(items))] for f in FACETS}
+        self.extracted: list[set[tuple[str, int]]] = [set() for _ in range(len(items))]
 
-    def add(self, item_idx: int, attr: Attribute) -> None:
+    def add(self, item_idx: int, attr: Attribute) -> bool:
+        """Adds the attribute to the item; False if the item had it already or is full."""
         ids = self.vocab[attr.facet]
         a_idx = ids.get(attr)
         if a_idx is None:
@@ -178,6 +203,8 @@ class _CatalogBuilder:
         row = self.rows[attr.facet][item_idx]
         if a_idx not in row and len(row) < MAX_ATTRIBUTES_PER_FACET:
             row.append(a_idx)
+            return True
+        return False
 
     def build(self) -> Catalog:
         n = len(self.items)
@@ -186,6 +213,7 @@ class _CatalogBuilder:
             self._add_column(column)
         if "attributes" in self.items.columns:
             self._add_pairs(self.items["attributes"])
+        self._add_extracted()
         self._add_titles()
         vocab = self.attr_list
         item_attrs = {}
@@ -234,6 +262,33 @@ class _CatalogBuilder:
                 if facet is not None:
                     self.add(i, Attribute(facet, key.lower(), value.lower()))
 
+    def _add_extracted(self) -> None:
+        """Facet values the lexicon finds in the title, then the description: only for facets
+        (for `other`: keys) the item has no value of from a column, and only kinds the title did
+        not already give."""
+        if self.lexicon is None:
+            return
+        sources = [("title", self.items["title"].astype(str))]
+        if "description" in self.items.columns:
+            sources.append(("description", self.items["description"].astype(str)))
+        for i in range(len(self.items)):
+            filled = {f for f in FACETS if f != "other" and self.rows[f][i]}
+            other_keys = {self.attr_list["other"][a].key for a in self.rows["other"][i]}
+            found: set[str] = set()
+            for source, texts in sources:
+                here: set[str] = set()
+                for m in self.lexicon.matches(texts.iat[i]):
+                    key = m.key(source)
+                    if m.kind in found or m.facet in filled:
+                        continue
+                    if m.facet == "other" and key in other_keys:
+                        continue
+                    attr = Attribute(m.facet, key, m.value)
+                    if self.add(i, attr):
+                        self.extracted[i].add((m.facet, self.vocab[m.facet][attr]))
+                    here.add(m.kind)
+                found |= here
+
     def _add_titles(self) -> None:
         if facet_for_column("title", self.overrides) is not None:
             return  # a schema mapped the title to a facet explicitly: it was added as a column
@@ -259,7 +314,7 @@ class _CatalogBuilder:
                 m = item_attrs[f]
                 for a_idx in m.indices[m.indptr[i] : m.indptr[i + 1]]:
                     a = vocab[f][a_idx]
-                    if a.key != "title":
+                    if a.key != "title" and (f, int(a_idx)) not in self.extracted[i]:
                         parts.append(a.value)
             texts.append(" ".join(parts))
         return texts

@@ -26,6 +26,7 @@ import pandas as pd
 
 from recsys.errors import DataError
 from recsys.facets import check_facet
+from recsys.lexicon import LexiconConfig
 
 MAX_CELL_CHARS = 100_000
 EVENT_LABELS: dict[str, float] = {"impression": 0.0, "click": 1.0, "cart": 2.0, "purchase": 3.0}
@@ -43,23 +44,59 @@ _SIGNATURES = (
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
+class ColumnMap(dict):
+    """A schema's `[columns]` table: lower-cased column (or attribute-key) name -> facet or
+    "ignore". A plain dict (it compares and serialises as one) that also carries the schema's
+    lexicon settings, so `Catalog.build(items, schema.columns)` reads titles the way the schema
+    says."""
+
+    def __init__(self, *args, lexicon: LexiconConfig | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lexicon = lexicon if lexicon is not None else LexiconConfig()
+
+
+# Columns a `[rename]` entry may produce: the items contract's own names. A column that should feed
+# a facet is mapped in `[columns]` instead.
+RENAME_TARGETS = ("item_id", "title", "description", "attributes")
+
+
 @dataclass(frozen=True)
 class Schema:
-    """Column (or attribute-key) name, lower-cased -> facet or "ignore", from an optional TOML file.
+    """An optional TOML file that adapts a catalogue to the items contract.
 
-    File form: a single `[columns]` table, e.g. `baseColour = "color"`, `year = "ignore"`.
+    - `[columns]`: column (or attribute-key) name -> facet or "ignore", e.g. `baseColour = "color"`,
+      `year = "ignore"` (names are matched case-insensitively).
+    - `[rename]`: a column of the file -> a contract column (item_id, title, description,
+      attributes), e.g. `id = "item_id"`, `productDisplayName = "title"`; applied by `read_items`.
+    - `[missing]`: `values = ["NA"]`: cells (other than item_id and title) holding exactly one of
+      these are empty, so they feed no facet; applied by `read_items`.
+    - `[lexicon]`: `enabled = false` turns reading facet values out of titles off, `builtin = false`
+      keeps only the schema's own entries; subtables add words, `[lexicon.color] teal = ["peacock",
+      "petrol"]` (kind -> canonical value -> synonyms; kinds color, style, quality feed their facet,
+      any other kind, like `material`, feeds `other` as `material:<value>`).
     """
 
     columns: dict[str, str] = field(default_factory=dict)
+    rename: dict[str, str] = field(default_factory=dict)
+    lexicon: LexiconConfig = field(default_factory=LexiconConfig)
+    missing: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: str | Path) -> Schema:
         name = str(path)
-        table = _schema_table(name, _read_bytes(name))
+        document = _schema_document(name, _read_bytes(name))
         columns: dict[str, str] = {}
-        for key, value in table.items():
+        for key, value in _schema_subtable(name, document, "columns").items():
             _add_schema_entry(name, columns, key, value)
-        return cls(columns)
+        rename = _schema_rename(name, _schema_subtable(name, document, "rename"))
+        lexicon = _schema_lexicon(name, _schema_subtable(name, document, "lexicon"))
+        missing = _schema_missing(name, _schema_subtable(name, document, "missing"))
+        return cls(ColumnMap(columns, lexicon=lexicon), rename, lexicon, missing)
+
+    def to_json(self) -> dict:
+        """Everything the file said, for a model's manifest."""
+        return {"columns": dict(self.columns), "rename": dict(self.rename),
+                "missing": list(self.missing), "lexicon": self.lexicon.to_json()}
 
 
 @dataclass
@@ -91,10 +128,26 @@ def read_table(
 
 
 def read_items(
-    path: str | Path, *, encoding: str | None = None, on_bad_lines: str = "error"
+    path: str | Path,
+    *,
+    encoding: str | None = None,
+    on_bad_lines: str = "error",
+    rename: dict[str, str] | None = None,
+    schema: Schema | None = None,
 ) -> tuple[pd.DataFrame, ReadReport]:
-    """items.csv: `item_id` (unique, non-empty), `title` (non-empty); other columns kept as str."""
+    """items.csv: `item_id` (unique, non-empty), `title` (non-empty); other columns kept as str.
+
+    `rename` (a schema's `[rename]` table) maps columns of the file to contract columns before
+    the checks, e.g. `{"id": "item_id", "productDisplayName": "title"}`. `schema` supplies its
+    `rename` (unless `rename` is given) and its `missing` markers.
+    """
     table = _read(path, encoding, on_bad_lines)
+    if rename is None and schema is not None:
+        rename = schema.rename
+    if rename:
+        _apply_rename(table, check_rename(rename, "rename"))
+    if schema is not None and schema.missing:
+        _blank_missing(table, schema.missing)
     _require(table, "item_id", "title")
     _check_nonempty(table, "item_id")
     _check_unique(table, "item_id")
@@ -530,25 +583,196 @@ def _more(n: int, noun: str, problem: str) -> str:
     return f"; {_count(n, 'more ' + noun)} {'has' if n == 1 else 'have'} {problem}"
 
 
+# --- renames ------------------------------------------------------------------------------------
+
+
+def check_rename(rename: dict[str, str], source: str) -> dict[str, str]:
+    """The rename table, checked: string names, known targets, no target named twice.
+
+    Raises ValueError naming `source` (e.g. "[rename]") and the entry."""
+    out: dict[str, str] = {}
+    for column, target in rename.items():
+        if not isinstance(target, str) or not target.strip():
+            raise ValueError(
+                f"{source} {column}: expected a column name in quotes, "
+                f'e.g. {column} = "item_id", found {target!r}'
+            )
+        target = target.strip()
+        if target not in RENAME_TARGETS:
+            hint = ""
+            if check_facet_name(target.lower()):
+                hint = f' (to feed a facet, use [columns] {column} = "{target.lower()}")'
+            raise ValueError(
+                f"{source} {column}: unknown target {target!r}; a column can be renamed to one of "
+                f"{', '.join(RENAME_TARGETS)}{hint}"
+            )
+        if column.strip() in out:
+            raise ValueError(f"{source} {column}: names the same column as another entry")
+        twice = [c for c, t in out.items() if t == target]
+        if twice:
+            raise ValueError(
+                f"{source} {column}: renames a second column to {target!r} (so does {twice[0]!r})"
+            )
+        out[column.strip()] = target
+    return out
+
+
+def check_facet_name(name: str) -> bool:
+    try:
+        check_facet(name, "")
+    except ValueError:
+        return False
+    return name != "ignore"
+
+
+def _apply_rename(table: _Table, rename: dict[str, str]) -> None:
+    present = list(table.frame.columns)
+    by_lower: dict[str, list[str]] = {}
+    for column in present:
+        by_lower.setdefault(column.lower(), []).append(column)
+    mapping: dict[str, str] = {}
+    for column, target in rename.items():
+        if column in present:
+            actual = column
+        elif len(by_lower.get(column.lower(), [])) == 1:
+            actual = by_lower[column.lower()][0]  # `ID` in the file, `id` in the schema
+        else:
+            raise DataError(
+                table.name,
+                f"the schema renames {column!r} to {target!r}, but the header has no column "
+                f"{column!r}; found columns: {', '.join(repr(c) for c in present)}",
+                row=table.header_line,
+            )
+        mapping[actual] = target
+    for actual, target in mapping.items():
+        if target in present and target not in mapping:
+            raise DataError(
+                table.name,
+                f"cannot rename {actual!r} to {target!r}: the file already has a column "
+                f"{target!r}; remove that [rename] entry or one of the two columns",
+                row=table.header_line,
+                column=target,
+            )
+    table.frame = table.frame.rename(columns=mapping)
+    table.report.warnings.append(
+        "renamed columns: " + ", ".join(f"{a} -> {t}" for a, t in mapping.items())
+    )
+
+
+def _blank_missing(table: _Table, markers: tuple[str, ...]) -> None:
+    counts: dict[str, int] = {}
+    frame = table.frame.copy()
+    for column in frame.columns:
+        if column in ("item_id", "title"):
+            continue
+        hit = frame[column].isin(markers)
+        if hit.any():
+            counts[column] = int(hit.sum())
+            frame[column] = frame[column].mask(hit, "")
+    table.frame = frame
+    if counts:
+        shown = ", ".join(f"{c} {n:,}" for c, n in counts.items())
+        table.report.warnings.append(
+            f"{_count(sum(counts.values()), 'cell')} holding {' or '.join(map(repr, markers))} "
+            f"taken as empty ({shown})"
+        )
+
+
 # --- schema file --------------------------------------------------------------------------------
 
 
-def _schema_table(name: str, data: bytes) -> dict:
+_SCHEMA_TABLES = ("columns", "rename", "missing", "lexicon")
+
+
+def _schema_document(name: str, data: bytes) -> dict:
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise _decode_error(name, data, None, error.start) from None
     except tomllib.TOMLDecodeError as error:
         raise DataError(name, f"not valid TOML: {error}") from None
-    extra = sorted(set(document) - {"columns"})
+    extra = sorted(set(document) - set(_SCHEMA_TABLES))
     if extra:
-        raise DataError(name, f"expected only a [columns] table, found {extra[0]!r} outside it")
-    table = document.get("columns")
-    if not isinstance(table, dict):
         raise DataError(
-            name, 'expected a [columns] table of column name = facet, e.g. baseColour = "color"'
+            name,
+            "expected only [columns], [rename], [missing] and [lexicon] tables, "
+            f"found {extra[0]!r} outside them",
         )
+    return document
+
+
+def _schema_subtable(name: str, document: dict, key: str) -> dict:
+    table = document.get(key, {})
+    if not isinstance(table, dict):
+        examples = {
+            "columns": 'column name = facet, e.g. baseColour = "color"',
+            "rename": 'column = contract column, e.g. id = "item_id"',
+            "missing": 'values = [markers of an empty cell], e.g. values = ["NA"]',
+            "lexicon": 'settings and word lists, e.g. enabled = false or [lexicon.color]',
+        }
+        raise DataError(name, f"expected a [{key}] table of {examples[key]}, found {table!r}")
     return table
+
+
+def _schema_rename(name: str, table: dict) -> dict[str, str]:
+    try:
+        return check_rename(table, "[rename]")
+    except ValueError as error:
+        raise DataError(name, str(error)) from None
+
+
+def _schema_missing(name: str, table: dict) -> tuple[str, ...]:
+    extra = sorted(set(table) - {"values"})
+    if extra:
+        message = f'[missing] {extra[0]}: unknown setting; expected values = ["NA", ...]'
+        raise DataError(name, message)
+    values = table.get("values", [])
+    if not isinstance(values, list) or not all(isinstance(v, str) and v.strip() for v in values):
+        raise DataError(
+            name,
+            f'[missing] values: expected a list of non-empty strings, e.g. ["NA"], found {values!r}',
+        )
+    return tuple(v.strip() for v in values)
+
+
+def _schema_lexicon(name: str, table: dict) -> LexiconConfig:
+    settings: dict[str, bool] = {}
+    entries: dict[str, dict[str, list[str]]] = {}
+    for key, value in table.items():
+        where = f"[lexicon] {key}"
+        if key in ("enabled", "builtin"):
+            if not isinstance(value, bool):
+                raise DataError(name, f"{where}: expected true or false, found {value!r}")
+            settings[key] = value
+        elif isinstance(value, dict):
+            kind = key.strip().lower()
+            if not kind or kind == "ignore":
+                raise DataError(name, f"{where}: not a usable kind name")
+            entries.setdefault(kind, {}).update(_lexicon_words(name, f"[lexicon.{key}]", value))
+        else:
+            raise DataError(
+                name,
+                f"{where}: unknown setting; expected enabled = true/false, builtin = true/false "
+                f'or a word table such as [lexicon.color] with teal = ["peacock", "petrol"]',
+            )
+    return LexiconConfig(settings.get("enabled", True), settings.get("builtin", True), entries)
+
+
+def _lexicon_words(name: str, where: str, table: dict) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for canonical, synonyms in table.items():
+        if isinstance(synonyms, str):
+            synonyms = [synonyms]
+        if not isinstance(synonyms, list) or not all(isinstance(s, str) for s in synonyms):
+            raise DataError(
+                name,
+                f"{where} {canonical}: expected a list of words in quotes, e.g. "
+                f'{canonical} = ["word", "two words"], found {synonyms!r}',
+            )
+        if not canonical.strip():
+            raise DataError(name, f"{where}: a canonical value must not be empty")
+        out[canonical.strip().lower()] = [s.strip() for s in synonyms if s.strip()]
+    return out
 
 
 def _add_schema_entry(name: str, columns: dict[str, str], key: str, value: object) -> None:

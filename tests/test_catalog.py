@@ -79,3 +79,119 @@ def test_unknown_item_names_the_id():
 
     with pytest.raises(UnknownItemError, match="'nope'"):
         catalog().idx("nope")
+
+
+# --- facet values read out of titles (the lexicon) ----------------------------------------------
+
+
+def titles_only() -> Catalog:
+    return Catalog.build(pd.DataFrame({
+        "item_id": ["t1", "t2", "t3", "t4"],
+        "title": ["Crimson Velvet Rustic Armchair", "Oil Rubbed Bronze Heavy Duty Stainless Steel Hinge",
+                  "Standard Redwood Planter", "Plain Mug"],
+    }))
+
+
+def test_titles_only_catalogue_gets_facets_from_its_titles():
+    cat = titles_only()
+    t1, t2 = labels(cat, "t1"), labels(cat, "t2")
+    assert t1["color"] == ["red"] and t1["style"] == ["rustic"]
+    assert "material:velvet" in t1["other"]
+    assert t2["color"] == ["bronze", "stainless"] and t2["quality"] == ["heavy duty"]
+    assert "material:stainless steel" in t2["other"]
+    t3 = labels(cat, "t3")
+    assert t3["color"] == [] and "material:redwood" in t3["other"]  # "redwood" is not red...
+    assert "title:standard" in t3["other"]  # ...and "standard" holds no "tan"
+    assert labels(cat, "t4") == {"quality": [], "color": [], "style": [], "other": ["title:plain", "title:mug"]}
+
+
+def test_extracted_attributes_keep_their_source_and_the_title_word():
+    cat = titles_only()
+    red = [a for a in cat.vocab["color"] if a.value == "red"]
+    assert [(a.key, a.label) for a in red] == [("title", "red")]
+    t1 = labels(cat, "t1")
+    assert "title:crimson" in t1["other"]  # the shopper's word still matches the title word
+    t2 = labels(cat, "t2")
+    assert "title:bronze" not in t2["other"] and "title:steel" not in t2["other"]  # not twice
+    assert "title:oil" in t2["other"]
+
+
+def test_extracted_values_can_be_filtered_on():
+    cat = titles_only()
+    assert [cat.item_ids[i] for i in np.flatnonzero(cat.filter_mask({"color": ["red"]}))] == ["t1"]
+    assert [cat.item_ids[i] for i in np.flatnonzero(cat.filter_mask({"material": ["redwood"]}))] == ["t3"]
+
+
+def test_texts_for_the_lexical_baseline_hold_no_extracted_values():
+    cat = titles_only()
+    assert cat.texts == cat.titles  # no "red", "rustic", "material" words added
+
+
+def test_columns_win_over_the_title():
+    cat = Catalog.build(pd.DataFrame({
+        "item_id": ["a", "b"],
+        "title": ["Crimson Modern Oak Table", "Crimson Modern Oak Table"],
+        "color": ["brown", ""],
+        "material": ["walnut", ""],
+        "style": ["", ""],
+    }))
+    a, b = labels(cat, "a"), labels(cat, "b")
+    assert a["color"] == ["brown"] and "material:walnut" in a["other"]
+    assert "material:oak" not in a["other"]
+    assert a["style"] == ["modern"]  # no style column value: the title fills it
+    assert b["color"] == ["red"] and "material:oak" in b["other"]  # empty cells: the title fills them
+
+
+def test_an_attributes_pair_counts_as_a_column():
+    cat = Catalog.build(pd.DataFrame({
+        "item_id": ["a"], "title": ["Navy Cotton Shirt"], "attributes": ["fabric colour:white"],
+    }))
+    assert labels(cat, "a")["color"] == ["white"]
+
+
+def test_description_fills_only_what_the_title_did_not():
+    cat = Catalog.build(pd.DataFrame({
+        "item_id": ["a", "b"],
+        "title": ["Navy Shirt", "Plain Shirt"],
+        "description": ["A classic cotton shirt, also in red", "A crimson linen shirt"],
+    }))
+    a, b = labels(cat, "a"), labels(cat, "b")
+    assert a["color"] == ["blue"]  # the title said navy: the description's red is not added
+    assert a["style"] == ["classic"] and "material:cotton" in a["other"]
+    assert b["color"] == ["red"] and "material:linen" in b["other"]
+    assert [x.key for x in cat.vocab["color"] if x.value == "red"] == ["description"]
+
+
+def test_lexicon_can_be_turned_off_or_extended():
+    from recsys.lexicon import LexiconConfig
+
+    items = pd.DataFrame({"item_id": ["a"], "title": ["Peacock Crimson Scarf"]})
+    assert labels(Catalog.build(items, lexicon=LexiconConfig(enabled=False)), "a")["color"] == []
+    extended = LexiconConfig(entries={"color": {"teal": ["peacock"]}})
+    assert labels(Catalog.build(items, lexicon=extended), "a")["color"] == ["teal", "red"]
+
+
+def test_schema_columns_carry_the_schema_lexicon(tmp_path):
+    from recsys.dataio import Schema
+
+    path = tmp_path / "schema.toml"
+    path.write_text('[columns]\nusage = "style"\n[lexicon.color]\nteal = ["peacock"]\n'
+                    '[lexicon.pattern]\nstriped = ["stripes"]\n')
+    schema = Schema.load(path)
+    items = pd.DataFrame({"item_id": ["a"], "title": ["Peacock Stripes Scarf"], "usage": ["Casual"]})
+    a = labels(Catalog.build(items, schema.columns), "a")
+    assert a["color"] == ["teal"] and a["style"] == ["casual"] and "pattern:striped" in a["other"]
+    path.write_text("[lexicon]\nenabled = false\n")
+    assert labels(Catalog.build(items, Schema.load(path).columns), "a")["color"] == []
+
+
+def test_planted_column_catalogue_is_unchanged_by_the_lexicon():
+    from recsys.lexicon import LexiconConfig
+
+    items = pd.DataFrame({
+        "item_id": ["a"], "title": ["Acme Red Cotton Dress"], "color": ["red"], "style": ["casual"],
+        "material": ["cotton"],
+    })
+    on = Catalog.build(items)
+    off = Catalog.build(items, lexicon=LexiconConfig(enabled=False))
+    assert on.attribute_labels(0) == off.attribute_labels(0) and on.texts == off.texts

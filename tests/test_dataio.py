@@ -177,7 +177,8 @@ BROKEN = [
     ),
     (
         "schema_no_columns.toml",
-        ": expected only a [columns] table, found 'baseColour' outside it",
+        ": expected only [columns], [rename], [missing] and [lexicon] tables, "
+        "found 'baseColour' outside them",
     ),
     (
         "schema_not_string.toml",
@@ -510,3 +511,156 @@ def test_real_homedepot_loads() -> None:
     interactions, report = read_interactions(HOMEDEPOT / "interactions.csv", set(items["item_id"]))
     assert len(items) == 54_667
     assert (len(interactions), report.skipped_lines) == (58_875, [])
+
+
+# --- schema: renames, missing markers, lexicon ---------------------------------------------------
+
+FASHION_HEADER = (
+    "id,gender,masterCategory,subCategory,articleType,baseColour,season,year,usage,productDisplayName\n"
+)
+
+
+def _schema(tmp_path: Path, text: str) -> Schema:
+    path = tmp_path / "schema.toml"
+    path.write_text(text)
+    return Schema.load(path)
+
+
+def _schema_message(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "schema.toml"
+    path.write_text(text)
+    with pytest.raises(DataError) as caught:
+        Schema.load(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ")
+    return message.removeprefix(f"{path}: ")
+
+
+def test_schema_rename_missing_and_lexicon(tmp_path: Path) -> None:
+    schema = _schema(tmp_path, (
+        '[rename]\nid = "item_id"\nproductDisplayName = "title"\n'
+        '[columns]\nusage = "style"\n'
+        '[missing]\nvalues = ["NA", "n/a"]\n'
+        '[lexicon]\nbuiltin = true\n[lexicon.color]\nteal = ["peacock", "petrol"]\n'
+        '[lexicon.Pattern]\nstriped = "stripes"\n'
+    ))
+    assert schema.rename == {"id": "item_id", "productDisplayName": "title"}
+    assert schema.columns == {"usage": "style"}
+    assert schema.missing == ("NA", "n/a")
+    assert schema.lexicon.enabled and schema.lexicon.builtin
+    assert schema.lexicon.entries == {"color": {"teal": ["peacock", "petrol"]},
+                                      "pattern": {"striped": ["stripes"]}}
+    assert schema.columns.lexicon is schema.lexicon  # Catalog.build(items, schema.columns) sees it
+    assert schema.to_json()["rename"] == schema.rename
+    assert Schema().rename == {} and Schema().lexicon.enabled and Schema().missing == ()
+
+
+def test_schema_without_columns_table_is_fine(tmp_path: Path) -> None:
+    schema = _schema(tmp_path, "[lexicon]\nenabled = false\n")
+    assert schema.columns == {} and not schema.lexicon.enabled
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('[rename]\nusage = "style"\n',
+     "[rename] usage: unknown target 'style'; a column can be renamed to one of item_id, title, "
+     'description, attributes (to feed a facet, use [columns] usage = "style")'),
+    ('[rename]\nsku = "product_id"\n',
+     "[rename] sku: unknown target 'product_id'; a column can be renamed to one of item_id, title, "
+     "description, attributes"),
+    ('[rename]\nid = "item_id"\nsku = "item_id"\n',
+     "[rename] sku: renames a second column to 'item_id' (so does 'id')"),
+    ("[rename]\nid = 3\n", '[rename] id: expected a column name in quotes, e.g. id = "item_id", found 3'),
+    ('rename = "id"\n', "expected a [rename] table of column = contract column, e.g. id = \"item_id\", "
+     "found 'id'"),
+    ("[lexicon]\nenabled = 'no'\n", "[lexicon] enabled: expected true or false, found 'no'"),
+    ("[lexicon]\ncolour = 3\n",
+     "[lexicon] colour: unknown setting; expected enabled = true/false, builtin = true/false or a "
+     'word table such as [lexicon.color] with teal = ["peacock", "petrol"]'),
+    ("[lexicon.color]\nteal = [1]\n",
+     '[lexicon.color] teal: expected a list of words in quotes, e.g. teal = ["word", "two words"], '
+     "found [1]"),
+    ("[missing]\nvalues = 'NA'\n",
+     "[missing] values: expected a list of non-empty strings, e.g. [\"NA\"], found 'NA'"),
+    ("[missing]\nmarkers = ['NA']\n", '[missing] markers: unknown setting; expected values = ["NA", ...]'),
+])
+def test_schema_errors_name_the_entry(tmp_path: Path, text: str, expected: str) -> None:
+    assert _schema_message(tmp_path, text) == expected
+
+
+def test_read_items_renames_columns(tmp_path: Path) -> None:
+    path = _write(tmp_path, "styles.csv", (FASHION_HEADER + "7,Men,Apparel,Topwear,Shirts,Navy Blue,"
+                                           "Fall,2011,Casual,Turtle Men Navy Shirt\n").encode())
+    items, report = read_items(path, rename={"id": "item_id", "productDisplayName": "title"})
+    assert items.loc[0, "item_id"] == "7" and items.loc[0, "title"] == "Turtle Men Navy Shirt"
+    assert "id" not in items.columns and "productDisplayName" not in items.columns
+    assert "renamed columns: id -> item_id, productDisplayName -> title" in report.warnings
+    items, _ = read_items(path, rename={"ID": "item_id", "productdisplayname": "title"})  # any case
+    assert list(items.columns[:1]) == ["item_id"]
+
+
+def test_read_items_without_rename_suggests_it(tmp_path: Path) -> None:
+    path = _write(tmp_path, "styles.csv", (FASHION_HEADER + "7,Men,A,T,S,Navy,Fall,2011,Casual,x\n").encode())
+    with pytest.raises(DataError, match=r"row 1: missing required columns 'item_id', 'title'"):
+        read_items(path)
+
+
+def test_rename_onto_an_existing_column_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"id,item_id,title\n1,A1,x\n")
+    with pytest.raises(DataError) as caught:
+        read_items(path, rename={"id": "item_id"})
+    assert str(caught.value) == (
+        f"{path}, row 1, column 'item_id': cannot rename 'id' to 'item_id': the file already has a "
+        "column 'item_id'; remove that [rename] entry or one of the two columns"
+    )
+
+
+def test_rename_swapping_two_columns_is_fine(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"title,name\nA1,Red shirt\n")
+    items, _ = read_items(path, rename={"title": "item_id", "name": "title"})
+    assert items.iloc[0].to_dict() == {"item_id": "A1", "title": "Red shirt"}
+
+
+def test_rename_of_a_column_the_file_lacks_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,x\n")
+    with pytest.raises(DataError) as caught:
+        read_items(path, rename={"productDisplayName": "title"})
+    assert str(caught.value) == (
+        f"{path}, row 1: the schema renames 'productDisplayName' to 'title', but the header has no "
+        "column 'productDisplayName'; found columns: 'item_id', 'title'"
+    )
+
+
+def test_rename_with_an_unknown_target_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, "items.csv", b"id,title\nA1,x\n")
+    with pytest.raises(ValueError, match="rename id: unknown target 'sku'"):
+        read_items(path, rename={"id": "sku"})
+
+
+def test_read_items_with_a_schema_applies_renames_and_missing_markers(tmp_path: Path) -> None:
+    schema = _schema(tmp_path, '[rename]\nid = "item_id"\nproductDisplayName = "title"\n'
+                               '[missing]\nvalues = ["NA"]\n')
+    path = _write(tmp_path, "styles.csv", (FASHION_HEADER + "7,Men,Apparel,Topwear,Shirts,NA,Fall,"
+                                           "2011,NA,NA\n").encode())
+    items, report = read_items(path, schema=schema)
+    row = items.iloc[0]
+    assert (row["baseColour"], row["usage"], row["title"]) == ("", "", "NA")  # never the title
+    assert "2 cells holding 'NA' taken as empty (baseColour 1, usage 1)" in report.warnings
+
+
+# --- the fashion layout with unquoted commas: reported by line, never dropped silently ----------
+
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
+FASHION_SCHEMA = Path(__file__).resolve().parents[1] / "data" / "fashion_schema.toml"
+
+
+def test_fashion_sample_bad_lines_are_named() -> None:
+    schema = Schema.load(FASHION_SCHEMA)
+    path = SAMPLES / "fashion_styles.csv"
+    with pytest.raises(DataError) as caught:
+        read_items(path, schema=schema)
+    assert caught.value.row == 12
+    assert "expected 10 fields, found 11; 1 more line has the wrong number of fields" in str(caught.value)
+    items, report = read_items(path, schema=schema, on_bad_lines="skip")
+    assert report.skipped_lines == [12, 19]
+    assert len(items) == report.rows == 18
+    assert "skipped 2 lines with the wrong number of fields (expected 10): lines 12, 19" in report.warnings

@@ -45,7 +45,7 @@ class TrainResult:
 def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict]:
     """Validated catalogue and interaction rows (query, item_idx, label, weight) + data notes."""
     schema = Schema.load(inputs.schema) if inputs.schema else Schema()
-    items, item_report = read_items(inputs.items, encoding=inputs.encoding, on_bad_lines=inputs.on_bad_lines)
+    items, item_report = read_items(inputs.items, encoding=inputs.encoding, on_bad_lines=inputs.on_bad_lines, schema=schema)
     catalog = Catalog.build(items, schema.columns)
     inter, inter_report = read_interactions(
         inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding, on_bad_lines=inputs.on_bad_lines
