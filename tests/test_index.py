@@ -1,0 +1,263 @@
+"""The production scoring index against the reference computation (`FacetScorer.forward`).
+
+The model's weights are random rather than trained: exactness must hold for any weights, and
+random ones make every logit, value and prior differ, so a wrong sum cannot hide. The catalogue
+is planted to exercise what the index exploits or must not be fooled by: items sharing attribute
+sets, identical items (exact ties), empty facets, multi-valued facets, multi-word attributes
+(whose exact-match coverage couples query words), and a facet with no attribute at all.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+import torch
+
+import recsys.index as index_module
+from recsys.catalog import Catalog
+from recsys.dataio import read_items
+from recsys.facets import FACETS
+from recsys.index import ScoringIndex, _distinct_rows, _kernels, fast_top_k
+from recsys.recommender import top_k
+from training.fit import TrainConfig, build_featurizer, new_model
+
+COLORS = ["red", "blue", "green", "navy blue", ""]
+STYLES = ["casual", "formal", "casual|formal", ""]
+CATEGORIES = ["dress", "shirt", "dining chair", "dining table"]
+BRANDS = ["Acme", "Borea", "Cirro"]
+QUERIES = [
+    "red",  # one token
+    "scarlet dress",  # a synonym the catalogue never uses
+    "navy blue dining chair",  # two pairs of words that share multi-word attributes
+    "navy",
+    "blue",
+    "dining",
+    "zzqx unknownword",  # words the model has no id for
+    "",  # no token at all
+    "red red dress",  # a repeated word
+    "cheap casual formal acme shirt blue green",
+]
+
+
+def _items(copies: int) -> pd.DataFrame:
+    rows = []
+    for n, (color, style, category, brand) in enumerate(
+        itertools.product(COLORS, STYLES, CATEGORIES, BRANDS)
+    ):
+        for c in range(copies):
+            quality = ["premium", "standard", ""][(n + c) % 3]
+            rows.append({"item_id": f"I{n:04d}-{c}", "title": f"{brand} {category}", "color": color,
+                         "style": style, "quality": quality, "category": category, "brand": brand,
+                         "price": f"{10 + (n * 7 + c * 3) % 90}.00"})
+    return pd.DataFrame(rows)
+
+
+def _index(tmp_path, items: pd.DataFrame, seed: int = 0) -> ScoringIndex:
+    path = tmp_path / "items.csv"
+    items.to_csv(path, index=False)
+    df, _ = read_items(path)
+    catalog = Catalog.build(df)
+    rng = np.random.default_rng(seed)
+    queries = ["scarlet dress", "red shirt", "navy blue chair", "casual dining table", "acme dress"]
+    rows = pd.DataFrame({
+        "query": [queries[i % len(queries)] for i in range(200)],
+        "item_idx": rng.integers(0, catalog.n_items, 200),
+        "label": rng.integers(0, 3, 200).astype(np.float32),
+        "weight": np.ones(200, dtype=np.float32),
+    })
+    featurizer = build_featurizer(catalog, rows, TrainConfig(epochs=1, seed=seed))
+    model = new_model(featurizer, seed)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.7)
+    for table in featurizer.evidence.assoc.values():
+        table.data[:] = rng.random(len(table.data)).astype(np.float32) * 3
+    return ScoringIndex(model, featurizer)
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    return _index(tmp_path_factory.mktemp("index"), _items(copies=2))
+
+
+@pytest.fixture(scope="module")
+def big_index(tmp_path_factory):
+    """Enough items (and duplicates) that the pruned top-k prunes."""
+    return _index(tmp_path_factory.mktemp("big"), _items(copies=12), seed=1)
+
+
+def reference(index: ScoringIndex, query: str, head_weights=None):
+    """(scores, contributions) from FacetScorer.forward over every item: no shortcut."""
+    fz = index.featurizer
+    enc = fz.encode_queries([query])
+    attrs, evidence = fz.item_batch(np.arange(fz.catalog.n_items)[None, :], enc)
+    w = None if head_weights is None else torch.as_tensor(head_weights, dtype=torch.float32)
+    with torch.no_grad():
+        out = index.model(enc.bucket, enc.grams, enc.mask, attrs, evidence, w)
+    return out["scores"][0].numpy(), out["contributions"][0].numpy()
+
+
+WEIGHTS = [None, np.array([1.0, 0.0, 2.5, -0.5], dtype=np.float32)]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("weights", WEIGHTS, ids=["plain", "weighted"])
+def test_scores_and_head_outputs_equal_the_reference(index, query, weights):
+    ref_scores, ref_contrib = reference(index, query, weights)
+    state = index.query_state(query)
+    scale = max(1.0, float(np.abs(ref_scores).max()))
+    np.testing.assert_allclose(index.score(state, weights), ref_scores, atol=2e-6 * scale, rtol=0)
+    heads = index.head_outputs(state) * (1.0 if weights is None else weights)
+    np.testing.assert_allclose(heads, ref_contrib, atol=2e-6 * scale, rtol=0)
+    np.testing.assert_allclose(index.prior + heads.sum(1), ref_scores, atol=2e-6 * scale, rtol=0)
+
+
+def test_query_state_equals_the_models_own_computation(index):
+    """Logits and evidence as the model's heads compute them from `Evidence.dense_rows`."""
+    fz, model = index.featurizer, index.model
+    for query in QUERIES:
+        state = index.query_state(query)
+        enc = fz.encode_queries([query])
+        n_tok = int(enc.mask[0].sum())
+        assert [t.key for t in state.tokens] == [t.key for t in enc.tokens[0]]
+        with torch.no_grad():
+            tok = model.embed_tokens(enc.bucket[0, :n_tok], enc.grams[0, :n_tok])
+            for f in FACETS:
+                head = model.heads[f]
+                q, nm = head.queries(tok)
+                ev = np.stack(fz.evidence.dense_rows(f, enc.word_id[0, :n_tok]), -1)
+                logits = head.match_logits(q @ index.tables[f].keys.T, torch.from_numpy(ev)).numpy()
+                np.testing.assert_allclose(state.logits[f], logits, atol=1e-5)
+                np.testing.assert_allclose(state.no_match[f], nm.numpy(), atol=1e-5)
+                np.testing.assert_allclose(state.evidence[f], ev, atol=1e-6)
+
+
+def test_word_caches_do_not_change_any_float(tmp_path, index):
+    """Per-word caches (including words whose coverage depends on the other query words) give
+    the same floats as a fresh index that has seen no query."""
+    order = ["navy blue dining chair", "navy", "blue", "dining chair", "dining", "navy blue"] * 2
+    warm = [index.score(index.query_state(q)) for q in order]
+    fresh = _index(tmp_path, _items(copies=2))
+    for q, scores in zip(order, warm):
+        fresh._ratio_cache.clear()
+        fresh._token_cache.clear()
+        assert np.array_equal(fresh.score(fresh.query_state(q)), scores)
+    assert not index.query_state("navy blue").context_free.any()  # "navy blue" couples them
+    assert index.query_state("navy dress").context_free.all()
+
+
+def test_a_state_built_by_hand_is_scored_without_its_cached_parts(index):
+    state = index.query_state("scarlet dress casual")
+    bare = index_module.QueryState(state.tokens, state.logits, state.no_match, state.evidence)
+    np.testing.assert_array_equal(index.score(bare), index.score(state))
+
+
+def _masks(n: int, rng: np.random.Generator) -> list[np.ndarray | None]:
+    one = np.zeros(n, dtype=bool)
+    one[n // 2] = True
+    return [None, np.ones(n, dtype=bool), rng.random(n) < 0.5, rng.random(n) < 0.97,
+            rng.random(n) < 0.05, one, np.zeros(n, dtype=bool)]
+
+
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
+def test_top_k_equals_sorting_every_score(big_index, use_kernel):
+    """Same items, same order (ties by catalogue order: the catalogue has identical items),
+    same floats as `recommender.top_k` over `score`, with filters and head weights."""
+    if use_kernel and _kernels() is None:
+        pytest.skip("numba is not installed")
+    index, rng = big_index, np.random.default_rng(0)
+    n = index.n_items
+    index.use_kernel = use_kernel
+    try:
+        for query, weights in itertools.product(QUERIES, WEIGHTS):
+            state = index.query_state(query)
+            scores = index.score(state, weights)
+            for mask in _masks(n, rng):
+                for k in (1, 10, 37, n + 3):
+                    items, item_scores = index.top_k(state, weights, mask, k)
+                    expected = top_k(scores, np.ones(n, dtype=bool) if mask is None else mask, k)
+                    np.testing.assert_array_equal(items, expected)
+                    np.testing.assert_array_equal(item_scores, scores[expected])
+    finally:
+        index.use_kernel = True
+
+
+def test_top_k_prunes_on_this_catalogue(big_index, monkeypatch):
+    """The pruned path is the one exercised above: most queries never score every item."""
+    full = []
+    monkeypatch.setattr(big_index, "use_kernel", False)
+    original = big_index._full_top_k
+    monkeypatch.setattr(big_index, "_full_top_k", lambda *a: full.append(1) or original(*a))
+    queries = [q for q in QUERIES if q.strip()]
+    for q in queries:
+        big_index.top_k(big_index.query_state(q), None, None, 10)
+    assert len(full) < len(queries) / 2
+
+
+def test_top_k_edge_cases(index):
+    state = index.query_state("red dress")
+    for k in (0, -1):
+        items, scores = index.top_k(state, None, None, k)
+        assert len(items) == 0 and len(scores) == 0
+
+
+def test_a_facet_without_attributes(tmp_path):
+    """Only a title and a colour: quality and style have an empty vocabulary."""
+    items = pd.DataFrame({"item_id": [f"x{i}" for i in range(40)],
+                          "title": [f"{c} thing {i % 3}" for i, c in enumerate(["red", "blue"] * 20)],
+                          "color": ["red", "blue", "green", ""] * 10})
+    index = _index(tmp_path, items)
+    assert index.tables["style"].sets.shape[1] == 0
+    for query in ["red thing", "blue", "nothing here", ""]:
+        ref, _ = reference(index, query)
+        state = index.query_state(query)
+        np.testing.assert_allclose(index.score(state), ref, atol=1e-5)
+        items_, _ = index.top_k(state, None, None, 7)
+        np.testing.assert_array_equal(items_, top_k(index.score(state), np.ones(40, dtype=bool), 7))
+
+
+def test_serving_index_is_small(big_index):
+    assert big_index.nbytes() / big_index.n_items < 200
+
+
+# ---- building blocks -----------------------------------------------------------------------------
+
+
+def _naive_distinct(x: sp.csr_matrix) -> np.ndarray:
+    seen: dict[tuple, int] = {}
+    return np.array([seen.setdefault(tuple(sorted(x.indices[x.indptr[i]:x.indptr[i + 1]])), len(seen))
+                     for i in range(x.shape[0])])
+
+
+@pytest.mark.parametrize("collide", [False, True], ids=["hashed", "every-hash-collides"])
+def test_distinct_rows(collide, monkeypatch):
+    if collide:  # every set hashes alike: the exact check must catch it and regroup
+        monkeypatch.setattr(index_module, "_mix64", lambda x: np.zeros(np.shape(x), dtype=np.uint64))
+    rng = np.random.default_rng(3)
+    rows, cols = [], []
+    for i in range(500):
+        width = rng.integers(0, 4)  # some rows are empty
+        picked = rng.choice(6, size=width, replace=False)  # unsorted, few distinct sets
+        rows += [i] * width
+        cols += picked.tolist()
+    x = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(500, 6))
+    x.has_sorted_indices = False
+    sets, item_set = _distinct_rows(x)
+    np.testing.assert_array_equal(item_set, _naive_distinct(x))  # numbered by first appearance
+    np.testing.assert_array_equal(sets[item_set].toarray(), (x.toarray() > 0).astype(np.float32))
+    assert sets.shape[0] == len(set(item_set.tolist()))
+
+
+def test_fast_top_k_equals_top_k():
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 100, 5000):
+        scores = rng.integers(0, 20, n).astype(np.float32)  # many ties
+        for mask in [None] + _masks(n, rng)[1:]:
+            for k in (1, 3, 10, n, n + 5):
+                eligible = np.ones(n, dtype=bool) if mask is None else mask
+                np.testing.assert_array_equal(fast_top_k(scores, mask, k), top_k(scores, eligible, k))
