@@ -429,6 +429,17 @@ class ScoringIndex:
 
 
 # ---- the compiled top-k ----------------------------------------------------------------------------
+# Module-level functions, so that numba's on-disk cache can serve them to every later process.
+
+try:
+    import numba
+except Exception:  # not installed (or broken): the numpy path does the same work
+    numba = None
+
+
+def _jit(fn):
+    return numba.njit(cache=True, nogil=True)(fn) if numba is not None else None
+
 
 _KERNELS: list = []
 
@@ -440,15 +451,16 @@ class _Kernels:
 
 def _kernels() -> _Kernels | None:
     """The numba-compiled pruned top-k, or None without a working numba (the numpy path gives
-    the same answers). Compiled on first use (numba caches the machine code on disk)."""
+    the same answers). Compiled on first use, or loaded from numba's cache."""
     if not _KERNELS:
-        try:
-            kernels = _compile_kernels()
-            _warm_up(kernels)
-        except Exception as exc:  # no numba, or it cannot compile here: numpy does the work
-            if not isinstance(exc, ImportError):
+        kernels = None
+        if numba is not None:
+            try:
+                kernels = _Kernels(_top_k_kernel)
+                _warm_up(kernels)
+            except Exception as exc:  # it cannot compile here: numpy does the work
                 warnings.warn(f"recsys.index: compiled top-k unavailable ({exc}); using numpy", stacklevel=2)
-            kernels = None
+                kernels = None
         _KERNELS.append(kernels)
     return _KERNELS[0]
 
@@ -463,145 +475,141 @@ def _warm_up(kernels: _Kernels) -> None:
                   np.ones(0, dtype=np.bool_), False, 1, 0)
 
 
-def _compile_kernels() -> _Kernels:
-    import numba
+@_jit
+def _worse(s_a, i_a, s_b, i_b):
+    """Whether item a ranks below item b: lower score, or the same score and a later index."""
+    return s_a < s_b or (s_a == s_b and i_a > i_b)
 
-    jit = numba.njit(cache=True, nogil=True)
 
-    @jit
-    def worse(s_a, i_a, s_b, i_b):
-        """Whether item a ranks below item b: lower score, or the same score and a later index."""
-        return s_a < s_b or (s_a == s_b and i_a > i_b)
-
-    @jit
-    def offer(heap_s, heap_i, size, s, i):
-        """Keeps the `len(heap_s)` best items offered so far in a heap whose root is the worst
-        of them; returns the new size."""
-        k = len(heap_s)
-        if size < k:
-            c = size
-            size += 1
-        elif worse(heap_s[0], heap_i[0], s, i):
-            # replace the root, then sift the hole down
-            c = 0
-            while True:
-                left = 2 * c + 1
-                if left >= k:
-                    break
-                child = left
-                if left + 1 < k and worse(heap_s[left + 1], heap_i[left + 1], heap_s[left], heap_i[left]):
-                    child = left + 1
-                if worse(heap_s[child], heap_i[child], s, i):
-                    heap_s[c], heap_i[c] = heap_s[child], heap_i[child]
-                    c = child
-                else:
-                    break
-            heap_s[c], heap_i[c] = s, i
-            return size
-        else:
-            return size
-        while c > 0:  # sift up a new leaf
-            parent = (c - 1) // 2
-            if worse(s, i, heap_s[parent], heap_i[parent]):
-                heap_s[c], heap_i[c] = heap_s[parent], heap_i[parent]
-                c = parent
+@_jit
+def _offer(heap_s, heap_i, size, s, i):
+    """Keeps the `len(heap_s)` best items offered so far in a heap whose root is the worst
+    of them; returns the new size."""
+    k = len(heap_s)
+    if size < k:
+        c = size
+        size += 1
+    elif _worse(heap_s[0], heap_i[0], s, i):
+        # replace the root, then sift the hole down
+        c = 0
+        while True:
+            left = 2 * c + 1
+            if left >= k:
+                break
+            child = left
+            if left + 1 < k and _worse(heap_s[left + 1], heap_i[left + 1], heap_s[left], heap_i[left]):
+                child = left + 1
+            if _worse(heap_s[child], heap_i[child], s, i):
+                heap_s[c], heap_i[c] = heap_s[child], heap_i[child]
+                c = child
             else:
                 break
         heap_s[c], heap_i[c] = s, i
         return size
-
-    @jit
-    def top_k(tables, tab_off, ids, order, by_id, ptr, counts, eligible, use_eligible, k, seed_group):
-        """The k best eligible items (unsorted; the caller sorts them): what
-        `ScoringIndex._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
-
-        Items go through a heap of the k best (score, then lower index), so ties are exact.
-        Seeds first: the items of the seed group's best ids (about 1024, found with a histogram
-        of its table weighted by items per id); the heap's worst score is then a lower bound L.
-        Then only the items of the pivot group's ids that can still reach L (given every other
-        group's maximum) are scored, or every item if that prunes too little. Scores are summed
-        group by group in float32, in the same order as `ScoringIndex.score`."""
-        n_groups, n = ids.shape
-        maxima = np.empty(n_groups)
-        for g in range(n_groups):
-            maxima[g] = tables[tab_off[g] : tab_off[g + 1]].max()
-        total_max = maxima.sum()
-        heap_s = np.empty(k, dtype=np.float32)
-        heap_i = np.empty(k, dtype=np.int64)
-        size = 0
-
-        g = seed_group
-        lo, n_ids = tab_off[g], tab_off[g + 1] - tab_off[g]
-        top, low = maxima[g], tables[lo : lo + n_ids].min()
-        cut = low
-        if top > low:
-            n_bins = 256
-            hist = np.zeros(n_bins, dtype=np.int64)
-            scale = (n_bins - 1) / (top - low)
-            for c in range(n_ids):
-                hist[int((tables[lo + c] - low) * scale)] += counts[lo + c]
-            total = 0
-            for b in range(n_bins - 1, -1, -1):
-                total += hist[b]
-                if total >= 1024:
-                    cut = low + b / scale
-                    break
-        for c in range(n_ids):
-            if tables[lo + c] >= cut:
-                for j in range(ptr[lo + g + c], ptr[lo + g + c + 1]):
-                    i = order[g, j]
-                    if use_eligible and not eligible[i]:
-                        continue
-                    s = tables[tab_off[0] + by_id[g, 0, j]]
-                    for q in range(1, n_groups):
-                        s += tables[tab_off[q] + by_id[g, q, j]]
-                    size = offer(heap_s, heap_i, size, s, i)
-
-        pivot = -1
-        thresholds = np.full(n_groups, -np.inf)
-        if size == k:
-            bound = heap_s[0]
-            margin = 1e-5 * (abs(bound) + np.abs(maxima).sum()) + 1e-30  # float rounding
-            fewest = n // 3  # scanning more than this, a plain pass over every item is cheaper
-            for q in range(n_groups):
-                thresholds[q] = bound - (total_max - maxima[q]) - margin
-                items = 0
-                for c in range(tab_off[q], tab_off[q + 1]):
-                    if tables[c] >= thresholds[q]:
-                        items += counts[c]
-                if items < fewest:
-                    pivot, fewest = q, items
-
-        if pivot < 0:
-            for i in range(n):
-                if tables[lo + ids[g, i]] >= cut or (use_eligible and not eligible[i]):
-                    continue  # a seed: offered already
-                s = tables[tab_off[0] + ids[0, i]]
-                for q in range(1, n_groups):
-                    s += tables[tab_off[q] + ids[q, i]]
-                if size < k or not worse(s, i, heap_s[0], heap_i[0]):
-                    size = offer(heap_s, heap_i, size, s, i)
+    else:
+        return size
+    while c > 0:  # sift up a new leaf
+        parent = (c - 1) // 2
+        if _worse(s, i, heap_s[parent], heap_i[parent]):
+            heap_s[c], heap_i[c] = heap_s[parent], heap_i[parent]
+            c = parent
         else:
-            p, base = pivot, tab_off[pivot]
-            for c in range(tab_off[p + 1] - base):
-                if tables[base + c] < thresholds[p]:
-                    continue
-                for j in range(ptr[base + p + c], ptr[base + p + c + 1]):
-                    if tables[lo + by_id[p, g, j]] >= cut:
-                        continue  # a seed: offered already
-                    s = tables[tab_off[0] + by_id[p, 0, j]]
-                    for q in range(1, n_groups):
-                        s += tables[tab_off[q] + by_id[p, q, j]]
-                    if s < heap_s[0]:
-                        continue
-                    i = order[p, j]
-                    if use_eligible and not eligible[i]:
-                        continue
-                    if not worse(s, i, heap_s[0], heap_i[0]):
-                        size = offer(heap_s, heap_i, size, s, i)
-        return heap_i[:size], heap_s[:size]
+            break
+    heap_s[c], heap_i[c] = s, i
+    return size
 
-    return _Kernels(top_k)
+
+@_jit
+def _top_k_kernel(tables, tab_off, ids, order, by_id, ptr, counts, eligible, use_eligible, k, seed_group):
+    """The k best eligible items (unsorted; the caller sorts them): what
+    `ScoringIndex._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
+
+    Items go through a heap of the k best (score, then lower index), so ties are exact.
+    Seeds first: the items of the seed group's best ids (about 1024, found with a histogram
+    of its table weighted by items per id); the heap's worst score is then a lower bound L.
+    Then only the items of the pivot group's ids that can still reach L (given every other
+    group's maximum) are scored, or every item if that prunes too little. Scores are summed
+    group by group in float32, in the same order as `ScoringIndex.score`."""
+    n_groups, n = ids.shape
+    maxima = np.empty(n_groups)
+    for g in range(n_groups):
+        maxima[g] = tables[tab_off[g] : tab_off[g + 1]].max()
+    total_max = maxima.sum()
+    heap_s = np.empty(k, dtype=np.float32)
+    heap_i = np.empty(k, dtype=np.int64)
+    size = 0
+
+    g = seed_group
+    lo, n_ids = tab_off[g], tab_off[g + 1] - tab_off[g]
+    top, low = maxima[g], tables[lo : lo + n_ids].min()
+    cut = low
+    if top > low:
+        n_bins = 256
+        hist = np.zeros(n_bins, dtype=np.int64)
+        scale = (n_bins - 1) / (top - low)
+        for c in range(n_ids):
+            hist[int((tables[lo + c] - low) * scale)] += counts[lo + c]
+        total = 0
+        for b in range(n_bins - 1, -1, -1):
+            total += hist[b]
+            if total >= 1024:
+                cut = low + b / scale
+                break
+    for c in range(n_ids):
+        if tables[lo + c] >= cut:
+            for j in range(ptr[lo + g + c], ptr[lo + g + c + 1]):
+                i = order[g, j]
+                if use_eligible and not eligible[i]:
+                    continue
+                s = tables[tab_off[0] + by_id[g, 0, j]]
+                for q in range(1, n_groups):
+                    s += tables[tab_off[q] + by_id[g, q, j]]
+                size = _offer(heap_s, heap_i, size, s, i)
+
+    pivot = -1
+    thresholds = np.full(n_groups, -np.inf)
+    if size == k:
+        bound = heap_s[0]
+        margin = 1e-5 * (abs(bound) + np.abs(maxima).sum()) + 1e-30  # float rounding
+        fewest = n // 3  # scanning more than this, a plain pass over every item is cheaper
+        for q in range(n_groups):
+            thresholds[q] = bound - (total_max - maxima[q]) - margin
+            items = 0
+            for c in range(tab_off[q], tab_off[q + 1]):
+                if tables[c] >= thresholds[q]:
+                    items += counts[c]
+            if items < fewest:
+                pivot, fewest = q, items
+
+    if pivot < 0:
+        for i in range(n):
+            if tables[lo + ids[g, i]] >= cut or (use_eligible and not eligible[i]):
+                continue  # a seed: offered already
+            s = tables[tab_off[0] + ids[0, i]]
+            for q in range(1, n_groups):
+                s += tables[tab_off[q] + ids[q, i]]
+            if size < k or not _worse(s, i, heap_s[0], heap_i[0]):
+                size = _offer(heap_s, heap_i, size, s, i)
+    else:
+        p, base = pivot, tab_off[pivot]
+        for c in range(tab_off[p + 1] - base):
+            if tables[base + c] < thresholds[p]:
+                continue
+            for j in range(ptr[base + p + c], ptr[base + p + c + 1]):
+                if tables[lo + by_id[p, g, j]] >= cut:
+                    continue  # a seed: offered already
+                s = tables[tab_off[0] + by_id[p, 0, j]]
+                for q in range(1, n_groups):
+                    s += tables[tab_off[q] + by_id[p, q, j]]
+                if s < heap_s[0]:
+                    continue
+                i = order[p, j]
+                if use_eligible and not eligible[i]:
+                    continue
+                if not _worse(s, i, heap_s[0], heap_i[0]):
+                    size = _offer(heap_s, heap_i, size, s, i)
+    return heap_i[:size], heap_s[:size]
+
 
 
 # ---- top-k ---------------------------------------------------------------------------------------

@@ -82,6 +82,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int)
     s.add_argument("--model", type=Path)
     s.set_defaults(run=cmd_serve)
+
+    b = sub.add_parser("bench", help="latency of the model against the reference, bm25s and tantivy")
+    b.add_argument("--items", type=int, default=100_000)
+    b.add_argument("--queries", type=int, default=200)
+    b.add_argument("--sessions", type=int, help="training sessions to generate (default: from --items)")
+    b.add_argument("--reference-seconds", type=float, default=30.0,
+                   help="time budget of the (slow) reference attention; at least 3 queries")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(run=cmd_bench)
     return p
 
 
@@ -167,6 +177,14 @@ def cmd_serve(args) -> int:
 
     settings = _settings()
     serve(settings, host=args.host, port=args.port, model=args.model)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from training.bench import format_report, run_bench
+
+    result = run_bench(args.items, args.queries, args.seed, args.sessions, args.reference_seconds)
+    print(json.dumps(result) if args.json else format_report(result))
     return 0
 
 

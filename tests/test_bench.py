@@ -1,0 +1,30 @@
+"""`recsys bench`: a small smoke run. No timing is asserted (the machine is shared)."""
+
+from __future__ import annotations
+
+import json
+
+from training.bench import format_report
+from training.cli import main
+
+ENGINES = ("model", "index", "index_cold", "reference", "bm25s", "tantivy")
+
+
+def test_bench_json_smoke_run(capsys):
+    assert main(["bench", "--items", "2000", "--queries", "20", "--json"]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out)  # exactly one JSON object on stdout; progress goes to stderr
+    assert result["items"] == 2000 and result["queries"] == 20
+    for name in ENGINES:
+        figures = result[name]
+        assert set(figures) >= {"p50_ms", "p99_ms", "qps", "build_s"}
+        assert 0 < figures["p50_ms"] <= figures["p99_ms"]
+        assert figures["qps"] > 0 and figures["build_s"] >= 0
+    assert result["reference"]["queries"] >= 3
+    # the production path is exact: it ranks like the reference and its scores are the same
+    assert result["agree@10"] >= 0.9
+    assert result["max_abs_score_diff"] < 1e-3
+    assert 0 < result["bytes_per_item"] < 2000
+    assert result["training"]["interactions_per_s"] > 0
+    report = format_report(result)
+    assert "tantivy" in report and "interactions/s" in report and "bytes per item" in report

@@ -1,0 +1,300 @@
+"""`recsys bench`: the production scorer against the reference attention and two lexical engines,
+on one synthetic catalogue and one query set, side by side in one process.
+
+Latencies are for a top-10 answer to one query at a time, measured round-robin (each query goes
+to every engine in turn) so that the noise of a shared machine falls on all of them alike; compare
+the ratios, not the absolute figures. The reference is `FacetScorer.forward` over every item in
+blocks, the computation training runs, with no shortcut; it is slow, so it runs on as many queries
+as fit its time budget (reported). Agreement@10 compares its top 10 with the production top 10.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from recsys.baselines import BM25Ranker
+from recsys.recommender import Recommender, top_k
+from recsys.synthetic import generate
+from recsys.tokenize import match_keys
+
+from .examples import make_groups
+from .fit import TrainConfig, build_featurizer, fit_model, new_model
+from .train import TrainInputs, load_training_data
+
+K = 10
+REFERENCE_BLOCK = 8192  # items per call of the reference forward
+
+
+@dataclass
+class Engine:
+    name: str
+    search: Callable[[str], np.ndarray]  # query -> top-10 item indices, best first
+    build_s: float
+    note: str = ""
+    latencies: list[float] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        lat = np.asarray(self.latencies) * 1e3
+        out = {"p50_ms": _r(np.percentile(lat, 50)), "p99_ms": _r(np.percentile(lat, 99)),
+               "qps": _r(1e3 / lat.mean()), "build_s": _r(self.build_s), "queries": len(lat)}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def _r(x: float) -> float:
+    return float(f"{x:.4g}")
+
+
+def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessions: int | None = None,
+              reference_budget_s: float = 30.0, log: Callable[[str], None] | None = None) -> dict:
+    """Runs the whole benchmark and returns its figures (see `recsys bench --help`)."""
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    sessions = sessions if sessions is not None else min(4000, max(300, n_items // 2))
+    with tempfile.TemporaryDirectory(prefix="recsys-bench-") as tmp:
+        t0 = time.perf_counter()
+        generate(tmp, n_items=n_items, n_queries=sessions, seed=seed)
+        log(f"generated {n_items} items, {sessions} sessions in {time.perf_counter() - t0:.1f}s")
+        t0 = time.perf_counter()
+        catalog, rows, _ = load_training_data(TrainInputs(Path(tmp) / "items.csv", Path(tmp) / "interactions.csv"))
+        queries = _query_set(Path(tmp) / "judgments.csv", rows, n_queries)
+        log(f"read the catalogue in {time.perf_counter() - t0:.1f}s; {len(queries)} queries")
+
+    # training: one epoch of fit_model on every generated interaction
+    cfg = TrainConfig(epochs=1, seed=seed)
+    featurizer = build_featurizer(catalog, rows, cfg)
+    model = new_model(featurizer, seed)
+    groups = make_groups(rows, catalog.n_items)
+    t0 = time.perf_counter()
+    fit_model(model, featurizer, groups, cfg)
+    fit_s = time.perf_counter() - t0
+    training = {"interactions": len(rows), "examples": len(groups.positive), "epoch_s": _r(fit_s),
+                "interactions_per_s": _r(len(rows) / fit_s), "threads": torch.get_num_threads()}
+    log(f"trained one epoch in {fit_s:.1f}s: {training['interactions_per_s']:.0f} interactions/s")
+
+    t0 = time.perf_counter()
+    rec = Recommender(model, featurizer)
+    model_build = time.perf_counter() - t0
+    log(f"built the scoring index in {model_build:.2f}s")
+
+    index = rec.index
+    engines = [
+        Engine("model", lambda q: _item_indices(rec, rec.recommend(q, k=K, explain=False)),
+               model_build, "Recommender.recommend(k=10, explain=False)"),
+        Engine("index", lambda q: index.top_k(index.query_state(q), None, None, K)[0], model_build,
+               "ScoringIndex.query_state + top_k: the scoring alone, no result objects"),
+        Engine("index_cold", lambda q: _cold(index, q), model_build,
+               "the same with its per-word caches emptied before every query"),
+    ]
+    engines += _lexical_engines(catalog.texts, log)
+
+    for e in engines:  # warm-up: caches, JIT compilation, first-call allocations
+        for q in queries[:5]:
+            e.search(q)
+    gc.collect()
+    gc.disable()
+    try:
+        for q in queries:
+            for e in engines:
+                t0 = time.perf_counter()
+                e.search(q)
+                e.latencies.append(time.perf_counter() - t0)
+    finally:
+        gc.enable()
+
+    ref, agree, max_diff = _reference(rec, queries, reference_budget_s, log)
+    result = {"items": catalog.n_items, "queries": len(queries)}
+    result.update({e.name: e.summary() for e in engines})
+    result["reference"] = ref.summary()
+    result["agree@10"] = _r(agree)
+    result["max_abs_score_diff"] = float(f"{max_diff:.3g}")
+    result["bytes_per_item"] = int(round(rec.index.nbytes() / max(catalog.n_items, 1)))
+    result["training"] = training
+    p50 = result["model"]["p50_ms"]
+    tantivy = result["tantivy"]["p50_ms"]
+    result["ratios"] = {"reference_p50_over_model": _r(result["reference"]["p50_ms"] / p50),
+                        "model_p50_over_tantivy": _r(p50 / tantivy),
+                        "index_p50_over_tantivy": _r(result["index"]["p50_ms"] / tantivy)}
+    return result
+
+
+def _query_set(judgments: Path, rows: pd.DataFrame, n: int) -> list[str]:
+    """Held-out judged queries first, then training queries; repeated if there are fewer."""
+    judged = pd.read_csv(judgments, dtype=str, keep_default_na=False)["query"].tolist()
+    distinct = list(dict.fromkeys(judged + rows["query"].tolist()))
+    distinct = [q for q in distinct if q.strip()]
+    if not distinct:
+        raise ValueError("the generated data has no query")
+    return [distinct[i % len(distinct)] for i in range(n)]
+
+
+def _cold(index, q: str) -> np.ndarray:
+    index._token_cache.clear()
+    index._ratio_cache.clear()
+    return index.top_k(index.query_state(q), None, None, K)[0]
+
+
+def _item_indices(rec: Recommender, result) -> np.ndarray:
+    return np.array([rec.catalog.idx(it.item_id) for it in result.items], dtype=np.int64)
+
+
+# ---- lexical engines -----------------------------------------------------------------------------
+
+
+def _lexical_engines(texts: list[str], log) -> list[Engine]:
+    engines = []
+    t0 = time.perf_counter()
+    ranker = BM25Ranker().fit(texts)
+    built = time.perf_counter() - t0
+    everything = np.ones(len(texts), dtype=bool)
+    engines.append(Engine("bm25s", lambda q: top_k(ranker.score(q), everything, K), built,
+                          "recsys.baselines.BM25Ranker: bm25s numpy backend, all scores then top-10"))
+    log(f"bm25s (numpy) index built in {built:.1f}s")
+
+    numba_engine = _bm25s_numba(texts)
+    if numba_engine is not None:
+        engines.append(numba_engine)
+        log(f"bm25s (numba) index built in {numba_engine.build_s:.1f}s")
+    else:
+        log("bm25s numba backend unavailable (numba not installed): skipped")
+
+    engines.append(_tantivy(texts))
+    log(f"tantivy index built in {engines[-1].build_s:.1f}s")
+    return engines
+
+
+def _bm25s_numba(texts: list[str]) -> Engine | None:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return None
+    import bm25s
+
+    t0 = time.perf_counter()
+    corpus = [match_keys(text) for text in texts]
+    retriever = bm25s.BM25(k1=1.5, b=0.75, method="lucene", backend="numba")
+    retriever.index(corpus, show_progress=False)
+    vocab = retriever.vocab_dict
+    built = time.perf_counter() - t0
+    k = min(K, len(texts))
+
+    def search(q: str) -> np.ndarray:
+        tokens = [t for t in match_keys(q) if t in vocab]
+        if not tokens:
+            return np.zeros(0, dtype=np.int64)
+        docs, _ = retriever.retrieve([tokens], k=k, show_progress=False, n_threads=1)
+        return docs[0]
+
+    return Engine("bm25s_numba", search, built, "bm25s numba backend, retrieve(k=10), 1 thread")
+
+
+_NOT_WORD = re.compile(r"[^\w\s]+")
+
+
+def _tantivy(texts: list[str]) -> Engine:
+    import tantivy
+
+    t0 = time.perf_counter()
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("body", stored=False, tokenizer_name="en_stem")
+    sb.add_integer_field("idx", stored=True, indexed=False)
+    index = tantivy.Index(sb.build())
+    writer = index.writer(heap_size=256_000_000, num_threads=1)
+    for i, text in enumerate(texts):
+        writer.add_document(tantivy.Document(body=text, idx=i))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    searcher = index.searcher()
+    built = time.perf_counter() - t0
+    one_segment = searcher.num_segments == 1
+
+    def search(q: str) -> np.ndarray:
+        text = _NOT_WORD.sub(" ", q).strip()
+        if not text:
+            return np.zeros(0, dtype=np.int64)
+        hits = searcher.search(index.parse_query(text, ["body"]), K).hits
+        if one_segment:  # doc ids are insertion order
+            return np.array([addr.doc for _, addr in hits], dtype=np.int64)
+        return np.array([searcher.doc(addr)["idx"][0] for _, addr in hits], dtype=np.int64)
+
+    return Engine("tantivy", search, built, "tantivy en_stem, OR of the query words, top-10")
+
+
+# ---- the reference ---------------------------------------------------------------------------------
+
+
+def reference_scores(rec: Recommender, query: str, block: int = REFERENCE_BLOCK) -> np.ndarray:
+    """(n_items,) scores from `FacetScorer.forward` over every item, in blocks: no shortcut."""
+    feat, n = rec.featurizer, rec.catalog.n_items
+    enc = feat.encode_queries([query])
+    out = np.empty(n, dtype=np.float32)
+    with torch.no_grad():
+        for lo in range(0, n, block):
+            items = np.arange(lo, min(n, lo + block))[None, :]
+            attrs, evidence = feat.item_batch(items, enc)
+            out[lo : lo + items.shape[1]] = rec.model(enc.bucket, enc.grams, enc.mask, attrs, evidence)["scores"][0].numpy()
+    return out
+
+
+def _reference(rec: Recommender, queries: list[str], budget_s: float, log) -> tuple[Engine, float, float]:
+    n = rec.catalog.n_items
+    everything = np.ones(n, dtype=bool)
+    engine = Engine("reference", lambda q: top_k(reference_scores(rec, q), everything, K), 0.0,
+                    "FacetScorer.forward over all items in blocks of %d, 1 torch thread" % REFERENCE_BLOCK)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    agreements, max_diff = [], 0.0
+    started = time.perf_counter()
+    try:
+        for i, q in enumerate(dict.fromkeys(queries)):
+            if i >= 3 and time.perf_counter() - started > budget_s:
+                break
+            t0 = time.perf_counter()
+            ref = reference_scores(rec, q)
+            ref_top = top_k(ref, everything, K)
+            engine.latencies.append(time.perf_counter() - t0)
+            prod_top = _item_indices(rec, rec.recommend(q, k=K, explain=False))
+            agreements.append(len(set(ref_top.tolist()) & set(prod_top.tolist())) / max(len(ref_top), 1))
+            max_diff = max(max_diff, float(np.abs(rec.scores(q) - ref).max()))
+    finally:
+        torch.set_num_threads(threads)
+    log(f"reference on {len(engine.latencies)} queries in {time.perf_counter() - started:.1f}s")
+    return engine, float(np.mean(agreements)), max_diff
+
+
+# ---- report ----------------------------------------------------------------------------------------
+
+
+def format_report(result: dict) -> str:
+    lines = [f"{result['items']} items, {result['queries']} queries, top-10, one query at a time, "
+             "engines interleaved query by query",
+             f"{'engine':<12} {'p50 ms':>9} {'p99 ms':>9} {'q/s':>9} {'build s':>8}  queries"]
+    for name in ("model", "index", "index_cold", "reference", "bm25s", "bm25s_numba", "tantivy"):
+        if name in result:
+            r = result[name]
+            lines.append(f"{name:<12} {r['p50_ms']:>9.4g} {r['p99_ms']:>9.4g} {r['qps']:>9.4g} "
+                         f"{r['build_s']:>8.3g}  {r['queries']}  {r.get('note', '')}")
+    t = result["training"]
+    lines += [
+        f"agreement@10 with the reference: {result['agree@10']:.3f}  "
+        f"(max |score difference| {result['max_abs_score_diff']:.2g})",
+        f"serving index: {result['bytes_per_item']} bytes per item",
+        f"reference p50 / model p50: {result['ratios']['reference_p50_over_model']:.4g}x;  "
+        f"model p50 / tantivy p50: {result['ratios']['model_p50_over_tantivy']:.3g};  "
+        f"index p50 / tantivy p50: {result['ratios']['index_p50_over_tantivy']:.3g}",
+        f"training: {t['interactions_per_s']:.4g} interactions/s ({t['interactions']} interactions, "
+        f"one epoch in {t['epoch_s']:.3g}s, {t['threads']} torch threads)",
+    ]
+    return "\n".join(lines)
