@@ -43,6 +43,9 @@ from .model import FacetScorer
 from .words import QueryToken, hashed_features, query_tokens
 
 
+CACHE_BYTES = 32 << 20  # bound of each per-word cache of an index (rows of floats per word)
+
+
 @dataclass
 class FacetTables:
     keys: torch.Tensor  # (V, K)
@@ -148,7 +151,7 @@ class ScoringIndex:
             t.sum_duplicates()
         self._attr_words = np.maximum(np.asarray(self._exact.sum(axis=0)).ravel(), 1.0).astype(np.float32)
         self._token_cache: dict[str, np.ndarray] = {}
-        self._token_cache_size = max(256, (64 << 20) // (12 * (v_total + len(FACETS))))
+        self._token_cache_size = max(16, CACHE_BYTES // (12 * (v_total + len(FACETS))))
 
     def _fold_item_tables(self) -> None:
         """Distinct sets of all facets as one block-diagonal matrix, and the scoring groups."""
@@ -183,7 +186,7 @@ class ScoringIndex:
         self._seed_group = int(np.argmax([g.size for g in self.groups]))
         self._no_mask = np.ones(0, dtype=np.bool_)
         self._ratio_cache: dict[str, np.ndarray] = {}
-        self._ratio_cache_size = max(64, (64 << 20) // (4 * max(int(self.set_offsets[-1]), 1)))
+        self._ratio_cache_size = max(16, CACHE_BYTES // (4 * max(int(self.set_offsets[-1]), 1)))
         self.use_kernel = True  # the compiled top-k when numba works here; False = numpy only
         if self.use_kernel:
             _kernels()  # compile (or load from numba's cache) now, not on the first request
