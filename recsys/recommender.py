@@ -11,7 +11,7 @@ from .catalog import Catalog
 from .encoding import Featurizer
 from .explain import Explanation, HeadDetail, detail_item, explain_item
 from .facets import FACETS
-from .index import ScoringIndex
+from .index import ScoringIndex, fast_top_k
 from .model import FacetScorer
 
 
@@ -80,7 +80,7 @@ class Recommender:
     def scores(self, query: str, head_weights: Mapping[str, float] | None = None) -> np.ndarray:
         """(n_items,) scores of the whole catalogue."""
         state = self.index.query_state(query)
-        return self.index.prior + self.index.head_outputs(state) @ self.head_weight_vector(head_weights)
+        return self.index.score(state, self.head_weight_vector(head_weights))
 
     def recommend(
         self,
@@ -96,21 +96,20 @@ class Recommender:
         weights = self.head_weight_vector(head_weights)
         eligible = self._eligible(filters, exclude, candidates)
         state = self.index.query_state(query)
-        scores = self.index.prior + self.index.head_outputs(state) @ weights
-        order = top_k(scores, eligible, offset + k)[offset:]
+        order, top_scores = self.index.top_k(state, weights, eligible, offset + k)
         items = [
             RankedItem(
                 item_id=self.catalog.item_ids[i],
                 title=self.catalog.titles[i],
                 rank=offset + r + 1,
-                score=float(scores[i]),
+                score=float(s),
                 attributes=self.catalog.attribute_labels(i),
                 explanation=explain_item(self.index, state, i, weights, offset + r + 1) if explain else None,
             )
-            for r, i in enumerate(order)
+            for r, (i, s) in enumerate(zip(order[offset:], top_scores[offset:]))
         ]
         tokens = [t.surface for t in state.tokens]
-        return Recommendation(query, tokens, self.version, items, int(eligible.sum()))
+        return Recommendation(query, tokens, self.version, items, int(np.count_nonzero(eligible)))
 
     def _eligible(self, filters, exclude, candidates) -> np.ndarray:
         if filters:
@@ -161,15 +160,4 @@ class Recommender:
 
 def top_k(scores: np.ndarray, eligible: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k best eligible items, best first; ties broken by catalogue order."""
-    idx = np.flatnonzero(eligible)
-    if k <= 0 or len(idx) == 0:
-        return idx[:0]
-    s = scores[idx]
-    if k < len(idx):
-        part = np.argpartition(-s, k - 1)[:k]
-        # take everything tied with the k-th score so that the tie-break is stable
-        kth = s[part].min()
-        part = np.flatnonzero(s >= kth)
-        idx, s = idx[part], s[part]
-    order = np.lexsort((idx, -s))[:k]
-    return idx[order]
+    return fast_top_k(scores, eligible, k)
