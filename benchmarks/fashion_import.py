@@ -41,7 +41,7 @@ def import_report(items_path: Path, schema_path: Path | None, on_bad_lines: str 
     t0 = time.perf_counter()
     schema = Schema.load(schema_path) if schema_path else Schema()
     items, report = read_items(items_path, on_bad_lines=on_bad_lines, schema=schema)
-    catalog = Catalog.build(items, schema.columns)
+    catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon)
     facets = {}
     for f in FACETS:
         m = catalog.item_attrs[f].tocsc()

@@ -32,7 +32,7 @@ from .model import FacetScorer, ModelConfig
 from .recommender import Recommender
 from .words import WordTable
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CURRENT_POINTER = "current"
 _FILES = ("manifest.json", "model.safetensors", "arrays.safetensors", "catalog.json", "words.json")
 
@@ -184,8 +184,8 @@ def load_version(path: str | Path) -> Recommender:
     )
     cfg = ModelConfig.from_json(manifest["config"])
     featurizer = Featurizer(catalog, words, evidence, cfg)
-    attr_words, attr_keys, learnable = featurizer.attribute_buffers()
-    model = FacetScorer(cfg, attr_words, attr_keys, learnable)
+    buffers = featurizer.attribute_buffers()
+    model = FacetScorer(cfg, *buffers)
     state = load_tensors(str(folder / "model.safetensors"))
     try:
         model.load_state_dict(state)

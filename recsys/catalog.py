@@ -174,7 +174,7 @@ class Catalog:
         built-in one; `LexiconConfig(enabled=False)` turns extraction off.
         """
         if lexicon is None:
-            lexicon = getattr(overrides, "lexicon", None) or LexiconConfig()
+            lexicon = LexiconConfig()
         if isinstance(lexicon, LexiconConfig):
             lexicon = lexicon.build()
         builder = _CatalogBuilder(items, overrides or {}, dict(buckets or {}), lexicon)

@@ -44,17 +44,6 @@ _SIGNATURES = (
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-class ColumnMap(dict):
-    """A schema's `[columns]` table: lower-cased column (or attribute-key) name -> facet or
-    "ignore". A plain dict (it compares and serialises as one) that also carries the schema's
-    lexicon settings, so `Catalog.build(items, schema.columns)` reads titles the way the schema
-    says."""
-
-    def __init__(self, *args, lexicon: LexiconConfig | None = None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.lexicon = lexicon if lexicon is not None else LexiconConfig()
-
-
 # Columns a `[rename]` entry may produce: the items contract's own names. A column that should feed
 # a facet is mapped in `[columns]` instead.
 RENAME_TARGETS = ("item_id", "title", "description", "attributes")
@@ -91,12 +80,19 @@ class Schema:
         rename = _schema_rename(name, _schema_subtable(name, document, "rename"))
         lexicon = _schema_lexicon(name, _schema_subtable(name, document, "lexicon"))
         missing = _schema_missing(name, _schema_subtable(name, document, "missing"))
-        return cls(ColumnMap(columns, lexicon=lexicon), rename, lexicon, missing)
+        return cls(columns, rename, lexicon, missing)
 
     def to_json(self) -> dict:
         """Everything the file said, for a model's manifest."""
         return {"columns": dict(self.columns), "rename": dict(self.rename),
                 "missing": list(self.missing), "lexicon": self.lexicon.to_json()}
+
+    @classmethod
+    def from_json(cls, obj: dict | None) -> Schema:
+        """What `to_json` wrote (a model version keeps it in its manifest)."""
+        obj = obj or {}
+        return cls(dict(obj.get("columns", {})), dict(obj.get("rename", {})),
+                   LexiconConfig.from_json(obj.get("lexicon")), tuple(obj.get("missing", ())))
 
 
 @dataclass

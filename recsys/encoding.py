@@ -13,10 +13,13 @@ import numpy as np
 import torch
 
 from .catalog import Catalog
-from .evidence import Evidence
+from .evidence import Evidence, catalog_word_keys
 from .facets import FACETS
 from .model import ModelConfig
+from .spelling import NearWords
 from .words import NGRAM_SLOTS, QueryToken, WordTable, hashed_features, query_tokens
+
+NEAR_PER_TOKEN = 3  # near-spelled catalogue words kept per query word, the closest first
 
 
 @dataclass
@@ -26,6 +29,8 @@ class EncodedQueries:
     grams: torch.Tensor  # (B, T, G)
     mask: torch.Tensor  # (B, T) bool
     word_id: np.ndarray  # (B, T) ids in the word table, -1 unknown or padding
+    near_id: np.ndarray  # (B, T, J) word ids of near-spelled catalogue words, -1 padding
+    near_sim: np.ndarray  # (B, T, J) their similarity in (0, 1)
 
 
 @dataclass
@@ -35,14 +40,23 @@ class Featurizer:
     evidence: Evidence
     cfg: ModelConfig
     _padded: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _speller: NearWords | None = field(default=None, repr=False)
+
+    def near_words(self, key: str) -> list[tuple[int, float]]:
+        """(word id, similarity) of the catalogue words spelled within a small edit distance."""
+        if self._speller is None:
+            self._speller = NearWords(catalog_word_keys(self.catalog))
+        near = sorted(self._speller.near(key), key=lambda ws: -ws[1])[:NEAR_PER_TOKEN]
+        return [(self.words.id(w), sim) for w, sim in near if self.words.id(w) >= 0]
 
     # ---- model structure ----------------------------------------------------------------------
 
-    def attribute_buffers(self) -> tuple[dict, dict, dict]:
+    def attribute_buffers(self) -> tuple[dict, dict, dict, dict]:
         """Per facet: word buckets of each attribute's value words (V, W), -1 padded; the bucket
-        of its key (V,); and (V, 1) whether it has enough items to learn a vector of its own."""
+        of its key (V,); (V, 1) whether it has enough items to learn a vector of its own; and
+        its inverse document frequency (V,)."""
         w_max = self.cfg.words_per_attribute
-        attr_words, attr_keys, learnable = {}, {}, {}
+        attr_words, attr_keys, learnable, idf = {}, {}, {}, {}
         for f in FACETS:
             vocab = self.catalog.vocab[f]
             table = np.full((len(vocab), w_max), -1, dtype=np.int64)
@@ -55,7 +69,9 @@ class Featurizer:
             counts = np.asarray(self.catalog.item_attrs[f].sum(axis=0)).ravel()
             common = (counts >= self.cfg.min_items_per_attribute).astype(np.float32)
             learnable[f] = torch.from_numpy(common).unsqueeze(1)
-        return attr_words, attr_keys, learnable
+            n = self.catalog.n_items
+            idf[f] = torch.from_numpy(np.log((n + 1.0) / (counts + 1.0)).astype(np.float32))
+        return attr_words, attr_keys, learnable, idf
 
     def _bucket(self, key: str) -> int:
         return hashed_features(key, self.cfg.word_buckets, self.cfg.ngram_buckets)[0]
@@ -70,6 +86,8 @@ class Featurizer:
         grams = np.zeros((b, t_max, NGRAM_SLOTS), dtype=np.int64)
         mask = np.zeros((b, t_max), dtype=bool)
         word_id = np.full((b, t_max), -1, dtype=np.int64)
+        near_id = np.full((b, t_max, NEAR_PER_TOKEN), -1, dtype=np.int64)
+        near_sim = np.zeros((b, t_max, NEAR_PER_TOKEN), dtype=np.float32)
         for i, toks in enumerate(tokens):
             for j, tok in enumerate(toks):
                 bucket[i, j], grams[i, j] = hashed_features(
@@ -77,9 +95,10 @@ class Featurizer:
                 )
                 mask[i, j] = True
                 word_id[i, j] = self.words.id(tok.key)
-        return EncodedQueries(
-            tokens, torch.from_numpy(bucket), torch.from_numpy(grams), torch.from_numpy(mask), word_id
-        )
+                for n, (w, sim) in enumerate(self.near_words(tok.key)):
+                    near_id[i, j, n], near_sim[i, j, n] = w, sim
+        return EncodedQueries(tokens, torch.from_numpy(bucket), torch.from_numpy(grams),
+                              torch.from_numpy(mask), word_id, near_id, near_sim)
 
     # ---- items --------------------------------------------------------------------------------
 
@@ -98,7 +117,7 @@ class Featurizer:
 
     def item_batch(self, item_idx: np.ndarray, enc: EncodedQueries,
                    assoc_values: dict[str, torch.Tensor] | None = None) -> tuple[dict, dict]:
-        """item_idx (B, I) -> attributes {facet: (B, I, M)} and evidence {facet: (B, I, T, M, 2)}.
+        """item_idx (B, I) -> attributes {facet: (B, I, M)} and evidence {facet: (B, I, T, M, 3)}.
 
         `assoc_values` replaces the association table's stored values (training learns them).
         """
@@ -113,6 +132,11 @@ class Featurizer:
                 assoc = torch.where(pos_t >= 0, values[pos_t.clamp(min=0)], values.new_zeros(()))
             else:
                 assoc = torch.zeros(pos.shape)
-            evidence[f] = torch.stack([torch.from_numpy(exact), assoc], dim=-1)  # (B, I, T, M, 2)
+            near = self.evidence.near_values(
+                f, enc.near_id[:, None, :, None, :], enc.near_sim[:, None, :, None, :], a[:, :, None, :]
+            )  # (B, I, T, M)
+            evidence[f] = torch.stack(
+                [torch.from_numpy(exact), assoc, torch.from_numpy(near)], dim=-1
+            )  # (B, I, T, M, 3)
             attrs[f] = torch.from_numpy(a)
         return attrs, evidence

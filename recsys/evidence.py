@@ -29,16 +29,37 @@ class Evidence:
     exact: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f)
     assoc: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f)
 
-    def dense_rows(self, facet: str, word_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(exact, assoc) as dense (T, V_f) float32 arrays; unknown words (-1) get zero rows."""
+    def dense_rows(self, facet: str, word_ids: np.ndarray, near_ids: np.ndarray,
+                   near_sims: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(exact, assoc, near) as dense (T, V_f) float32 arrays for T query words; unknown
+        words (-1) get zero exact and assoc rows. near_ids, near_sims: (T, J)."""
         known = word_ids >= 0
         v = self.exact[facet].shape[1]
         exact = np.zeros((len(word_ids), v), dtype=np.float32)
         assoc = np.zeros((len(word_ids), v), dtype=np.float32)
+        near = np.zeros((len(word_ids), v), dtype=np.float32)
         if known.any():
             exact[known] = self.exact[facet][word_ids[known]].toarray()
             assoc[known] = self.assoc[facet][word_ids[known]].toarray()
-        return exact * self._coverage(facet, exact, None), assoc
+        for t, j in zip(*np.nonzero(near_ids >= 0)):
+            row = self.exact[facet][near_ids[t, j]].toarray()[0]
+            near[t] = np.maximum(near[t], row * near_sims[t, j])
+        return exact * self._coverage(facet, exact, None), assoc, near
+
+    def near_values(self, facet: str, near_ids: np.ndarray, near_sims: np.ndarray,
+                    attr_ids: np.ndarray) -> np.ndarray:
+        """Near-spelling evidence for broadcast pairs: the best similarity among the query
+        word's near-spelled words (..., J) that are words of the attribute."""
+        out = None
+        for j in range(near_ids.shape[-1]):
+            ids, sims = near_ids[..., j], near_sims[..., j]
+            ids, attrs = np.broadcast_arrays(ids, attr_ids)
+            ok = (ids >= 0) & (attrs >= 0)
+            hit = np.zeros(ids.shape, dtype=np.float32)
+            hit[ok] = _pair_positions(self.exact[facet], ids[ok], attrs[ok]) >= 0
+            value = hit * np.broadcast_to(sims, hit.shape)
+            out = value if out is None else np.maximum(out, value)
+        return out.astype(np.float32)
 
     def _coverage(self, facet: str, exact: np.ndarray, attr_ids: np.ndarray | None) -> np.ndarray:
         """Share of each attribute's words that the query has, broadcast like `exact` (..., T, M).

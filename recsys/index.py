@@ -62,7 +62,7 @@ class QueryState:
     tokens: list[QueryToken]
     logits: dict[str, np.ndarray]  # facet -> (T, V) match logits against the whole vocabulary
     no_match: dict[str, np.ndarray]  # facet -> (T,)
-    evidence: dict[str, np.ndarray]  # facet -> (T, V, 2) exact, assoc
+    evidence: dict[str, np.ndarray]  # facet -> (T, V, 3) exact, assoc, near
     # all facets side by side: (T, sum V) logits and (T, H) no-match logits (views of these are
     # what `logits` / `no_match` hold); None when the state was built by hand
     flat_logits: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -128,6 +128,7 @@ class ScoringIndex:
             nm_bias = np.zeros(len(FACETS), dtype=np.float32)
             w_exact = np.zeros(v_total, dtype=np.float32)
             w_assoc = np.zeros(v_total, dtype=np.float32)
+            w_near = np.zeros(v_total, dtype=np.float32)
             bias = np.zeros(v_total, dtype=np.float32)
             for h, f in enumerate(FACETS):
                 head = m.heads[f]
@@ -137,10 +138,11 @@ class ScoringIndex:
                 proj[:, lo:hi] = (wq.T @ keys.T) * head.scale
                 proj[:, v_total + h] = head.no_match.weight.double().numpy()[0]
                 nm_bias[h] = float(head.no_match.bias)
-                w_exact[lo:hi], w_assoc[lo:hi] = head.evidence_weight.numpy()
+                w_exact[lo:hi], w_assoc[lo:hi], w_near[lo:hi] = head.evidence_weight.numpy()
                 bias[lo:hi] = float(head.match_bias)
         self._proj = proj.astype(np.float32)  # (D, sum V + H)
         self._nm_bias, self._w_exact, self._w_assoc, self._bias = nm_bias, w_exact, w_assoc, bias
+        self._w_near = w_near
         self._cap = float(cfg.logit_cap)
         self._values_flat = np.concatenate([self.tables[f].values for f in FACETS]).astype(np.float32)
         # evidence tables side by side over all facets (n_words, sum V), and the number of words
@@ -197,18 +199,20 @@ class ScoringIndex:
         tokens = query_tokens(query)
         v_total = int(self.vocab_offsets[-1])
         if tokens:
-            rows = np.stack([self._token_rows(t.key) for t in tokens])  # (T, 3, sum V + H)
+            rows = np.stack([self._token_rows(t.key) for t in tokens])  # (T, 4, sum V + H)
         else:
-            rows = np.zeros((0, 3, v_total + len(FACETS)), dtype=np.float32)
+            rows = np.zeros((0, 4, v_total + len(FACETS)), dtype=np.float32)
         z, assoc, exact_raw = rows[:, 0], rows[:, 2, :v_total], rows[:, 1, :v_total]
+        near = rows[:, 3, :v_total]
         matched = exact_raw.sum(axis=0)
         exact = exact_raw * (matched / self._attr_words)  # coverage, as Evidence.dense_rows
         context_free = ~((exact_raw > 0) & (matched > exact_raw)).any(axis=1)
-        raw = z[:, :v_total] + exact * self._w_exact + assoc * self._w_assoc + self._bias
+        raw = (z[:, :v_total] + exact * self._w_exact + assoc * self._w_assoc + near * self._w_near
+               + self._bias)
         cap = self._cap
         flat = np.tanh(raw / cap) * cap
         flat_nm = np.tanh((z[:, v_total:] + self._nm_bias) / cap) * cap
-        both = np.stack([exact, assoc], -1)  # (T, sum V, 2)
+        both = np.stack([exact, assoc, near], -1)  # (T, sum V, 3)
         logits, no_match, evidence = {}, {}, {}
         for h, f in enumerate(FACETS):
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
@@ -216,9 +220,9 @@ class ScoringIndex:
         return QueryState(tokens, logits, no_match, evidence, flat, flat_nm, context_free)
 
     def _token_rows(self, key: str) -> np.ndarray:
-        """(3, sum V + H) for one query word: q.k / sqrt(d_k) against every attribute then the
+        """(4, sum V + H) for one query word: q.k / sqrt(d_k) against every attribute then the
         no-match pre-activations; its exact evidence (before coverage); its association
-        evidence. The same features as `Featurizer.encode_queries` and `Evidence.dense_rows`.
+        evidence; its near-spelling evidence. The same features as `Featurizer.encode_queries` and `Evidence.dense_rows`.
         Words recur across queries, so rows are cached (bounded, cleared when full)."""
         rows = self._token_cache.get(key)
         if rows is not None:
@@ -228,13 +232,17 @@ class ScoringIndex:
         n_grams = np.float32(max(int((grams > 0).sum()), 1))
         tok = self._word_emb[bucket] + self._ngram_emb[grams].sum(0) / n_grams  # (D,)
         width = self._proj.shape[1]
-        rows = np.zeros((3, width), dtype=np.float32)
+        rows = np.zeros((4, width), dtype=np.float32)
         rows[0] = tok @ self._proj
         word = self.featurizer.words.id(key)
         if word >= 0:
             for r, table in ((1, self._exact), (2, self._assoc)):
                 lo, hi = table.indptr[word], table.indptr[word + 1]
                 rows[r, table.indices[lo:hi]] = table.data[lo:hi]
+        for near_word, sim in self.featurizer.near_words(key):
+            lo, hi = self._exact.indptr[near_word], self._exact.indptr[near_word + 1]
+            cols = self._exact.indices[lo:hi]
+            rows[3, cols] = np.maximum(rows[3, cols], sim)
         if len(self._token_cache) >= self._token_cache_size:
             self._token_cache.clear()
         self._token_cache[key] = rows

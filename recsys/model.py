@@ -1,7 +1,7 @@
 """The facet attention scorer: one attention head per facet, plus an item prior.
 
 Letter legend for shapes: B batch of queries, I items per query, T query tokens, M attributes of
-one facet per item (padded), V attributes in a facet's vocabulary, G character n-gram slots,
+one facet per item (padded), J near words per token, V attributes in a facet's vocabulary, G character n-gram slots,
 W words per attribute value, D embedding size, K key size (d_k), H heads (= facets).
 
 Per head, each query token is a query; each of the item's attributes of that facet is a key, plus a
@@ -23,7 +23,7 @@ from torch import nn
 
 from .facets import FACETS
 
-EVIDENCE_KINDS = ("exact", "assoc")
+EVIDENCE_KINDS = ("exact", "assoc", "near")
 
 
 @dataclass
@@ -39,6 +39,8 @@ class ModelConfig:
     min_items_per_attribute: int = 3
     init_exact: float = 4.0
     init_assoc: float = 1.0
+    init_near: float = 3.0
+    init_idf: float = 0.3
     init_match_bias: float = -3.0
     # a no-match logit per head that ignores the token: every word must earn a match with
     # evidence against the same bar, so a weak match cannot hide behind a tuned-up threshold
@@ -72,7 +74,9 @@ class FacetHead(nn.Module):
         self.no_match = nn.Linear(cfg.dim, 1)
         self.no_match.weight.requires_grad_(cfg.token_no_match)
         self.value = nn.Linear(cfg.dim, 1)
-        self.evidence_weight = nn.Parameter(torch.tensor([cfg.init_exact, cfg.init_assoc]))
+        self.evidence_weight = nn.Parameter(torch.tensor([cfg.init_exact, cfg.init_assoc, cfg.init_near]))
+        # a match on a rare attribute is worth more, as in BM25: value grows with its IDF
+        self.idf_weight = nn.Parameter(torch.tensor(cfg.init_idf))
         self.match_bias = nn.Parameter(torch.tensor(cfg.init_match_bias))
         for lin in (self.q_proj, self.k_proj):
             nn.init.normal_(lin.weight, std=0.02)
@@ -81,9 +85,10 @@ class FacetHead(nn.Module):
         nn.init.zeros_(self.value.weight)
         nn.init.constant_(self.value.bias, math.log(math.e - 1.0))  # softplus(b) = 1
 
-    def keys_values(self, attr_emb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """attr_emb (V, D) -> keys (V, K), values (V,) > 0."""
-        return self.k_proj(attr_emb), F.softplus(self.value(attr_emb)).squeeze(-1)
+    def keys_values(self, attr_emb: torch.Tensor, idf: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """attr_emb (V, D), idf (V,) -> keys (V, K), values (V,) > 0."""
+        values = F.softplus(self.value(attr_emb).squeeze(-1) + self.idf_weight * idf)  # (V,)
+        return self.k_proj(attr_emb), values
 
     def queries(self, tok_emb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """tok_emb (..., T, D) -> queries (..., T, K), capped no-match logits (..., T)."""
@@ -91,9 +96,11 @@ class FacetHead(nn.Module):
         return self.q_proj(tok_emb), no_match
 
     def match_logits(self, dot: torch.Tensor, evidence: torch.Tensor) -> torch.Tensor:
-        """dot (...) = q.k, evidence (..., 2) -> capped logits (...)."""
+        """dot (...) = q.k, evidence (..., 3) exact, assoc, near -> capped logits (...)."""
         w = self.evidence_weight
-        raw = dot * self.scale + evidence[..., 0] * w[0] + evidence[..., 1] * w[1] + self.match_bias
+        raw = dot * self.scale + self.match_bias
+        for j in range(len(EVIDENCE_KINDS)):
+            raw = raw + evidence[..., j] * w[j]
         return soft_cap(raw, self.cap)
 
 
@@ -101,7 +108,8 @@ class FacetScorer(nn.Module):
     """All heads and the prior. `forward` is the reference computation on padded item lists."""
 
     def __init__(self, cfg: ModelConfig, attr_words: dict[str, torch.Tensor],
-                 attr_key_bucket: dict[str, torch.Tensor], attr_learnable: dict[str, torch.Tensor]):
+                 attr_key_bucket: dict[str, torch.Tensor], attr_learnable: dict[str, torch.Tensor],
+                 attr_idf: dict[str, torch.Tensor]):
         super().__init__()
         self.cfg = cfg
         # sparse gradients: a step touches a few hundred of the hashed rows, not all of them
@@ -123,6 +131,7 @@ class FacetScorer(nn.Module):
             # (V, 1) 1 where the attribute is common enough to learn a vector and a prior of its
             # own; rare ones (a model number, a one-off title word) would only memorise items
             self.register_buffer(f"attr_learnable_{f}", attr_learnable[f])
+            self.register_buffer(f"attr_idf_{f}", attr_idf[f])  # (V,) log(N / items with it)
 
     # ---- embeddings ---------------------------------------------------------------------------
 
@@ -144,7 +153,8 @@ class FacetScorer(nn.Module):
 
     def head_tables(self, facet: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-facet item-side tables: keys (V, K), values (V,), prior per attribute (V,)."""
-        keys, values = self.heads[facet].keys_values(self.attribute_embeddings(facet))
+        idf = getattr(self, f"attr_idf_{facet}")
+        keys, values = self.heads[facet].keys_values(self.attribute_embeddings(facet), idf)
         prior = self.prior[facet].weight * getattr(self, f"attr_learnable_{facet}")  # (V, 1)
         return keys, values, prior.squeeze(-1)
 

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 import torch
 
 from .catalog import Catalog
+from .dataio import Schema
 from .encoding import Featurizer
 from .evidence import Evidence, build_exact, catalog_word_keys
 from .facets import FACETS
@@ -21,9 +22,11 @@ from .recommender import Recommender
 from .words import WordTable
 
 
-def with_catalog(rec: Recommender, items: pd.DataFrame, overrides: dict | None = None) -> Recommender:
+def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = None) -> Recommender:
+    """`schema`: how the new catalogue's columns and titles map to facets (default: the rule)."""
+    schema = schema or Schema()
     old = rec.catalog
-    new = Catalog.build(items, overrides or {}, buckets=old.buckets)
+    new = Catalog.build(items, schema.columns, buckets=old.buckets, lexicon=schema.lexicon)
     old_words = rec.featurizer.words
     added = sorted(catalog_word_keys(new) - set(old_words.keys))
     words = WordTable(old_words.keys + added)  # old ids stay valid

@@ -171,7 +171,7 @@ def test_lexicon_can_be_turned_off_or_extended():
     assert labels(Catalog.build(items, lexicon=extended), "a")["color"] == ["teal", "red"]
 
 
-def test_schema_columns_carry_the_schema_lexicon(tmp_path):
+def test_a_schema_file_sets_columns_and_lexicon(tmp_path):
     from recsys.dataio import Schema
 
     path = tmp_path / "schema.toml"
@@ -179,10 +179,11 @@ def test_schema_columns_carry_the_schema_lexicon(tmp_path):
                     '[lexicon.pattern]\nstriped = ["stripes"]\n')
     schema = Schema.load(path)
     items = pd.DataFrame({"item_id": ["a"], "title": ["Peacock Stripes Scarf"], "usage": ["Casual"]})
-    a = labels(Catalog.build(items, schema.columns), "a")
+    a = labels(Catalog.build(items, schema.columns, lexicon=schema.lexicon), "a")
     assert a["color"] == ["teal"] and a["style"] == ["casual"] and "pattern:striped" in a["other"]
     path.write_text("[lexicon]\nenabled = false\n")
-    assert labels(Catalog.build(items, Schema.load(path).columns), "a")["color"] == []
+    off = Schema.load(path)
+    assert labels(Catalog.build(items, off.columns, lexicon=off.lexicon), "a")["color"] == []
 
 
 def test_planted_column_catalogue_is_unchanged_by_the_lexicon():

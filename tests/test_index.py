@@ -130,7 +130,8 @@ def test_query_state_equals_the_models_own_computation(index):
             for f in FACETS:
                 head = model.heads[f]
                 q, nm = head.queries(tok)
-                ev = np.stack(fz.evidence.dense_rows(f, enc.word_id[0, :n_tok]), -1)
+                ev = np.stack(fz.evidence.dense_rows(f, enc.word_id[0, :n_tok], enc.near_id[0, :n_tok],
+                                                     enc.near_sim[0, :n_tok]), -1)
                 logits = head.match_logits(q @ index.tables[f].keys.T, torch.from_numpy(ev)).numpy()
                 np.testing.assert_allclose(state.logits[f], logits, atol=1e-5)
                 np.testing.assert_allclose(state.no_match[f], nm.numpy(), atol=1e-5)

@@ -20,9 +20,9 @@ def evaluate_version(model: Path, items: Path, judgments: Path, probes: Path | N
     rec = load_version(model)
     trained_on = rec.manifest.get("data", {}).get("items", {}).get("fingerprint")
     if fingerprint(items) != trained_on:
-        df, _ = read_items(items, encoding=encoding, on_bad_lines=on_bad_lines)
-        overrides = Schema.load(schema).columns if schema else rec.manifest.get("data", {}).get("schema")
-        rec = with_catalog(rec, df, overrides)
+        chosen = Schema.load(schema) if schema else Schema.from_json(rec.manifest.get("data", {}).get("schema"))
+        df, _ = read_items(items, encoding=encoding, on_bad_lines=on_bad_lines, schema=chosen)
+        rec = with_catalog(rec, df, chosen)
     jdf, _ = read_judgments(judgments, set(rec.catalog.item_ids), encoding=encoding)
     index = {item_id: i for i, item_id in enumerate(rec.catalog.item_ids)}
     graded = group_judgments(jdf, index, source=str(judgments))

@@ -71,8 +71,8 @@ def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfi
 
 def new_model(featurizer: Featurizer, seed: int) -> FacetScorer:
     torch.manual_seed(seed)
-    attr_words, attr_keys, learnable = featurizer.attribute_buffers()
-    return FacetScorer(featurizer.cfg, attr_words, attr_keys, learnable)
+    buffers = featurizer.attribute_buffers()
+    return FacetScorer(featurizer.cfg, *buffers)
 
 
 @dataclass
@@ -219,6 +219,8 @@ def _subset(enc: EncodedQueries, rows: np.ndarray, t_max: int) -> EncodedQueries
         enc.grams[idx, :t_max],
         enc.mask[idx, :t_max],
         enc.word_id[rows, :t_max],
+        enc.near_id[rows, :t_max],
+        enc.near_sim[rows, :t_max],
     )
 
 

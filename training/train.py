@@ -45,8 +45,9 @@ class TrainResult:
 def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict]:
     """Validated catalogue and interaction rows (query, item_idx, label, weight) + data notes."""
     schema = Schema.load(inputs.schema) if inputs.schema else Schema()
-    items, item_report = read_items(inputs.items, encoding=inputs.encoding, on_bad_lines=inputs.on_bad_lines, schema=schema)
-    catalog = Catalog.build(items, schema.columns)
+    items, item_report = read_items(inputs.items, encoding=inputs.encoding,
+                                    on_bad_lines=inputs.on_bad_lines, schema=schema)
+    catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon)
     inter, inter_report = read_interactions(
         inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding, on_bad_lines=inputs.on_bad_lines
     )
@@ -65,7 +66,7 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
         "interactions": {"file": str(inputs.interactions), "fingerprint": fingerprint(inputs.interactions),
                          "rows": inter_report.rows, "skipped_lines": inter_report.skipped_lines,
                          "dropped_duplicates": inter_report.dropped_duplicates},
-        "schema": schema.columns,
+        "schema": schema.to_json(),
     }
     return catalog, rows, data
 
