@@ -84,7 +84,7 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict, popularity) -
         "buckets": {k: b.edges for k, b in cat.buckets.items()},
     }
     _write_json(folder / "catalog.json", catalog_json)
-    _write_json(folder / "words.json", fz.words.keys)
+    _write_json(folder / "words.json", fz.words.to_json())
     _write_json(folder / "manifest.json", manifest)  # last: its presence marks a complete folder
 
 
@@ -177,7 +177,7 @@ def load_version(path: str | Path) -> Recommender:
         item_attrs={f: _get_csr(arrays, f"items.{f}") for f in FACETS},
         buckets={k: NumericBuckets(e) for k, e in cat_json["buckets"].items()},
     )
-    words = WordTable(json.loads((folder / "words.json").read_text(encoding="utf-8")))
+    words = WordTable.from_json(json.loads((folder / "words.json").read_text(encoding="utf-8")))
     evidence = Evidence(
         exact={f: _get_csr(arrays, f"exact.{f}") for f in FACETS},
         assoc={f: _get_csr(arrays, f"assoc.{f}") for f in FACETS},

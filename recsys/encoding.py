@@ -74,7 +74,13 @@ class Featurizer:
         return attr_words, attr_keys, learnable, idf
 
     def _bucket(self, key: str) -> int:
+        """An attribute word's own bucket (attribute words are always trained with their item)."""
         return hashed_features(key, self.cfg.word_buckets, self.cfg.ngram_buckets)[0]
+
+    def token_features(self, key: str) -> tuple[int, np.ndarray]:
+        """(word bucket, n-gram buckets) of a query word: unseen words share one bucket."""
+        return hashed_features(key, self.cfg.word_buckets, self.cfg.ngram_buckets,
+                               seen=self.words.seen_in_queries(key))
 
     # ---- queries ------------------------------------------------------------------------------
 
@@ -90,9 +96,7 @@ class Featurizer:
         near_sim = np.zeros((b, t_max, NEAR_PER_TOKEN), dtype=np.float32)
         for i, toks in enumerate(tokens):
             for j, tok in enumerate(toks):
-                bucket[i, j], grams[i, j] = hashed_features(
-                    tok.key, self.cfg.word_buckets, self.cfg.ngram_buckets
-                )
+                bucket[i, j], grams[i, j] = self.token_features(tok.key)
                 mask[i, j] = True
                 word_id[i, j] = self.words.id(tok.key)
                 for n, (w, sim) in enumerate(self.near_words(tok.key)):

@@ -40,7 +40,7 @@ import torch
 from .encoding import Featurizer
 from .facets import FACETS
 from .model import FacetScorer
-from .words import QueryToken, hashed_features, query_tokens
+from .words import QueryToken, query_tokens
 
 
 CACHE_BYTES = 32 << 20  # bound of each per-word cache of an index (rows of floats per word)
@@ -227,8 +227,7 @@ class ScoringIndex:
         rows = self._token_cache.get(key)
         if rows is not None:
             return rows
-        cfg = self.model.cfg
-        bucket, grams = hashed_features(key, cfg.word_buckets, cfg.ngram_buckets)
+        bucket, grams = self.featurizer.token_features(key)
         n_grams = np.float32(max(int((grams > 0).sum()), 1))
         tok = self._word_emb[bucket] + self._ngram_emb[grams].sum(0) / n_grams  # (D,)
         width = self._proj.shape[1]

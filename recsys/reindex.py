@@ -29,7 +29,7 @@ def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = 
     new = Catalog.build(items, schema.columns, buckets=old.buckets, lexicon=schema.lexicon)
     old_words = rec.featurizer.words
     added = sorted(catalog_word_keys(new) - set(old_words.keys))
-    words = WordTable(old_words.keys + added)  # old ids stay valid
+    words = WordTable(old_words.keys + added, old_words.query_words)  # old ids stay valid
     mapping = {f: _attribute_map(old, new, f) for f in FACETS}  # new idx -> old idx or -1
     assoc = {f: _remap_assoc(rec.featurizer.evidence.assoc[f], mapping[f], len(words)) for f in FACETS}
     evidence = Evidence(exact=build_exact(new, words), assoc=assoc)

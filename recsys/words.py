@@ -28,12 +28,21 @@ def ngrams(key: str, sizes: tuple[int, ...] = (3, 4)) -> list[str]:
     return [padded[i : i + n] for n in sizes for i in range(len(padded) - n + 1)]
 
 
-def hashed_features(key: str, word_buckets: int, ngram_buckets: int) -> tuple[int, np.ndarray]:
-    """(word bucket, ngram buckets padded with 0); bucket 0 of the n-gram table is padding."""
+UNSEEN_WORD_BUCKET = 0  # the shared word vector of query words no training query had
+
+
+def hashed_features(key: str, word_buckets: int, ngram_buckets: int,
+                    seen: bool = True) -> tuple[int, np.ndarray]:
+    """(word bucket, ngram buckets padded with 0); bucket 0 of the n-gram table is padding.
+
+    A word no training query had (`seen=False`) gets the shared unseen-word bucket: its own
+    vector was never trained, and training drops words to that bucket now and then, so the heads
+    learn to match such words on their evidence (exact, near spelling) and n-grams."""
     grams = ngrams(key)[:NGRAM_SLOTS]
     ids = np.zeros(NGRAM_SLOTS, dtype=np.int64)
     ids[: len(grams)] = [1 + _stable_hash(g) % (ngram_buckets - 1) for g in grams]
-    return _stable_hash(key) % word_buckets, ids
+    bucket = 1 + _stable_hash(key) % (word_buckets - 1) if seen else UNSEEN_WORD_BUCKET
+    return bucket, ids
 
 
 @dataclass(frozen=True)
@@ -57,14 +66,26 @@ def query_tokens(query: str) -> list[QueryToken]:
 @dataclass
 class WordTable:
     keys: list[str]
+    query_words: frozenset[str] = frozenset()  # words that training queries had
     _ids: dict[str, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._ids = {k: i for i, k in enumerate(self.keys)}
 
     @classmethod
-    def from_keys(cls, keys: Iterable[str]) -> WordTable:
-        return cls(sorted(set(keys)))
+    def from_keys(cls, keys: Iterable[str], query_words: Iterable[str] = ()) -> WordTable:
+        query_words = frozenset(query_words)
+        return cls(sorted(set(keys) | query_words), query_words)
+
+    def seen_in_queries(self, key: str) -> bool:
+        return key in self.query_words
+
+    def to_json(self) -> dict:
+        return {"keys": self.keys, "query_words": sorted(self.query_words)}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> WordTable:
+        return cls(list(obj["keys"]), frozenset(obj["query_words"]))
 
     def __len__(self) -> int:
         return len(self.keys)

@@ -15,7 +15,7 @@ from recsys.encoding import EncodedQueries, Featurizer
 from recsys.evidence import Evidence, build_association, build_exact, catalog_word_keys
 from recsys.model import FacetScorer, ModelConfig
 from recsys.recommender import Recommender
-from recsys.words import WordTable, query_tokens
+from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
 
 from .examples import TrainingGroups, make_groups, sample_negatives, split_queries
 
@@ -39,6 +39,7 @@ class TrainConfig:
     d_k: int = 8
     popular_fraction: float = 1.0  # share of random negatives drawn as often as items are chosen
     weight_decay: float = 0.0
+    word_dropout: float = 0.2  # share of query words trained as if never seen
     decisiveness: float = 0.0  # weight of the attention-entropy penalty
     pair_decay: float = 0.01
     pair_lr_scale: float = 1.0  # weight decay of the learned association pairs
@@ -54,7 +55,7 @@ class TrainConfig:
 def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig) -> Featurizer:
     """Word table, evidence tables and model config for this catalogue and training split."""
     query_keys = {t.key for q in train_rows["query"].unique() for t in query_tokens(q)}
-    table = WordTable.from_keys(catalog_word_keys(catalog) | query_keys)
+    table = WordTable.from_keys(catalog_word_keys(catalog), query_keys)
     mass = (train_rows["label"] * train_rows["weight"]).to_numpy(dtype=np.float32)
     evidence = Evidence(
         exact=build_exact(catalog, table),
@@ -189,6 +190,12 @@ def _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs) -> torch.T
     q = groups.query_idx[batch]
     t_max = max(1, int(enc_all.mask[q].sum(1).max()))
     enc = _subset(enc_all, q, t_max)
+    if cfg.word_dropout > 0 and model.training:
+        # words a shopper types that no training query had get the shared unseen-word vector at
+        # serving time; dropping known words to it here teaches the heads to match those on
+        # evidence alone (a rare exact title word must still win over "no match")
+        drop = torch.from_numpy(rng.random(enc.bucket.shape) < cfg.word_dropout) & enc.mask
+        enc.bucket[drop] = UNSEEN_WORD_BUCKET
     attrs, evidence = featurizer.item_batch(items, enc, pairs)
     out = model(enc.bucket, enc.grams, enc.mask, attrs, evidence, return_attention=cfg.decisiveness > 0)
     scores = out["scores"].masked_fill(~torch.from_numpy(valid), float("-inf"))  # (B, I)
