@@ -19,6 +19,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .errors import NotFittedError
+from .index import fast_top_k
 from .tokenize import match_keys
 
 INTERACTION_COLUMNS = ("query", "item_id_idx", "label")
@@ -36,18 +37,9 @@ class Ranker(Protocol):
 
 
 def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the `k` highest scores, best first; equal scores in index order."""
-    n = scores.shape[0]
-    k = min(int(k), n)
-    if k <= 0:
-        return np.empty(0, dtype=np.int64)
-    # The k-th best value splits the catalogue: everything above it is in, and the ties at it
-    # are taken in index order (argpartition alone would pick among ties arbitrarily).
-    kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
-    above = np.flatnonzero(scores > kth)
-    tied = np.flatnonzero(scores == kth)[: k - above.size]
-    above = above[np.lexsort((above, -scores[above]))]
-    return np.concatenate([above, tied]).astype(np.int64, copy=False)
+    """Indices of the `k` highest scores, best first; equal scores in index order (the same
+    selection the model's ranking uses)."""
+    return fast_top_k(scores, None, int(k))
 
 
 def score_all(ranker: Ranker, queries: list[str], k: int) -> dict[str, np.ndarray]:

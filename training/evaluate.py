@@ -74,11 +74,10 @@ def explanation_accuracy(rec: Recommender, probes: pd.DataFrame, k: int = 10) ->
     probes: query, word, facet, value (the generator knows which word names which value).
     """
     hits = cases = 0
-    everything = np.ones(rec.catalog.n_items, dtype=bool)
     for query, group in probes.groupby("query", sort=False):
         state = rec.index.query_state(query)
         surfaces = [t.surface for t in state.tokens]
-        top = top_k(rec.index.prior + rec.index.head_outputs(state).sum(1), everything, k)
+        top, _ = rec.index.top_k(state, None, None, k)
         for item in top:
             for word, facet, value in group[["word", "facet", "value"]].itertuples(index=False):
                 word = str(word).lower()
