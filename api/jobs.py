@@ -167,11 +167,12 @@ class JobManager:
         messages = ctx.Queue()
         proc = ctx.Process(target=train_worker, args=(job.spec.worker_args(), str(staging), messages),
                            name=f"recsys-train-{job.id}", daemon=True)
-        job.status, job.started_at = "running", _now()
-        log.info("training job started", extra={"job": job.id})
         try:
             self._process = proc
             proc.start()
+            # "running" once the process exists, so a caller that sees it can rely on it
+            job.status, job.started_at = "running", _now()
+            log.info("training job started", extra={"job": job.id})
             outcome = self._follow(job, proc, messages)
         finally:
             self._process = None
