@@ -106,9 +106,17 @@ class Catalog:
     item_attrs: dict[str, sp.csr_matrix]  # facet -> (n_items, V_f) 0/1 incidence
     buckets: dict[str, NumericBuckets] = field(default_factory=dict)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
+    _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._index = {item_id: i for i, item_id in enumerate(self.item_ids)}
+
+    def labels(self, facet: str) -> list[str]:
+        """Display labels of a facet's attributes, by attribute index (built once: every
+        ranked item's explanation reads them)."""
+        if facet not in self._labels:
+            self._labels[facet] = [a.label for a in self.vocab[facet]]
+        return self._labels[facet]
 
     @property
     def n_items(self) -> int:
@@ -129,7 +137,7 @@ class Catalog:
         return m.indices[m.indptr[item_idx] : m.indptr[item_idx + 1]]
 
     def attribute_labels(self, item_idx: int) -> dict[str, list[str]]:
-        return {f: [self.vocab[f][a].label for a in self.attributes_of(item_idx, f)] for f in FACETS}
+        return {f: [self.labels(f)[a] for a in self.attributes_of(item_idx, f)] for f in FACETS}
 
     def filter_mask(self, filters: Mapping[str, Sequence[str]]) -> np.ndarray:
         """Items that match every filter key (AND) with any of its values (OR).

@@ -78,14 +78,16 @@ class HeadAttention:
 def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet: str) -> HeadAttention:
     catalog = index.featurizer.catalog
     attrs = catalog.attributes_of(item_idx, facet)
-    labels = [catalog.vocab[facet][a].label for a in attrs]
+    all_labels = catalog.labels(facet)
+    labels = [all_labels[a] for a in attrs]
     values = index.tables[facet].values[attrs]
     if not state.tokens:
         empty = np.zeros((0, len(attrs)))
         return HeadAttention(attrs, labels, np.zeros((0, len(attrs) + 1)), empty, np.zeros(0), values)
-    exps = np.exp(state.logits[facet][:, attrs]).astype(np.float64)  # (T, M)
-    den = exps.sum(1) + np.exp(state.no_match[facet].astype(np.float64))  # (T,)
-    weights = np.concatenate([exps, np.exp(state.no_match[facet])[:, None]], 1) / den[:, None]
+    exps = np.exp(state.logits[facet][:, attrs].astype(np.float64))  # (T, M)
+    e_none = np.exp(state.no_match[facet].astype(np.float64))  # (T,)
+    den = exps.sum(1) + e_none  # (T,)
+    weights = np.concatenate([exps, e_none[:, None]], 1) / den[:, None]
     return HeadAttention(attrs, labels, weights, exps, den, values)
 
 
