@@ -1,0 +1,13 @@
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local queries = {"red casual dress", "crimson cotton shirt", "premium leather boots", "navy formal jacket", "cheap sneakers", "blue denim jeans", "ivory silk scarf", "black wool coat"}
+local i = 0
+request = function()
+  i = i + 1
+  local q = queries[(i % #queries) + 1]
+  return wrk.format(nil, "/recommend", nil, '{"query": "' .. q .. '", "k": 10, "explain": true}')
+end
+-- Load test of POST /recommend (k=10, explanations) against a running `recsys serve`:
+--   apt-get install wrk
+--   recsys serve --port 8123 --model ARTIFACTS &
+--   wrk -t2 -c16 -d15s --latency -s benchmarks/wrk_recommend.lua http://127.0.0.1:8123
