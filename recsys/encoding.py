@@ -54,7 +54,7 @@ class Featurizer:
     def attribute_buffers(self) -> tuple[dict, dict, dict, dict]:
         """Per facet: word buckets of each attribute's value words (V, W), -1 padded; the bucket
         of its key (V,); (V, 1) whether it has enough items to learn a vector of its own; and
-        its inverse document frequency (V,)."""
+        its inverse document frequency scaled to [0, 1] (V,)."""
         w_max = self.cfg.words_per_attribute
         attr_words, attr_keys, learnable, idf = {}, {}, {}, {}
         for f in FACETS:
@@ -70,7 +70,8 @@ class Featurizer:
             common = (counts >= self.cfg.min_items_per_attribute).astype(np.float32)
             learnable[f] = torch.from_numpy(common).unsqueeze(1)
             n = self.catalog.n_items
-            idf[f] = torch.from_numpy(np.log((n + 1.0) / (counts + 1.0)).astype(np.float32))
+            scaled = np.log((n + 1.0) / (counts + 1.0)) / np.log(n + 1.0)  # 0 everywhere .. 1 rare
+            idf[f] = torch.from_numpy(scaled.astype(np.float32))
         return attr_words, attr_keys, learnable, idf
 
     def _bucket(self, key: str) -> int:

@@ -129,6 +129,7 @@ class ScoringIndex:
             w_exact = np.zeros(v_total, dtype=np.float32)
             w_assoc = np.zeros(v_total, dtype=np.float32)
             w_near = np.zeros(v_total, dtype=np.float32)
+            w_rare = np.zeros(v_total, dtype=np.float32)  # rare_weight x the attribute's IDF
             bias = np.zeros(v_total, dtype=np.float32)
             for h, f in enumerate(FACETS):
                 head = m.heads[f]
@@ -139,10 +140,11 @@ class ScoringIndex:
                 proj[:, v_total + h] = head.no_match.weight.double().numpy()[0]
                 nm_bias[h] = float(head.no_match.bias)
                 w_exact[lo:hi], w_assoc[lo:hi], w_near[lo:hi] = head.evidence_weight.numpy()
+                w_rare[lo:hi] = float(head.rare_weight) * getattr(m, f"attr_idf_{f}").numpy()
                 bias[lo:hi] = float(head.match_bias)
         self._proj = proj.astype(np.float32)  # (D, sum V + H)
         self._nm_bias, self._w_exact, self._w_assoc, self._bias = nm_bias, w_exact, w_assoc, bias
-        self._w_near = w_near
+        self._w_near, self._w_exact_all = w_near, w_exact + w_rare
         self._cap = float(cfg.logit_cap)
         self._values_flat = np.concatenate([self.tables[f].values for f in FACETS]).astype(np.float32)
         # evidence tables side by side over all facets (n_words, sum V), and the number of words
@@ -207,7 +209,7 @@ class ScoringIndex:
         matched = exact_raw.sum(axis=0)
         exact = exact_raw * (matched / self._attr_words)  # coverage, as Evidence.dense_rows
         context_free = ~((exact_raw > 0) & (matched > exact_raw)).any(axis=1)
-        raw = (z[:, :v_total] + exact * self._w_exact + assoc * self._w_assoc + near * self._w_near
+        raw = (z[:, :v_total] + exact * self._w_exact_all + assoc * self._w_assoc + near * self._w_near
                + self._bias)
         cap = self._cap
         flat = np.tanh(raw / cap) * cap

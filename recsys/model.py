@@ -40,7 +40,8 @@ class ModelConfig:
     init_exact: float = 4.0
     init_assoc: float = 1.0
     init_near: float = 3.0
-    init_idf: float = 0.3
+    init_idf: float = 2.0
+    init_rare: float = 2.0
     init_match_bias: float = -3.0
     # a no-match logit per head that ignores the token: every word must earn a match with
     # evidence against the same bar, so a weak match cannot hide behind a tuned-up threshold
@@ -77,6 +78,9 @@ class FacetHead(nn.Module):
         self.evidence_weight = nn.Parameter(torch.tensor([cfg.init_exact, cfg.init_assoc, cfg.init_near]))
         # a match on a rare attribute is worth more, as in BM25: value grows with its IDF
         self.idf_weight = nn.Parameter(torch.tensor(cfg.init_idf))
+        # and an exact match on a rare attribute is stronger evidence: a word no training query
+        # had can still outweigh "no match" when it names something few items have
+        self.rare_weight = nn.Parameter(torch.tensor(cfg.init_rare))
         self.match_bias = nn.Parameter(torch.tensor(cfg.init_match_bias))
         for lin in (self.q_proj, self.k_proj):
             nn.init.normal_(lin.weight, std=0.02)
@@ -95,10 +99,11 @@ class FacetHead(nn.Module):
         no_match = soft_cap(self.no_match(tok_emb).squeeze(-1), self.cap)
         return self.q_proj(tok_emb), no_match
 
-    def match_logits(self, dot: torch.Tensor, evidence: torch.Tensor) -> torch.Tensor:
-        """dot (...) = q.k, evidence (..., 3) exact, assoc, near -> capped logits (...)."""
+    def match_logits(self, dot: torch.Tensor, evidence: torch.Tensor, idf: torch.Tensor) -> torch.Tensor:
+        """dot (...) = q.k, evidence (..., 3) exact, assoc, near, idf (...) of the attribute
+        -> capped logits (...)."""
         w = self.evidence_weight
-        raw = dot * self.scale + self.match_bias
+        raw = dot * self.scale + self.match_bias + evidence[..., 0] * idf * self.rare_weight
         for j in range(len(EVIDENCE_KINDS)):
             raw = raw + evidence[..., j] * w[j]
         return soft_cap(raw, self.cap)
@@ -131,7 +136,7 @@ class FacetScorer(nn.Module):
             # (V, 1) 1 where the attribute is common enough to learn a vector and a prior of its
             # own; rare ones (a model number, a one-off title word) would only memorise items
             self.register_buffer(f"attr_learnable_{f}", attr_learnable[f])
-            self.register_buffer(f"attr_idf_{f}", attr_idf[f])  # (V,) log(N / items with it)
+            self.register_buffer(f"attr_idf_{f}", attr_idf[f])  # (V,) IDF scaled to [0, 1]
 
     # ---- embeddings ---------------------------------------------------------------------------
 
@@ -181,7 +186,9 @@ class FacetScorer(nn.Module):
             if keys.shape[0] == 0:  # a facet the catalogue has no attributes for
                 keys, values, attr_prior = keys.new_zeros(1, keys.shape[1]), values.new_zeros(1), attr_prior.new_zeros(1)
             safe = attrs.clamp(min=0)
-            out, att = self._head(f, tok, tok_mask, keys[safe], values[safe], present, evidence[f])
+            idf = getattr(self, f"attr_idf_{f}")
+            idf = idf[safe] if len(idf) else torch.zeros(safe.shape)  # (B, I, M)
+            out, att = self._head(f, tok, tok_mask, keys[safe], values[safe], idf, present, evidence[f])
             if head_weights is not None:
                 out = out * head_weights[h]
             contributions.append(out)
@@ -194,12 +201,12 @@ class FacetScorer(nn.Module):
             result["attention"] = attention
         return result
 
-    def _head(self, facet, tok, tok_mask, keys, values, present, evidence):
+    def _head(self, facet, tok, tok_mask, keys, values, idf, present, evidence):
         """One head over padded items: output (B, I) and attention (B, I, T, M + 1)."""
         head = self.heads[facet]
         q, no_match = head.queries(tok)  # (B, T, K), (B, T)
         dot = torch.einsum("btk,bimk->bitm", q, keys)  # (B, I, T, M)
-        logits = head.match_logits(dot, evidence)  # (B, I, T, M)
+        logits = head.match_logits(dot, evidence, idf.unsqueeze(2))  # (B, I, T, M)
         logits = logits.masked_fill(~present.unsqueeze(2), float("-inf"))
         b, i, t, _ = logits.shape
         slot = no_match[:, None, :, None].expand(b, i, t, 1)  # (B, I, T, 1)
