@@ -25,7 +25,8 @@ MIN_QUERIES_FOR_VALIDATION = 50
 @dataclass
 class TrainConfig:
     epochs: int = 8  # at most: training stops when the validation loss stops falling
-    patience: int = 1
+    patience: float = 1.0  # epochs without a better validation loss before stopping
+    validations_per_epoch: int = 2
     validation_fraction: float = 0.1
     batch_size: int = 128
     lr: float = 0.02
@@ -80,7 +81,7 @@ def new_model(featurizer: Featurizer, seed: int) -> FacetScorer:
 class FitReport:
     train_loss: list[float]
     validation_loss: list[float]
-    best_epoch: int  # 1-based; the weights kept are those after this epoch
+    best_epoch: float  # in epochs (1.5 = half-way through the second); the weights kept
 
 
 def fit_model(
@@ -110,12 +111,16 @@ def fit_model(
     schedules = [torch.optim.lr_scheduler.LambdaLR(o, lambda s: min(1.0, (s + 1) / warmup)) for o in opts]
     enc_all = featurizer.encode_queries(groups.queries)
     enc_val = featurizer.encode_queries(validation.queries) if validation else None
-    report = FitReport([], [], cfg.epochs)
-    best, best_state, step = float("inf"), None, 0
+    report = FitReport([], [], float(cfg.epochs))
+    best, best_state, step, stop = float("inf"), None, 0, False
+    # validation a few times per epoch: on small logs the best point is often inside epoch 1
+    checks = max(1, min(cfg.validations_per_epoch, steps_per_epoch))
+    check_at = {int(round(steps_per_epoch * (c + 1) / checks)) for c in range(checks)}
     for epoch in range(cfg.epochs):
         model.train()
         epoch_loss = 0.0
-        for batch in np.array_split(rng.permutation(len(groups.positive)), steps_per_epoch):
+        batches = np.array_split(rng.permutation(len(groups.positive)), steps_per_epoch)
+        for b, batch in enumerate(batches, 1):
             loss = _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs)
             for o in opts:
                 o.zero_grad(set_to_none=True)
@@ -128,15 +133,20 @@ def fit_model(
             epoch_loss += loss.item() * len(batch)
             if on_step:
                 on_step(step, total, loss.item())
-        report.train_loss.append(epoch_loss / max(len(groups.positive), 1))
-        if validation is None:
-            continue
-        v = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf)
-        report.validation_loss.append(v)
-        if v < best - 1e-4:
-            best, report.best_epoch = v, epoch + 1
-            best_state = _snapshot(model, pairs)
-        elif epoch + 1 - report.best_epoch >= cfg.patience:
+            if validation is None or b not in check_at:
+                continue
+            v = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf)
+            model.train()
+            report.validation_loss.append(v)
+            at = round(epoch + b / steps_per_epoch, 2)
+            if v < best - 1e-4:
+                best, report.best_epoch = v, at
+                best_state = _snapshot(model, pairs)
+            elif at - report.best_epoch >= cfg.patience:
+                stop = True
+                break
+        report.train_loss.append(epoch_loss / max(sum(len(x) for x in batches[:b]), 1))
+        if stop:
             if on_step:
                 on_step(total, total, loss.item())
             break
