@@ -41,7 +41,7 @@ class ModelConfig:
     init_assoc: float = 1.0
     init_near: float = 3.0
     init_idf: float = 2.0
-    init_rare: float = 2.0
+    init_rare: float = 4.0
     init_match_bias: float = -3.0
     # a no-match logit per head that ignores the token: every word must earn a match with
     # evidence against the same bar, so a weak match cannot hide behind a tuned-up threshold
