@@ -29,7 +29,7 @@ class TrainConfig:
     validations_per_epoch: int = 2
     validation_fraction: float = 0.1
     batch_size: int = 128
-    lr: float = 0.01
+    lr: float = 0.02
     # shown-but-not-chosen items are weak negatives in position-biased logs (often never looked
     # at); random negatives drawn by popularity keep popularity from passing for relevance
     n_shown_negatives: int = 0
