@@ -12,7 +12,7 @@ import torch
 from recsys import artifact
 from recsys.artifact import current_version, list_versions, load_version
 from recsys.reindex import with_catalog
-from training.evaluate_cli import evaluate_version
+from training.evaluate_version import evaluate_version
 from training.fit import TrainConfig
 from training.train import TrainInputs, train
 

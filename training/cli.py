@@ -135,7 +135,7 @@ def cmd_train(args) -> int:
 
 def cmd_evaluate(args) -> int:
     from training.render import print_metrics
-    from training.evaluate_cli import evaluate_version
+    from training.evaluate_version import evaluate_version
 
     report = evaluate_version(_model_path(args.model), args.items, args.judgments, args.probes,
                               args.schema, args.encoding, args.on_bad_lines)
