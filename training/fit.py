@@ -41,9 +41,7 @@ class TrainConfig:
     popular_fraction: float = 1.0  # share of random negatives drawn as often as items are chosen
     weight_decay: float = 0.0
     word_dropout: float = 0.2  # share of query words trained as if never seen
-    decisiveness: float = 0.0  # weight of the attention-entropy penalty
-    pair_decay: float = 0.01
-    pair_lr_scale: float = 1.0  # weight decay of the learned association pairs
+    pair_decay: float = 0.01  # weight decay of the learned association pairs
     # one thread: the small per-step tensors gain little from a second one, lose a lot when the
     # other core is busy (10x measured), and one thread makes training bit-for-bit repeatable
     threads: int = 1
@@ -164,7 +162,7 @@ def _optimizers(model: FacetScorer, pairs: dict, cfg: TrainConfig) -> list:
     return [
         torch.optim.AdamW(dense, lr=cfg.lr, weight_decay=cfg.weight_decay),
         torch.optim.SparseAdam(sparse, lr=cfg.lr),
-        torch.optim.AdamW(list(pairs.values()), lr=cfg.lr * cfg.pair_lr_scale, weight_decay=cfg.pair_decay),
+        torch.optim.AdamW(list(pairs.values()), lr=cfg.lr, weight_decay=cfg.pair_decay),
     ]
 
 
@@ -207,25 +205,11 @@ def _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs) -> torch.T
         drop = torch.from_numpy(rng.random(enc.bucket.shape) < cfg.word_dropout) & enc.mask
         enc.bucket[drop] = UNSEEN_WORD_BUCKET
     attrs, evidence = featurizer.item_batch(items, enc, pairs)
-    out = model(enc.bucket, enc.grams, enc.mask, attrs, evidence, return_attention=cfg.decisiveness > 0)
+    out = model(enc.bucket, enc.grams, enc.mask, attrs, evidence)
     scores = out["scores"].masked_fill(~torch.from_numpy(valid), float("-inf"))  # (B, I)
     nll = -torch.log_softmax(scores, dim=1)[:, 0]  # (B,)
     w = torch.from_numpy(groups.weight[batch])
-    loss = (nll * w).sum() / w.sum()
-    if cfg.decisiveness > 0:
-        loss = loss + cfg.decisiveness * _attention_entropy(out["attention"], enc.mask)
-    return loss
-
-
-def _attention_entropy(attention: dict[str, torch.Tensor], tok_mask: torch.Tensor) -> torch.Tensor:
-    """Mean entropy of the attention rows of real tokens. Penalising it makes each query word
-    commit to one attribute or to "no match" instead of spreading a little weight everywhere,
-    which a larger value could otherwise pay for: the explanation then says what the score uses."""
-    total = 0.0
-    for att in attention.values():  # (B, I, T, M + 1)
-        ent = -(att * torch.log(att.clamp_min(1e-12))).sum(-1)  # (B, I, T)
-        total = total + (ent * tok_mask.unsqueeze(1)).sum() / (tok_mask.sum() * att.shape[1]).clamp(min=1)
-    return total / len(attention)
+    return (nll * w).sum() / w.sum()
 
 
 def _subset(enc: EncodedQueries, rows: np.ndarray, t_max: int) -> EncodedQueries:
