@@ -77,15 +77,19 @@ def explanation_accuracy(rec: Recommender, probes: pd.DataFrame, k: int = 10) ->
     for query, group in probes.groupby("query", sort=False):
         state = rec.index.query_state(query)
         surfaces = [t.surface for t in state.tokens]
-        top, _ = rec.index.top_k(state, None, None, k)
-        for item in top:
-            for word, facet, value in group[["word", "facet", "value"]].itertuples(index=False):
-                word = str(word).lower()
-                att = head_attention(rec.index, state, int(item), facet)
-                values = [rec.catalog.vocab[facet][a].value for a in att.attr_idx]
-                if word not in surfaces or str(value).lower() not in values:
+        ranked, _ = rec.index.top_k(state, None, None, k)
+        probe_rows = [(str(w).lower(), f, str(v).lower())
+                      for w, f, v in group[["word", "facet", "value"]].itertuples(index=False)]
+        for item in ranked:
+            heads = {}  # facet -> (attention, attribute values), once per item and facet
+            for word, facet, value in probe_rows:
+                if facet not in heads:
+                    att = head_attention(rec.index, state, int(item), facet)
+                    heads[facet] = (att, [rec.catalog.vocab[facet][a].value for a in att.attr_idx])
+                att, values = heads[facet]
+                if word not in surfaces or value not in values:
                     continue
-                top = int(np.argmax(att.weights[surfaces.index(word)]))  # the last slot is no-match
+                best = int(np.argmax(att.weights[surfaces.index(word)]))  # the last slot is no-match
                 cases += 1
-                hits += int(top < len(values) and values[top] == str(value).lower())
+                hits += int(best < len(values) and values[best] == value)
     return {"accuracy": hits / cases if cases else 0.0, "cases": cases}

@@ -81,13 +81,14 @@ def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     held_rows = rows[rows["query"].isin(held_q)]
     rec, fit_report = train_recommender(catalog, train_rows, cfg, on_step)
     baselines = make_baselines(rec, train_rows, cfg.seed)
-    metrics = {"held_out": evaluate_all(rec, judgments_from_rows(held_rows), baselines)}
+    held_judgments = judgments_from_rows(held_rows)
+    metrics = {"held_out": evaluate_all(rec, held_judgments, baselines)}
     if extra_judgments is not None:
         metrics["judgments"] = evaluate_all(rec, extra_judgments, baselines)
     probes = pd.read_csv(inputs.probes, dtype=str, keep_default_na=False) if inputs.probes else None
     metrics["faithfulness"] = faithfulness_report(
         rec, None, probes=probes,
-        judgments=extra_judgments if extra_judgments is not None else judgments_from_rows(held_rows),
+        judgments=extra_judgments if extra_judgments is not None else held_judgments,
         seed=cfg.seed)
     if probes is not None:
         metrics["explanation_accuracy"] = metrics["faithfulness"]["explanation_accuracy"]
