@@ -6,6 +6,8 @@ so contributions add up exactly to the score.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,12 +105,123 @@ def matches_of(att: HeadAttention, state: QueryState) -> list[Match]:
 
 def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_weights: np.ndarray,
                  rank: int | None = None) -> Explanation:
+    """One item, head by head through `head_attention` (the reference `explain_items` equals)."""
     heads = []
     for h, f in enumerate(FACETS):
         att = head_attention(index, state, item_idx, f)
         heads.append(HeadExplanation(f, float(head_weights[h] * att.output), matches_of(att, state)))
     prior = float(index.prior[item_idx])
     return Explanation(prior, summarize(heads, prior, rank), heads)
+
+
+def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, head_weights: np.ndarray,
+                  ranks: list[int] | None = None) -> list[Explanation]:
+    """`explain_item` for many items at once: one numpy pass over every item's attributes of
+    every facet (the rows of `item_rows`, side by side), then Python objects only for the
+    listed matches. Equal to `explain_item` item by item up to float64 summation order
+    (tests/test_explain.py)."""
+    items = np.asarray(items, dtype=np.int64)
+    n, n_heads = len(items), len(FACETS)
+    rows = item_rows(index)
+    surfaces = [tok.surface for tok in state.tokens]
+    # segment s = (i, h) = i * H + h of this call: item items[i]'s attributes of head h
+    first = (items[:, None] * n_heads + np.arange(n_heads)).ravel()  # (n * H,) segments of the index
+    lo = rows.ptr[first].astype(np.int64)
+    lengths = rows.ptr[first + 1] - lo  # (n * H,)
+    total = int(lengths.sum())
+    seg_start = np.cumsum(lengths) - lengths  # where each segment starts among the gathered
+    seg = np.repeat(np.arange(n * n_heads), lengths)  # (N,) segment of each gathered attribute
+    pos = np.repeat(lo - seg_start, lengths) + np.arange(total)
+    cols = rows.cols[pos]  # (N,) columns of the flat (all facets side by side) vocabulary
+    contributions = np.zeros((n, n_heads), dtype=np.float64)
+    found: list[list[list[Match]]] = [[[] for _ in range(n_heads)] for _ in range(n)]
+    if surfaces and total:
+        flat, flat_nm = state.flat_logits, state.flat_no_match
+        if flat is None:  # a state built by hand
+            flat = np.concatenate([state.logits[f] for f in FACETS], axis=1)
+            flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
+        exps = np.exp(flat[:, cols].astype(np.float64))  # (T, N)
+        e_none = np.exp(flat_nm.astype(np.float64))  # (T, H)
+        den = _segment_sums(exps, lengths, seg_start).reshape(-1, n, n_heads) + e_none[:, None, :]
+        weights = exps / den.reshape(-1, n * n_heads)[:, seg]  # (T, N)
+        contributions = _segment_sums(weights * rows.values[cols], lengths, seg_start).sum(0).reshape(n, n_heads)
+        hit_t, hit_col = np.nonzero(weights >= MATCH_THRESHOLD)  # token-major, then attribute
+        for t, s, c, w in zip(hit_t.tolist(), seg[hit_col].tolist(), cols[hit_col].tolist(),
+                              weights[hit_t, hit_col].tolist()):
+            found[s // n_heads][s % n_heads].append(Match(surfaces[t], rows.labels[c], round(w, 4)))
+    out = []
+    for i, (item, outs) in enumerate(zip(items.tolist(), contributions.tolist())):
+        heads = [HeadExplanation(f, float(head_weights[h] * outs[h]), sorted(found[i][h], key=_by_weight))
+                 for h, f in enumerate(FACETS)]
+        prior = float(index.prior[item])
+        out.append(Explanation(prior, summarize(heads, prior, ranks[i] if ranks is not None else None), heads))
+    return out
+
+
+def _by_weight(m: Match) -> float:
+    return -m.weight
+
+
+def _segment_sums(x: np.ndarray, lengths: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """(T, n) sums of consecutive column runs of x (run j: `lengths[j]` columns from
+    `starts[j]`; an empty run sums to 0), left to right like a per-item `.sum(1)`."""
+    out = np.zeros((x.shape[0], len(lengths)), dtype=x.dtype)
+    nonempty = lengths > 0
+    if nonempty.all():
+        out[:] = np.add.reduceat(x, starts, axis=1)
+    elif nonempty.any():
+        out[:, nonempty] = np.add.reduceat(x, starts[nonempty], axis=1)
+    return out
+
+
+@dataclass
+class _ItemRows:
+    """Every item's attributes of every facet as columns of the flat vocabulary (facets side by
+    side, as in `QueryState.flat_logits`), item after item, facet after facet: segment
+    s = item * H + head holds cols[ptr[s]:ptr[s + 1]], in the catalogue's order."""
+
+    ptr: np.ndarray  # (n_items * H + 1,)
+    cols: np.ndarray  # (sum of the catalogue's attribute counts,)
+    values: np.ndarray  # (sum V,) float32, each attribute's value
+    labels: list[str]  # (sum V,) each attribute's display label
+
+
+_ITEM_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ITEM_ROWS_LOCK = threading.Lock()
+
+
+def item_rows(index: ScoringIndex) -> _ItemRows:
+    """Built once per index (a few numpy passes over the catalogue's incidence matrices) and
+    kept as long as the index lives; `Recommender` builds it at load, not on a request."""
+    rows = _ITEM_ROWS.get(index)
+    if rows is not None:
+        return rows
+    with _ITEM_ROWS_LOCK:
+        rows = _ITEM_ROWS.get(index)
+        if rows is None:
+            rows = _build_item_rows(index)
+            _ITEM_ROWS[index] = rows
+    return rows
+
+
+def _build_item_rows(index: ScoringIndex) -> _ItemRows:
+    catalog = index.featurizer.catalog
+    mats = [catalog.item_attrs[f].tocsr() for f in FACETS]
+    n, n_heads = catalog.n_items, len(FACETS)
+    lens = np.stack([np.diff(m.indptr) for m in mats], 1).astype(np.int64)  # (n, H)
+    total = int(lens.sum())
+    dtype = np.int32 if total < 2**31 - 1 else np.int64
+    ptr = np.concatenate([[0], np.cumsum(lens.ravel())]).astype(dtype)
+    offsets = np.concatenate([[0], np.cumsum([m.shape[1] for m in mats])]).astype(np.int64)
+    cols = np.empty(total, dtype=np.int32 if offsets[-1] < 2**31 - 1 else np.int64)
+    starts = ptr[:-1].reshape(n, n_heads).astype(np.int64)
+    for h, m in enumerate(mats):
+        # entry j of item i's row goes to starts[i, h] + (j - indptr[i])
+        dest = np.repeat(starts[:, h] - m.indptr[:-1], lens[:, h]) + np.arange(m.indptr[-1])
+        cols[dest] = m.indices[: m.indptr[-1]] + offsets[h]
+    values = np.concatenate([index.tables[f].values for f in FACETS])
+    labels = [label for f in FACETS for label in catalog.labels(f)]
+    return _ItemRows(ptr, cols, values, labels)
 
 
 def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,

@@ -9,7 +9,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .encoding import Featurizer
-from .explain import Explanation, HeadDetail, detail_item, explain_item
+from .explain import Explanation, HeadDetail, detail_item, explain_items, item_rows
 from .facets import FACETS
 from .index import ScoringIndex, fast_top_k
 from .model import FacetScorer
@@ -61,6 +61,7 @@ class Recommender:
         self.model, self.featurizer = model, featurizer
         self.version, self.manifest = version, manifest or {}
         self.index = ScoringIndex(model, featurizer)
+        item_rows(self.index)  # what batched explanations read, built now rather than on a request
         self.popularity: np.ndarray | None = None  # positive-label mass per item, for baselines
 
     @property
@@ -97,16 +98,20 @@ class Recommender:
         eligible = self._eligible(filters, exclude, candidates)
         state = self.index.query_state(query)
         order, top_scores = self.index.top_k(state, weights, eligible, offset + k)
+        shown, shown_scores = order[offset:], top_scores[offset:].tolist()
+        ranks = list(range(offset + 1, offset + 1 + len(shown)))
+        explanations = (explain_items(self.index, state, shown, weights, ranks) if explain
+                        else [None] * len(shown))
         items = [
             RankedItem(
                 item_id=self.catalog.item_ids[i],
                 title=self.catalog.titles[i],
-                rank=offset + r + 1,
-                score=float(s),
+                rank=rank,
+                score=s,
                 attributes=self.catalog.attribute_labels(i),
-                explanation=explain_item(self.index, state, i, weights, offset + r + 1) if explain else None,
+                explanation=e,
             )
-            for r, (i, s) in enumerate(zip(order[offset:], top_scores[offset:]))
+            for i, s, rank, e in zip(shown.tolist(), shown_scores, ranks, explanations)
         ]
         tokens = [t.surface for t in state.tokens]
         return Recommendation(query, tokens, self.version, items, int(np.count_nonzero(eligible)))

@@ -1,0 +1,88 @@
+"""The batched explanations `recommend` serves equal the per-item reference, item by item."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recsys.explain import MATCH_THRESHOLD, explain_item, explain_items
+from recsys.facets import FACETS
+
+QUERIES = ["scarlet gown", "azure blouse casual", "premium ebony kicks kicks", "", "zzqx unknownword",
+           "red red red dress formal acme"]
+
+
+def _same(batched, reference):
+    assert batched.prior == reference.prior
+    assert batched.summary == reference.summary
+    assert [h.head for h in batched.heads] == [h.head for h in reference.heads] == list(FACETS)
+    for b, r in zip(batched.heads, reference.heads):
+        assert b.contribution == pytest.approx(r.contribution, rel=1e-6, abs=1e-9)
+        assert [(m.query_token, m.attribute) for m in b.matches] == \
+            [(m.query_token, m.attribute) for m in r.matches]
+        assert [m.weight for m in b.matches] == pytest.approx([m.weight for m in r.matches], abs=1e-9)
+
+
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("head_weights", [None, {"color": 0.0, "style": 2.5}])
+def test_batched_explanations_equal_the_per_item_reference(planted_model, query, head_weights):
+    index = planted_model.index
+    state = index.query_state(query)
+    weights = planted_model.head_weight_vector(head_weights)
+    # every item of the catalogue, in an order unlike the catalogue's, and one item twice
+    items = np.concatenate([np.arange(planted_model.catalog.n_items)[::-1], [3]])
+    ranks = list(range(1, len(items) + 1))
+    for item, rank, got in zip(items, ranks, explain_items(index, state, items, weights, ranks)):
+        _same(got, explain_item(index, state, int(item), weights, rank))
+
+
+def test_no_items_and_no_ranks(planted_model):
+    index = planted_model.index
+    state = index.query_state("scarlet gown")
+    weights = planted_model.head_weight_vector(None)
+    assert explain_items(index, state, np.array([], dtype=np.int64), weights) == []
+    got = explain_items(index, state, np.array([5]), weights)[0]
+    assert got.summary.startswith("scored")
+    _same(got, explain_item(index, state, 5, weights))
+
+
+def test_items_without_attributes_in_a_facet(planted_model):
+    """An item with no attribute in a facet attends only to no-match: contribution 0, no match."""
+    import copy
+
+    import scipy.sparse as sp
+
+    rec = copy.copy(planted_model)
+    index = copy.copy(rec.index)
+    catalog = copy.copy(index.featurizer.catalog)
+    attrs = dict(catalog.item_attrs)
+    color = attrs["color"].tolil()
+    color[[0, 2], :] = 0  # items 0 and 2 lose their colour
+    attrs["color"] = sp.csr_matrix(color)
+    catalog.item_attrs = attrs
+    featurizer = copy.copy(index.featurizer)
+    featurizer.catalog = catalog
+    index.featurizer = featurizer
+    state = index.query_state("scarlet gown")
+    weights = rec.head_weight_vector(None)
+    items = np.array([0, 1, 2, 3])
+    got = explain_items(index, state, items, weights)
+    for item, e in zip(items, got):
+        _same(e, explain_item(index, state, int(item), weights))
+    for e in (got[0], got[2]):
+        color_head = e.heads[FACETS.index("color")]
+        assert color_head.contribution == 0.0 and color_head.matches == []
+
+
+def test_recommend_serves_the_batched_explanations(planted_model):
+    res = planted_model.recommend("scarlet gown", k=6, offset=2, head_weights={"style": 0.5})
+    state = planted_model.index.query_state("scarlet gown")
+    weights = planted_model.head_weight_vector({"style": 0.5})
+    for item in res.items:
+        e = item.explanation
+        _same(e, explain_item(planted_model.index, state, planted_model.catalog.idx(item.item_id),
+                              weights, item.rank))
+        assert item.score == pytest.approx(e.prior + sum(h.contribution for h in e.heads), abs=1e-4)
+        assert all(m.weight >= round(MATCH_THRESHOLD, 4) for h in e.heads for m in h.matches)
+        for h in e.heads:
+            assert [m.weight for m in h.matches] == sorted((m.weight for m in h.matches), reverse=True)
