@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import orjson
 from fastapi import Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from recsys.explain import Explanation
 from recsys.facets import FACETS
+from recsys.recommender import Recommendation
 
 HeadName = Literal[FACETS]  # type: ignore[valid-type]
 HeadWeight = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]
@@ -134,6 +137,47 @@ class RecommendOut(_Out):
     total: int = Field(description="items that passed filters, exclusions and candidates")
     items: list[RankedItemOut]
     took_ms: float
+
+
+def recommend_json(result: Recommendation, offset: int, took_ms: float) -> Response:
+    """`RecommendOut` of a recommendation, built as plain dicts field for field in the models'
+    order and serialised by orjson: validating the ranked items' dataclasses into the models cost
+    more than ranking them. tests/api/test_contract.py checks it against `RecommendOut`."""
+    body = {
+        "query": result.query,
+        "tokens": result.tokens,
+        "model_version": result.model_version,
+        "offset": offset,
+        "total": result.total,
+        "items": [{
+            "item_id": item.item_id,
+            "title": item.title,
+            "attributes": item.attributes,
+            "rank": item.rank,
+            "score": item.score,
+            "explanation": None if item.explanation is None else _explanation(item.explanation),
+        } for item in result.items],
+        "took_ms": took_ms,
+    }
+    try:
+        content = orjson.dumps(body)
+    except orjson.JSONEncodeError as exc:  # a lone surrogate in the query: a 422, as from pydantic
+        raise ValueError(f"the answer cannot be written as JSON: {exc}") from None
+    return Response(content, media_type="application/json",
+                    headers={"X-Model-Version": result.model_version})
+
+
+def _explanation(e: Explanation) -> dict:
+    return {
+        "prior": e.prior,
+        "summary": e.summary,
+        "heads": [{
+            "head": h.head,
+            "contribution": h.contribution,
+            "matches": [{"query_token": m.query_token, "attribute": m.attribute, "weight": m.weight}
+                        for m in h.matches],
+        } for h in e.heads],
+    }
 
 
 class ErasureOut(_Out):

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from ..deps import ModelDep, SettingsDep
 from ..limits import check_recommend
-from ..schemas import ErrorOut, RecommendOut, RecommendRequest, as_json
+from ..schemas import ErrorOut, RecommendOut, RecommendRequest, recommend_json
 
 router = APIRouter(tags=["recommend"])
 
@@ -24,7 +24,5 @@ def recommend(req: RecommendRequest, rec: ModelDep, settings: SettingsDep) -> Re
                            exclude=req.exclude, candidates=req.candidates,
                            head_weights=req.head_weights, explain=req.explain)
     took_ms = (time.perf_counter() - start) * 1000
-    return as_json(RecommendOut.model_validate({
-        "query": result.query, "tokens": result.tokens, "model_version": result.model_version,
-        "offset": req.offset, "total": result.total, "items": result.items, "took_ms": round(took_ms, 3),
-    }), rec.version)
+    # the documented RecommendOut (response_model, for /docs), built without validating it again
+    return recommend_json(result, req.offset, round(took_ms, 3))

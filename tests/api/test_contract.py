@@ -120,6 +120,48 @@ def test_recommend_matches_the_library(client, rec):
     assert [i["score"] for i in got["items"]] == pytest.approx([i.score for i in expected.items])
 
 
+def _key_order(x):
+    """The JSON's keys in order, all the way down (dict equality ignores order)."""
+    if isinstance(x, dict):
+        return [(k, _key_order(v)) for k, v in x.items()]
+    if isinstance(x, list):
+        return [_key_order(v) for v in x]
+    return None
+
+
+@pytest.mark.parametrize("body", [
+    {"k": 10},
+    {"k": 3, "offset": 2, "explain": False},
+    {"k": 5, "head_weights": {"color": 0.0, "style": 2.0}, "filters": {"color": ["red", "blue"]}},
+    {"query": "", "k": 2},
+    {"query": "zzqx nothing matches", "k": 4},
+    {"k": 5, "candidates": []},
+])
+def test_recommend_json_is_the_documented_model(client, rec, body):
+    """/recommend builds its JSON without pydantic; it must be what `RecommendOut` would write."""
+    from api.schemas import RecommendOut
+
+    got = client.post("/recommend", json={"query": QUERY, **body})
+    assert got.status_code == 200, got.text
+    got = got.json()
+    req = {"query": QUERY, **body}
+    result = rec.recommend(req["query"], k=req["k"], offset=req.get("offset", 0),
+                           filters=req.get("filters"), candidates=req.get("candidates"),
+                           head_weights=req.get("head_weights"), explain=req.get("explain", True))
+    expected = RecommendOut.model_validate({
+        "query": result.query, "tokens": result.tokens, "model_version": result.model_version,
+        "offset": req.get("offset", 0), "total": result.total, "items": result.items,
+        "took_ms": got["took_ms"]}).model_dump(mode="json")
+    assert got == expected
+    assert _key_order(got) == _key_order(expected)
+
+
+def test_recommend_is_documented_in_openapi(client):
+    op = client.get("/openapi.json").json()["paths"]["/recommend"]["post"]
+    schema = op["responses"]["200"]["content"]["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/RecommendOut"}
+
+
 def test_offset_pages(client):
     ten = recommend(client, k=10)["items"]
     page2 = recommend(client, k=5, offset=5)["items"]

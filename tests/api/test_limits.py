@@ -154,3 +154,11 @@ def test_wrong_methods_and_paths(lenient_client):
     assert lenient_client.get("/recommend").status_code == 405
     assert lenient_client.get("/nothing-here").status_code == 404
     assert lenient_client.delete("/model").status_code == 405
+
+
+def test_lone_surrogate_query_is_422(lenient_client):
+    """JSON may escape a lone surrogate; the answer, which echoes the query, cannot hold it."""
+    r = lenient_client.post("/recommend", content=b'{"query": "dress \\ud800"}',
+                            headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert "cannot be written as JSON" in r.json()["detail"]
