@@ -8,6 +8,7 @@ the request path; swaps are serialised by a lock.
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import threading
@@ -53,6 +54,7 @@ class ModelStore:
         self._current = rec
         self.loaded_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.error = None
+        freeze_heap()
         log.info("serving model", extra={"model_version": rec.version})
         if self.on_swap:
             self.on_swap(rec)
@@ -104,6 +106,17 @@ class ModelStore:
 
     def manifest_of(self, version: str) -> dict:
         return read_manifest(self.version_dir(version))
+
+
+def freeze_heap() -> None:
+    """Take everything alive now, above all the served model's catalogue (about 300k Python
+    objects at 100k items), out of the cyclic garbage collector's reach. Otherwise every full
+    collection, which requests' garbage triggers every few seconds under load, walks them all
+    and holds the GIL for about 140 ms: that was the p99 of /recommend. Refcounting still frees
+    a replaced model; what it leaves in cycles is collected here at the next swap."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 class PointerWatcher:
