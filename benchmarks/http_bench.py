@@ -1,12 +1,15 @@
 """HTTP benchmark of POST /recommend against a real `recsys serve` on 127.0.0.1.
 
     .venv/bin/python benchmarks/http_bench.py [--items 3000] [--seconds 10] [--concurrency 1,4]
+    .venv/bin/python benchmarks/http_bench.py --items 100000 --wrk [--seconds 15]
 
-The first run generates the default synthetic catalogue (3,000 items) and trains it, through the
-same bootstrap path as a fresh `recsys serve`, into a cache folder that later runs reuse. Each phase
-sends k=10 requests with explanations from N client threads (httpx, one connection each) for a
-fixed time and prints p50/p90/p99 latency and requests per second. Client and server share the
-machine, so on 2 cores the client's own CPU time is part of what is measured.
+The first run generates the default synthetic catalogue (N items) and trains it, through the
+same bootstrap path as a fresh `recsys serve`, into a cache folder that later runs reuse (about
+40 s at 100,000 items). Each phase sends k=10 requests with explanations for a fixed time and
+prints p50/p99 latency and requests per second: from N Python client threads (httpx, one
+connection each), or with `--wrk` from wrk (`wrk -t2 -c16 --latency -s
+benchmarks/wrk_recommend.lua`, one phase per `--concurrency` value, default 16). Client and
+server share the machine, so on 2 cores the client's own CPU time is part of what is measured.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import csv
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -35,7 +39,11 @@ def main() -> None:
     p.add_argument("--items", type=int, default=3000)
     p.add_argument("--queries", type=int, default=4000)
     p.add_argument("--seconds", type=float, default=10.0, help="duration of each phase")
-    p.add_argument("--concurrency", default="1,4", help="client threads per phase, comma-separated")
+    p.add_argument("--concurrency", help="client threads (wrk: connections) per phase, comma-separated "
+                   "(default: 1,4; with --wrk 16)")
+    p.add_argument("--wrk", action="store_true",
+                   help="load with wrk and benchmarks/wrk_recommend.lua (k=10, explanations) instead of Python threads")
+    p.add_argument("--wrk-threads", type=int, default=2)
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--no-explain", action="store_true")
     p.add_argument("--torch-threads", type=int,
@@ -56,25 +64,60 @@ def main() -> None:
     log = open(cache / "server.log", "wb")
     if not (cache / "artifacts" / "current").is_file():
         print(f"first run: the server generates and trains the model, see {cache / 'server.log'}")
-    server = subprocess.Popen([recsys, "serve", "--host", "127.0.0.1"], env=env, stdout=log, stderr=log)
+    server = subprocess.Popen([recsys, "serve", "--host", "127.0.0.1"], env=env, stdout=log, stderr=log,
+                              start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         version = _wait_ready(base, server, timeout=1800)
         queries = _queries(cache / "data" / "interactions.csv")
-        print(f"server {base}, model {version}, {args.items} items, {len(queries)} distinct queries, "
-              f"k={args.k}, explain={not args.no_explain}, torch threads={args.torch_threads or 'setting'}")
         body = {"k": args.k, "explain": not args.no_explain}
         _phase(base, queries, body, threads=2, seconds=1.0)  # warm-up
-        for n in (int(c) for c in args.concurrency.split(",")):
+        if args.wrk:
+            print(f"server {base} (one process), model {version}, {args.items} items, "
+                  f"wrk_recommend.lua (k=10, explain=true), torch threads={args.torch_threads or 'setting'}")
+            for n in (int(c) for c in (args.concurrency or "16").split(",")):
+                _wrk(base, n, args.wrk_threads, args.seconds)
+            return
+        print(f"server {base}, model {version}, {args.items} items, {len(queries)} distinct queries, "
+              f"k={args.k}, explain={not args.no_explain}, torch threads={args.torch_threads or 'setting'}")
+        for n in (int(c) for c in (args.concurrency or "1,4").split(",")):
             lat, errors, elapsed = _phase(base, queries, body, threads=n, seconds=args.seconds)
             _report(n, lat, errors, elapsed)
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        _stop(server)
         log.close()
+
+
+def _stop(server: subprocess.Popen) -> None:
+    """SIGTERM the server's process group (it and any training job it started), then SIGKILL
+    after 20 s."""
+    try:
+        os.killpg(server.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+def _wrk(base: str, connections: int, threads: int, seconds: float) -> None:
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        sys.exit("wrk is not installed (apt-get install wrk)")
+    cmd = [wrk, f"-t{min(threads, connections)}", f"-c{connections}", f"-d{seconds:g}s", "--latency",
+           "-s", str(ROOT / "benchmarks" / "wrk_recommend.lua"), base]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60).stdout
+    rps = re.search(r"Requests/sec:\s*([\d.]+)", out)
+    pct = dict(re.findall(r"^\s*(50|75|90|99)%\s+(\S+)", out, re.M))
+    errors = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", out)
+    socket_errors = re.search(r"Socket errors:.*", out)
+    print(f"{connections:>2} connections: {float(rps.group(1)) if rps else float('nan'):7.1f} req/s | "
+          f"p50 {pct.get('50', '?')}  p90 {pct.get('90', '?')}  p99 {pct.get('99', '?')} | "
+          f"non-2xx {errors.group(1) if errors else 0}"
+          + (f" | {socket_errors.group(0)}" if socket_errors else ""))
+    print("   $ " + " ".join(cmd).replace(str(ROOT) + "/", ""))
 
 
 def _free_port() -> int:

@@ -11,3 +11,5 @@ end
 --   apt-get install wrk
 --   recsys serve --port 8123 --model ARTIFACTS &
 --   wrk -t2 -c16 -d15s --latency -s benchmarks/wrk_recommend.lua http://127.0.0.1:8123
+-- or end to end (build or reuse a 100k-item model, serve it, run wrk, stop the server):
+--   .venv/bin/python benchmarks/http_bench.py --items 100000 --wrk
