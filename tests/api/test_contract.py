@@ -162,6 +162,28 @@ def test_recommend_is_documented_in_openapi(client):
     assert schema == {"$ref": "#/components/schemas/RecommendOut"}
 
 
+def test_plain_requests_skip_the_thread_pool(client, rec, monkeypatch):
+    """Top-k requests run on the event loop; filtered and deep ones in the thread pool, with the
+    same answers either way."""
+    from api.routes import recommend as route
+
+    hops = []
+
+    async def counting(fn, *args):
+        hops.append(fn)
+        return fn(*args)
+
+    monkeypatch.setattr(route, "run_in_threadpool", counting)
+    plain = recommend(client, k=10)
+    assert hops == []
+    deep = recommend(client, k=10, offset=route.INLINE_MAX_RANK)
+    filtered = recommend(client, k=10, filters={"color": ["red"]})
+    assert len(hops) == 2
+    assert [i["item_id"] for i in plain["items"]] == [i.item_id for i in rec.recommend(QUERY, k=10).items]
+    assert [i["rank"] for i in deep["items"]][0] == route.INLINE_MAX_RANK + 1
+    assert filtered["total"] < rec.catalog.n_items
+
+
 def test_offset_pages(client):
     ten = recommend(client, k=10)["items"]
     page2 = recommend(client, k=5, offset=5)["items"]
