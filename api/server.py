@@ -34,7 +34,8 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None,
     elif current_version(settings.artifacts_dir) is None:
         build_default_model(settings)
     app = create_app(settings, model_path=pinned)
-    # One worker: scoring threads share the loaded model; asyncio sets TCP_NODELAY on its own
+    # One worker: requests share the loaded model (plain top-k ones on the event loop, heavier
+    # ones in its thread pool, see api/routes/recommend.py); asyncio sets TCP_NODELAY on its own
     # sockets (the multi-worker Nagle stall of uvicorn --workers does not apply).
     config = uvicorn.Config(app, host=host or settings.host, port=port or settings.port, workers=1,
                             log_config=None, access_log=False, lifespan="on",
