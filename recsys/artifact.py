@@ -32,7 +32,7 @@ from .model import FacetScorer, ModelConfig
 from .recommender import Recommender
 from .words import WordTable
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 CURRENT_POINTER = "current"
 _FILES = ("manifest.json", "model.safetensors", "arrays.safetensors", "catalog.json", "words.json")
 

@@ -11,8 +11,8 @@ too: "Crimson" in a title gives `color: red` (key "title"), "Stainless Steel" gi
 preferred over what a description gives. Extracted attributes are not added to `texts`, which keeps
 the item's own words for the lexical baseline.
 
-Finally, title words feed the `other` facet unless they repeat one of the item's own attribute
-values.
+Finally, title words and the first MAX_DESCRIPTION_WORDS distinct words of the description feed
+the `other` facet unless they repeat one of the item's own attribute values (or an earlier word).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .tokenize import match_key, words
 
 MULTI_VALUE_SEPARATOR = "|"
 MAX_ATTRIBUTES_PER_FACET = 48
+MAX_DESCRIPTION_WORDS = 24  # distinct description words per item, the first ones
 _CATEGORICAL_NUMERIC_LIMIT = 10  # a numeric column with this few distinct values stays categorical
 _N_BUCKETS = 5
 STOPWORDS = frozenset(
@@ -298,8 +299,12 @@ class _CatalogBuilder:
                 found |= here
 
     def _add_titles(self) -> None:
-        if facet_for_column("title", self.overrides) is not None:
-            return  # a schema mapped the title to a facet explicitly: it was added as a column
+        """Title words, then the first description words, feed `other` (keys "title" and
+        "description"), each word once per item and none that repeats one of the item's own
+        attribute values: the model can then match what BM25 matches, and learn that a word in
+        the description is worth less than one in the title."""
+        title_mapped = facet_for_column("title", self.overrides) is not None
+        desc = self.items["description"].astype(str) if "description" in self.items.columns else None
         for i, title in enumerate(self.items["title"]):
             own = {
                 k
@@ -307,9 +312,18 @@ class _CatalogBuilder:
                 for a_idx in self.rows[f][i]
                 for k in self.attr_list[f][a_idx].match_keys
             }
-            for w in words(title):
-                if w not in STOPWORDS and match_key(w) not in own:
-                    self.add(i, Attribute("other", "title", w))
+            sources = [] if title_mapped else [("title", words(title), len(words(title)))]
+            if desc is not None:
+                sources.append(("description", words(desc.iat[i]), MAX_DESCRIPTION_WORDS))
+            for key, found, limit in sources:
+                added = 0
+                for w in found:
+                    k = match_key(w)
+                    if added >= limit:
+                        break
+                    if w not in STOPWORDS and k not in own:
+                        own.add(k)
+                        added += self.add(i, Attribute("other", key, w))
 
     def _texts(self, vocab, item_attrs) -> list[str]:
         desc = self.items["description"] if "description" in self.items.columns else None

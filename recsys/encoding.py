@@ -31,6 +31,7 @@ class EncodedQueries:
     word_id: np.ndarray  # (B, T) ids in the word table, -1 unknown or padding
     near_id: np.ndarray  # (B, T, J) word ids of near-spelled catalogue words, -1 padding
     near_sim: np.ndarray  # (B, T, J) their similarity in (0, 1)
+    specificity: torch.Tensor  # (B, T) `Featurizer.word_specificity` of each word, 0 padding
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Featurizer:
     cfg: ModelConfig
     _padded: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _speller: NearWords | None = field(default=None, repr=False)
+    _specificity: np.ndarray | None = field(default=None, repr=False)
 
     def near_words(self, key: str) -> list[tuple[int, float]]:
         """(word id, similarity) of the catalogue words spelled within a small edit distance."""
@@ -48,6 +50,26 @@ class Featurizer:
             self._speller = NearWords(catalog_word_keys(self.catalog))
         near = sorted(self._speller.near(key), key=lambda ws: -ws[1])[:NEAR_PER_TOKEN]
         return [(self.words.id(w), sim) for w, sim in near if self.words.id(w) >= 0]
+
+    def word_specificity(self) -> np.ndarray:
+        """(n_words,) float32: per word, the largest scaled IDF among the attributes it matches
+        exactly (0 for a word no attribute has): how much naming it narrows the catalogue."""
+        if self._specificity is None:
+            spec = np.zeros(len(self.words), dtype=np.float32)
+            for f in FACETS:
+                exact = self.evidence.exact[f]
+                if exact.nnz:
+                    weighted = exact.multiply(self.attribute_idf(f)[None, :]).tocsr()
+                    spec = np.maximum(spec, weighted.max(axis=1).toarray().ravel())
+            self._specificity = spec
+        return self._specificity
+
+    def attribute_idf(self, facet: str) -> np.ndarray:
+        """(V,) float32 inverse document frequency of each attribute, scaled to [0, 1]: 0 when
+        every item has it, 1 when none does."""
+        counts = np.asarray(self.catalog.item_attrs[facet].sum(axis=0)).ravel()
+        n = self.catalog.n_items
+        return (np.log((n + 1.0) / (counts + 1.0)) / np.log(n + 1.0)).astype(np.float32)
 
     # ---- model structure ----------------------------------------------------------------------
 
@@ -69,9 +91,7 @@ class Featurizer:
             counts = np.asarray(self.catalog.item_attrs[f].sum(axis=0)).ravel()
             common = (counts >= self.cfg.min_items_per_attribute).astype(np.float32)
             learnable[f] = torch.from_numpy(common).unsqueeze(1)
-            n = self.catalog.n_items
-            scaled = np.log((n + 1.0) / (counts + 1.0)) / np.log(n + 1.0)  # 0 everywhere .. 1 rare
-            idf[f] = torch.from_numpy(scaled.astype(np.float32))
+            idf[f] = torch.from_numpy(self.attribute_idf(f))
         return attr_words, attr_keys, learnable, idf
 
     def _bucket(self, key: str) -> int:
@@ -95,15 +115,19 @@ class Featurizer:
         word_id = np.full((b, t_max), -1, dtype=np.int64)
         near_id = np.full((b, t_max, NEAR_PER_TOKEN), -1, dtype=np.int64)
         near_sim = np.zeros((b, t_max, NEAR_PER_TOKEN), dtype=np.float32)
+        specificity = np.zeros((b, t_max), dtype=np.float32)
+        word_spec = self.word_specificity()
         for i, toks in enumerate(tokens):
             for j, tok in enumerate(toks):
                 bucket[i, j], grams[i, j] = self.token_features(tok.key)
                 mask[i, j] = True
                 word_id[i, j] = self.words.id(tok.key)
+                if word_id[i, j] >= 0:
+                    specificity[i, j] = word_spec[word_id[i, j]]
                 for n, (w, sim) in enumerate(self.near_words(tok.key)):
                     near_id[i, j, n], near_sim[i, j, n] = w, sim
         return EncodedQueries(tokens, torch.from_numpy(bucket), torch.from_numpy(grams),
-                              torch.from_numpy(mask), word_id, near_id, near_sim)
+                              torch.from_numpy(mask), word_id, near_id, near_sim, torch.from_numpy(specificity))
 
     # ---- items --------------------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet:
         empty = np.zeros((0, len(attrs)))
         return HeadAttention(attrs, labels, np.zeros((0, len(attrs) + 1)), empty, np.zeros(0), values)
     exps = np.exp(state.logits[facet][:, attrs].astype(np.float64))  # (T, M)
-    e_none = np.exp(state.no_match[facet].astype(np.float64))  # (T,)
+    e_none = np.exp(state.no_match[facet].astype(np.float64)) * index.slot_multiplicity(facet, len(attrs))  # (T,)
     den = exps.sum(1) + e_none  # (T,)
     weights = np.concatenate([exps, e_none[:, None]], 1) / den[:, None]
     return HeadAttention(attrs, labels, weights, exps, den, values)
@@ -141,8 +141,10 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
             flat = np.concatenate([state.logits[f] for f in FACETS], axis=1)
             flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
         exps = np.exp(flat[:, cols].astype(np.float64))  # (T, N)
-        e_none = np.exp(flat_nm.astype(np.float64))  # (T, H)
-        den = _segment_sums(exps, lengths, seg_start).reshape(-1, n, n_heads) + e_none[:, None, :]
+        per_head = lengths.reshape(n, n_heads)
+        multiplicity = np.stack([index.slot_multiplicity(f, per_head[:, h]) for h, f in enumerate(FACETS)], 1)  # (n, H)
+        e_none = np.exp(flat_nm.astype(np.float64))[:, None, :] * multiplicity  # (T, n, H)
+        den = _segment_sums(exps, lengths, seg_start).reshape(-1, n, n_heads) + e_none
         weights = exps / den.reshape(-1, n * n_heads)[:, seg]  # (T, N)
         contributions = _segment_sums(weights * rows.values[cols], lengths, seg_start).sum(0).reshape(n, n_heads)
         hit_t, hit_col = np.nonzero(weights >= MATCH_THRESHOLD)  # token-major, then attribute

@@ -97,6 +97,7 @@ class ScoringIndex:
         catalog = featurizer.catalog
         self.n_items = n = catalog.n_items
         self.tables: dict[str, FacetTables] = {}
+        self._length_weight = {f: float(model.heads[f].length_weight.detach()) for f in FACETS}
         prior = np.zeros(n, dtype=np.float32)
         with torch.no_grad():
             for f in FACETS:
@@ -126,6 +127,7 @@ class ScoringIndex:
             self._ngram_emb = m.ngram_emb.weight.detach().numpy()
             proj = np.zeros((cfg.dim, v_total + len(FACETS)), dtype=np.float64)
             nm_bias = np.zeros(len(FACETS), dtype=np.float32)
+            nm_specific = np.zeros(len(FACETS), dtype=np.float32)
             w_exact = np.zeros(v_total, dtype=np.float32)
             w_assoc = np.zeros(v_total, dtype=np.float32)
             w_near = np.zeros(v_total, dtype=np.float32)
@@ -139,11 +141,13 @@ class ScoringIndex:
                 proj[:, lo:hi] = (wq.T @ keys.T) * head.scale
                 proj[:, v_total + h] = head.no_match.weight.double().numpy()[0]
                 nm_bias[h] = float(head.no_match.bias)
+                nm_specific[h] = float(head.specific_weight)
                 w_exact[lo:hi], w_assoc[lo:hi], w_near[lo:hi] = head.evidence_weight.numpy()
                 w_rare[lo:hi] = float(head.rare_weight) * getattr(m, f"attr_idf_{f}").numpy()
                 bias[lo:hi] = float(head.match_bias)
         self._proj = proj.astype(np.float32)  # (D, sum V + H)
         self._nm_bias, self._w_exact, self._w_assoc, self._bias = nm_bias, w_exact, w_assoc, bias
+        self._nm_specific = nm_specific
         self._w_near, self._w_exact_all = w_near, w_exact + w_rare
         self._cap = float(cfg.logit_cap)
         self._values_flat = np.concatenate([self.tables[f].values for f in FACETS]).astype(np.float32)
@@ -162,10 +166,14 @@ class ScoringIndex:
         sets = [self.tables[f].sets for f in FACETS]
         u_sizes = [s.shape[0] for s in sets]
         self.set_offsets = np.concatenate([[0], np.cumsum(u_sizes)]).astype(np.int64)
-        # one row per distinct set of any facet: its attributes, then a 1 in the column of its
-        # facet's no-match slot, so one product gives numerators and full denominators
+        # one row per distinct set of any facet: its attributes, then the no-match slot's
+        # multiplicity in the column of its facet's slot, so one product gives numerators and
+        # full denominators
         self._set_facet = np.repeat(np.arange(len(FACETS)), u_sizes)  # (sum U,)
-        slots = sp.csr_matrix((np.ones(len(self._set_facet), dtype=np.float32),
+        multiplicity = np.concatenate([
+            self.slot_multiplicity(f, np.diff(s.indptr)) for f, s in zip(FACETS, sets)
+        ]).astype(np.float32)  # (sum U,)
+        slots = sp.csr_matrix((multiplicity,
                                (np.arange(len(self._set_facet)), self._set_facet)),
                               shape=(len(self._set_facet), len(FACETS)))
         self._all_sets = sp.hstack([sp.block_diag(sets, format="csr", dtype=np.float32), slots],
@@ -194,6 +202,12 @@ class ScoringIndex:
         self.use_kernel = True  # the compiled top-k when numba works here; False = numpy only
         if self.use_kernel:
             _kernels()  # compile (or load from numba's cache) now, not on the first request
+
+    def slot_multiplicity(self, facet: str, n_attributes: np.ndarray) -> np.ndarray:
+        """How many slots the no-match alternative counts as for items with `n_attributes`
+        attributes in `facet`: max(n, 1) ** length_weight (`FacetHead.slot_log_count`)."""
+        n = np.maximum(np.asarray(n_attributes, dtype=np.float64), 1.0)
+        return n ** self._length_weight[facet]
 
     # ---- queries -------------------------------------------------------------------------------
 
@@ -237,6 +251,7 @@ class ScoringIndex:
         rows[0] = tok @ self._proj
         word = self.featurizer.words.id(key)
         if word >= 0:
+            rows[0, width - len(FACETS):] += self._nm_specific * self.featurizer.word_specificity()[word]
             for r, table in ((1, self._exact), (2, self._assoc)):
                 lo, hi = table.indptr[word], table.indptr[word + 1]
                 rows[r, table.indices[lo:hi]] = table.data[lo:hi]

@@ -5,9 +5,10 @@ one facet per item (padded), J near words per token, V attributes in a facet's v
 W words per attribute value, D embedding size, K key size (d_k), H heads (= facets).
 
 Per head, each query token is a query; each of the item's attributes of that facet is a key, plus a
-"no match" slot whose logit depends on the token alone. The logits add lexical evidence (exact
-match, click association) to the scaled dot product, and are soft-capped so that scoring needs no
-max-shift. Values are positive (softplus) and depend on the attribute only; the no-match slot is
+"no match" slot whose logit depends on the token (and, through its multiplicity, on how many
+attributes of the facet the item has). The logits add lexical evidence (exact match, near
+spelling, click association) to the scaled dot product, and are soft-capped so that scoring needs
+no max-shift. Values are positive (softplus) and depend on the attribute only; the no-match slot is
 worth 0. The head's output is the sum over tokens of the attention-weighted values, and the score
 is prior + sum of head outputs: every score splits exactly into per-head contributions.
 """
@@ -43,6 +44,14 @@ class ModelConfig:
     init_idf: float = 2.0
     init_rare: float = 4.0
     init_match_bias: float = -3.0
+    # the no-match slot counts as (number of the item's attributes in the facet) ** length_weight
+    # slots: without it every extra attribute takes a little attention off "no match", so long
+    # titles collect credit for words they do not have (BM25's length normalisation, learned)
+    init_length: float = 0.5
+    # the no-match logit rises with how specific the query word is in this catalogue (the IDF of
+    # what it matches exactly): an item without a specific word the shopper typed ("toro") gets
+    # little from lookalike matches ("riding"); exact matches rise by as much (init_rare)
+    init_specific: float = 4.0
     # a no-match logit per head that ignores the token: every word must earn a match with
     # evidence against the same bar, so a weak match cannot hide behind a tuned-up threshold
     token_no_match: bool = False
@@ -82,6 +91,8 @@ class FacetHead(nn.Module):
         # had can still outweigh "no match" when it names something few items have
         self.rare_weight = nn.Parameter(torch.tensor(cfg.init_rare))
         self.match_bias = nn.Parameter(torch.tensor(cfg.init_match_bias))
+        self.length_weight = nn.Parameter(torch.tensor(cfg.init_length))
+        self.specific_weight = nn.Parameter(torch.tensor(cfg.init_specific))
         for lin in (self.q_proj, self.k_proj):
             nn.init.normal_(lin.weight, std=0.02)
         nn.init.zeros_(self.no_match.weight)
@@ -94,10 +105,17 @@ class FacetHead(nn.Module):
         values = F.softplus(self.value(attr_emb).squeeze(-1) + self.idf_weight * idf)  # (V,)
         return self.k_proj(attr_emb), values
 
-    def queries(self, tok_emb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """tok_emb (..., T, D) -> queries (..., T, K), capped no-match logits (..., T)."""
-        no_match = soft_cap(self.no_match(tok_emb).squeeze(-1), self.cap)
+    def queries(self, tok_emb: torch.Tensor, specificity: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """tok_emb (..., T, D), specificity (..., T) -> queries (..., T, K), capped no-match
+        logits (..., T)."""
+        pre = self.no_match(tok_emb).squeeze(-1) + self.specific_weight * specificity  # (..., T)
+        no_match = soft_cap(pre, self.cap)
         return self.q_proj(tok_emb), no_match
+
+    def slot_log_count(self, n_attributes: torch.Tensor) -> torch.Tensor:
+        """n_attributes (...) of the item in this facet -> the no-match slot's log multiplicity
+        (...), added to its logit: length_weight * log(max(n, 1))."""
+        return self.length_weight * torch.log(n_attributes.clamp(min=1).to(torch.float32))
 
     def match_logits(self, dot: torch.Tensor, evidence: torch.Tensor, idf: torch.Tensor) -> torch.Tensor:
         """dot (...) = q.k, evidence (..., 3) exact, assoc, near, idf (...) of the attribute
@@ -170,6 +188,7 @@ class FacetScorer(nn.Module):
         tok_bucket: torch.Tensor,  # (B, T)
         tok_grams: torch.Tensor,  # (B, T, G)
         tok_mask: torch.Tensor,  # (B, T) bool
+        tok_specificity: torch.Tensor,  # (B, T) `EncodedQueries.specificity`
         item_attrs: dict[str, torch.Tensor],  # facet -> (B, I, M) attribute idx, -1 = padding
         evidence: dict[str, torch.Tensor],  # facet -> (B, I, T, M, 2)
         head_weights: torch.Tensor | None = None,  # (H,)
@@ -188,7 +207,8 @@ class FacetScorer(nn.Module):
             safe = attrs.clamp(min=0)
             idf = getattr(self, f"attr_idf_{f}")
             idf = idf[safe] if len(idf) else torch.zeros(safe.shape)  # (B, I, M)
-            out, att = self._head(f, tok, tok_mask, keys[safe], values[safe], idf, present, evidence[f])
+            out, att = self._head(f, tok, tok_mask, tok_specificity, keys[safe], values[safe], idf, present,
+                                  evidence[f])
             if head_weights is not None:
                 out = out * head_weights[h]
             contributions.append(out)
@@ -201,15 +221,16 @@ class FacetScorer(nn.Module):
             result["attention"] = attention
         return result
 
-    def _head(self, facet, tok, tok_mask, keys, values, idf, present, evidence):
+    def _head(self, facet, tok, tok_mask, specificity, keys, values, idf, present, evidence):
         """One head over padded items: output (B, I) and attention (B, I, T, M + 1)."""
         head = self.heads[facet]
-        q, no_match = head.queries(tok)  # (B, T, K), (B, T)
+        q, no_match = head.queries(tok, specificity)  # (B, T, K), (B, T)
         dot = torch.einsum("btk,bimk->bitm", q, keys)  # (B, I, T, M)
         logits = head.match_logits(dot, evidence, idf.unsqueeze(2))  # (B, I, T, M)
         logits = logits.masked_fill(~present.unsqueeze(2), float("-inf"))
         b, i, t, _ = logits.shape
-        slot = no_match[:, None, :, None].expand(b, i, t, 1)  # (B, I, T, 1)
+        extra = head.slot_log_count(present.sum(-1))  # (B, I)
+        slot = (no_match[:, None, :] + extra[:, :, None]).unsqueeze(-1)  # (B, I, T, 1)
         att = torch.softmax(torch.cat([logits, slot], dim=-1), dim=-1)  # (B, I, T, M + 1)
         per_token = (att[..., :-1] * values.unsqueeze(2)).sum(-1)  # (B, I, T)
         out = (per_token * tok_mask.unsqueeze(1)).sum(-1)  # (B, I)

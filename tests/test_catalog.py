@@ -196,3 +196,25 @@ def test_planted_column_catalogue_is_unchanged_by_the_lexicon():
     on = Catalog.build(items)
     off = Catalog.build(items, lexicon=LexiconConfig(enabled=False))
     assert on.attribute_labels(0) == off.attribute_labels(0) and on.texts == off.texts
+
+
+def test_description_words_feed_other_after_the_title_words():
+    cat = Catalog.build(pd.DataFrame({
+        "item_id": ["a"],
+        "title": ["Acme Shirt"],
+        "description": ["The acme shirts: breathable and washable, breathable again"],
+    }))
+    other = labels(cat, "a")["other"]
+    assert other[:2] == ["title:acme", "title:shirt"]
+    # stopwords, words of the title (by stem: "shirts") and repeats are left out
+    assert [x for x in other if x.startswith("description:")] == [
+        "description:breathable", "description:washable", "description:again"]
+
+
+def test_description_words_stop_at_the_limit():
+    from recsys.catalog import MAX_DESCRIPTION_WORDS
+
+    many = " ".join(f"word{i}x" for i in range(MAX_DESCRIPTION_WORDS + 10))
+    cat = Catalog.build(pd.DataFrame({"item_id": ["a"], "title": ["Hat"], "description": [many]}))
+    described = [x for x in labels(cat, "a")["other"] if x.startswith("description:")]
+    assert described == [f"description:word{i}x" for i in range(MAX_DESCRIPTION_WORDS)]

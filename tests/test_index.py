@@ -98,7 +98,7 @@ def reference(index: ScoringIndex, query: str, head_weights=None):
     attrs, evidence = fz.item_batch(np.arange(fz.catalog.n_items)[None, :], enc)
     w = None if head_weights is None else torch.as_tensor(head_weights, dtype=torch.float32)
     with torch.no_grad():
-        out = index.model(enc.bucket, enc.grams, enc.mask, attrs, evidence, w)
+        out = index.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence, w)
     return out["scores"][0].numpy(), out["contributions"][0].numpy()
 
 
@@ -129,7 +129,7 @@ def test_query_state_equals_the_models_own_computation(index):
             tok = model.embed_tokens(enc.bucket[0, :n_tok], enc.grams[0, :n_tok])
             for f in FACETS:
                 head = model.heads[f]
-                q, nm = head.queries(tok)
+                q, nm = head.queries(tok, enc.specificity[0, :n_tok])
                 ev = np.stack(fz.evidence.dense_rows(f, enc.word_id[0, :n_tok], enc.near_id[0, :n_tok],
                                                      enc.near_sim[0, :n_tok]), -1)
                 idf = getattr(model, f"attr_idf_{f}")

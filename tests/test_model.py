@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from recsys.facets import FACETS
+from recsys.tokenize import match_key
 
 QUERIES = ["scarlet gown", "azure blouse casual", "red", "zzqx unknownword", "", "kicks onyx onyx"]
 
@@ -17,7 +18,7 @@ def reference(rec, query, head_weights=None):
     enc = fz.encode_queries([query])
     attrs, evidence = fz.item_batch(np.arange(rec.catalog.n_items)[None, :], enc)
     with torch.no_grad():
-        return rec.model(enc.bucket, enc.grams, enc.mask, attrs, evidence, head_weights,
+        return rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence, head_weights,
                          return_attention=True)
 
 
@@ -80,3 +81,44 @@ def test_model_without_attributes_in_a_facet(tmp_path):
         e = item.explanation
         assert [h.head for h in e.heads] == list(FACETS)
         assert abs(item.score - e.prior - sum(h.contribution for h in e.heads)) < 1e-4
+
+
+def test_no_match_slot_grows_with_the_number_of_attributes():
+    """With length_weight 1 the no-match slot counts once per attribute: a word that matches
+    nothing gives the same attention mass to attributes however many the item has, so long
+    titles collect no credit for words they do not have."""
+    from recsys.model import FacetHead, ModelConfig
+
+    head = FacetHead(ModelConfig(vocab_sizes={f: 1 for f in FACETS}, init_length=1.0))
+    for n in (1, 4, 40):
+        logits = torch.full((n,), -2.0)  # the word matches none of the n attributes
+        slot = torch.tensor([0.5]) + head.slot_log_count(torch.tensor(n))
+        att = torch.softmax(torch.cat([logits, slot]), 0)
+        expected = np.exp(-2.0) / (np.exp(-2.0) + np.exp(0.5))
+        assert float(att[:-1].sum().detach()) == pytest.approx(expected, rel=1e-5)
+
+
+def test_word_specificity_is_the_idf_of_what_the_word_names(planted_model):
+    """Planted titles are "<brand> <category>": every category word names a third of the items
+    (category column and title), every brand word half of them; a synonym names nothing."""
+    fz = planted_model.featurizer
+    spec = fz.word_specificity()
+    n = planted_model.catalog.n_items
+    scaled_idf = lambda count: np.log((n + 1) / (count + 1)) / np.log(n + 1)  # noqa: E731
+    assert spec[fz.words.id("dress")] == pytest.approx(scaled_idf(n / 3), rel=1e-5)
+    acme = fz.words.id(match_key("acme"))
+    assert spec[acme] == pytest.approx(scaled_idf(n / 2), rel=1e-5)
+    assert spec[fz.words.id("gown")] == 0.0  # a query word only: no item has it
+    enc = fz.encode_queries(["gown acme"])
+    np.testing.assert_allclose(enc.specificity[0].numpy(), [0.0, spec[acme]])
+
+
+def test_a_specific_word_raises_the_no_match_bar():
+    from recsys.model import FacetHead, ModelConfig
+
+    head = FacetHead(ModelConfig(vocab_sizes={f: 1 for f in FACETS}, init_specific=4.0))
+    tok = torch.zeros(2, head.q_proj.in_features)
+    with torch.no_grad():
+        _, no_match = head.queries(tok, torch.tensor([0.0, 0.5]))
+    cap = head.cap  # logits are soft-capped: cap * tanh(x / cap)
+    assert float(no_match[1] - no_match[0]) == pytest.approx(cap * np.tanh(2.0 / cap), rel=1e-5)

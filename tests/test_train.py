@@ -81,3 +81,9 @@ def test_evaluate_reports_model_and_baselines(planted_artifacts, planted_paths):
     report = evaluate_version(planted_artifacts[0], planted_paths["items"], planted_paths["judgments"])
     assert report["model"]["ndcg@10"] >= 0.9
     assert {"bm25", "popularity", "random"} <= set(report)
+
+
+def test_served_model_has_no_own_attribute_vectors(planted_model):
+    """They absorb memorisation during the fit and are dropped before the model is saved."""
+    for emb in planted_model.model.attr_emb.values():
+        assert torch.count_nonzero(emb.weight) == 0

@@ -244,7 +244,7 @@ def reference_scores(rec: Recommender, query: str, block: int = REFERENCE_BLOCK)
         for lo in range(0, n, block):
             items = np.arange(lo, min(n, lo + block))[None, :]
             attrs, evidence = feat.item_batch(items, enc)
-            out[lo : lo + items.shape[1]] = rec.model(enc.bucket, enc.grams, enc.mask, attrs, evidence)["scores"][0].numpy()
+            out[lo : lo + items.shape[1]] = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)["scores"][0].numpy()
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -133,7 +134,8 @@ def fit_model(
                 on_step(step, total, loss.item())
             if validation is None or b not in check_at:
                 continue
-            v = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf)
+            with _as_served(model):
+                v = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf)
             model.train()
             report.validation_loss.append(v)
             at = round(epoch + b / steps_per_epoch, 2)
@@ -150,10 +152,35 @@ def fit_model(
             break
     if best_state is not None:
         _restore(model, pairs, best_state)
+    _drop_attribute_vectors(model)
     model.eval()
     for f, values in pairs.items():
         featurizer.evidence.assoc[f].data[:] = values.detach().numpy()
     return report
+
+
+def _drop_attribute_vectors(model: FacetScorer) -> None:
+    """Zero the attributes' own vectors once the fit is done. They soak up what is peculiar to
+    the training queries' chosen items, so that the shared word vectors, projections and evidence
+    weights learn what carries over to new queries; served, they only add that memorisation back.
+    Dropping them raised held-out NDCG@10 on all three datasets measured (Home Depot 0.385 ->
+    0.407, synthetic 0.966 -> 0.970, furniture 0.892 -> 0.896), as the README says."""
+    with torch.no_grad():
+        for emb in model.attr_emb.values():
+            emb.weight.zero_()
+
+
+@contextmanager
+def _as_served(model: FacetScorer):
+    """The model as it will be served (no own attribute vectors) for the duration."""
+    saved = {f: emb.weight.detach().clone() for f, emb in model.attr_emb.items()}
+    _drop_attribute_vectors(model)
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for f, emb in model.attr_emb.items():
+                emb.weight.copy_(saved[f])
 
 
 def _optimizers(model: FacetScorer, pairs: dict, cfg: TrainConfig) -> list:
@@ -205,7 +232,7 @@ def _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs) -> torch.T
         drop = torch.from_numpy(rng.random(enc.bucket.shape) < cfg.word_dropout) & enc.mask
         enc.bucket[drop] = UNSEEN_WORD_BUCKET
     attrs, evidence = featurizer.item_batch(items, enc, pairs)
-    out = model(enc.bucket, enc.grams, enc.mask, attrs, evidence)
+    out = model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)
     scores = out["scores"].masked_fill(~torch.from_numpy(valid), float("-inf"))  # (B, I)
     nll = -torch.log_softmax(scores, dim=1)[:, 0]  # (B,)
     w = torch.from_numpy(groups.weight[batch])
@@ -222,6 +249,7 @@ def _subset(enc: EncodedQueries, rows: np.ndarray, t_max: int) -> EncodedQueries
         enc.word_id[rows, :t_max],
         enc.near_id[rows, :t_max],
         enc.near_sim[rows, :t_max],
+        enc.specificity[idx, :t_max],
     )
 
 
