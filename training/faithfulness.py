@@ -83,13 +83,15 @@ def integrated_gradients(att: HeadAttention) -> np.ndarray:
 
 def uniform_head_outputs(rec: Recommender, n_tokens: int) -> np.ndarray:
     """(n_items, H) head outputs when every token spreads its attention uniformly over the item's
-    attributes of that facet and the no-match slot: T * sum_m v_m / (M + 1)."""
+    attributes of that facet and the no-match slot (which counts as its multiplicity s(M), as
+    with all logits equal): T * sum_m v_m / (M + s(M))."""
     out = np.zeros((rec.catalog.n_items, len(FACETS)), dtype=np.float64)
     for h, f in enumerate(FACETS):
         t = rec.index.tables[f]
         sums = t.sets @ t.values.astype(np.float64)  # (U,)
         counts = np.diff(t.sets.indptr)  # (U,)
-        out[:, h] = (n_tokens * sums / (counts + 1.0))[t.item_set]
+        slots = rec.index.slot_multiplicity(f, counts)  # (U,)
+        out[:, h] = (n_tokens * sums / (counts + slots))[t.item_set]
     return out
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -134,8 +133,7 @@ def fit_model(
                 on_step(step, total, loss.item())
             if validation is None or b not in check_at:
                 continue
-            with _as_served(model):
-                v = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf)
+            v = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf)
             model.train()
             report.validation_loss.append(v)
             at = round(epoch + b / steps_per_epoch, 2)
@@ -168,19 +166,6 @@ def _drop_attribute_vectors(model: FacetScorer) -> None:
     with torch.no_grad():
         for emb in model.attr_emb.values():
             emb.weight.zero_()
-
-
-@contextmanager
-def _as_served(model: FacetScorer):
-    """The model as it will be served (no own attribute vectors) for the duration."""
-    saved = {f: emb.weight.detach().clone() for f, emb in model.attr_emb.items()}
-    _drop_attribute_vectors(model)
-    try:
-        yield
-    finally:
-        with torch.no_grad():
-            for f, emb in model.attr_emb.items():
-                emb.weight.copy_(saved[f])
 
 
 def _optimizers(model: FacetScorer, pairs: dict, cfg: TrainConfig) -> list:
