@@ -11,7 +11,7 @@ from pathlib import Path
 
 import uvicorn
 
-from recsys.artifact import current_version, resolve_version_dir
+from recsys.artifact import FORMAT_VERSION, current_version, read_manifest, resolve_version_dir
 
 from .config import Settings
 from .logs import configure_logging
@@ -31,7 +31,7 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None,
         else:  # an artifacts folder: serve (and activate versions in) that one
             resolve_version_dir(model)  # ArtifactError, a clean CLI message, when it has no model
             settings = settings.model_copy(update={"artifacts_dir": model})
-    elif current_version(settings.artifacts_dir) is None:
+    elif current_version(settings.artifacts_dir) is None or _stale_default(settings):
         build_default_model(settings)
     app = create_app(settings, model_path=pinned)
     # One worker: requests share the loaded model (plain top-k ones on the event loop, heavier
@@ -63,6 +63,22 @@ def build_default_model(settings: Settings) -> Path:
         result = train(inputs, settings.artifacts_dir, cfg, on_step)
     print_metrics(result.metrics)
     return result.version_dir
+
+
+def _stale_default(settings: Settings) -> bool:
+    """The current version is the default model written by an older release (another model
+    format): it is retrained rather than served as an error. A model trained on the user's own
+    data is never replaced; the store reports its format and asks for a retrain."""
+    folder = resolve_version_dir(settings.artifacts_dir)
+    manifest = read_manifest(folder)
+    if manifest.get("format") == FORMAT_VERSION:
+        return False
+    items = Path(manifest.get("data", {}).get("items", {}).get("file", ""))
+    stale = items.resolve().parent == Path(settings.default_data_dir).resolve()
+    if stale:
+        log.warning("the default model is in an older format: training it again",
+                    extra={"version": folder.name, "format": manifest.get("format")})
+    return stale
 
 
 def _optional(path: Path) -> Path | None:

@@ -123,3 +123,23 @@ def test_serve_with_a_missing_model_fails_cleanly(tmp_path):
                        text=True, timeout=60)
     assert r.returncode == 2
     assert "no model" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("fmt, items_dir, stale", [
+    (1, "default-data", True),  # the default model of an older release: trained again
+    (1, "shop", False),  # the user's own model is never replaced
+    ("current", "default-data", False),
+])
+def test_only_a_default_model_of_an_older_format_is_retrained(tmp_path, fmt, items_dir, stale):
+    from api.config import Settings
+    from api.server import _stale_default
+    from recsys.artifact import FORMAT_VERSION
+
+    version = tmp_path / "artifacts" / "v1"
+    version.mkdir(parents=True)
+    manifest = {"format": FORMAT_VERSION if fmt == "current" else fmt,
+                "data": {"items": {"file": str(tmp_path / items_dir / "items.csv")}}}
+    (version / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "artifacts" / "current").write_text("v1")
+    settings = Settings(artifacts_dir=tmp_path / "artifacts", default_data_dir=tmp_path / "default-data")
+    assert _stale_default(settings) is stale
