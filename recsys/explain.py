@@ -66,6 +66,9 @@ class HeadAttention:
     exps: np.ndarray  # (T, M) exp(logits), for erasure
     den: np.ndarray  # (T,)
     values: np.ndarray
+    # (T,) change of the no-match slot's exp when one attribute is erased: its multiplicity
+    # falls from s(M) to s(M - 1); None = it stays
+    slot_change: np.ndarray | None = None
 
     @property
     def output(self) -> float:
@@ -74,7 +77,10 @@ class HeadAttention:
     def without(self, m: int) -> float:
         """The head output if attribute m were removed from the item."""
         num = (self.exps * self.values).sum(1) - self.exps[:, m] * self.values[m]
-        return float((num / (self.den - self.exps[:, m])).sum())
+        den = self.den - self.exps[:, m]
+        if self.slot_change is not None:
+            den = den + self.slot_change
+        return float((num / den).sum())
 
 
 def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet: str) -> HeadAttention:
@@ -87,10 +93,12 @@ def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet:
         empty = np.zeros((0, len(attrs)))
         return HeadAttention(attrs, labels, np.zeros((0, len(attrs) + 1)), empty, np.zeros(0), values)
     exps = np.exp(state.logits[facet][:, attrs].astype(np.float64))  # (T, M)
-    e_none = np.exp(state.no_match[facet].astype(np.float64)) * index.slot_multiplicity(facet, len(attrs))  # (T,)
+    e_slot = np.exp(state.no_match[facet].astype(np.float64))  # (T,)
+    before, after = index.slot_multiplicity(facet, np.array([len(attrs), len(attrs) - 1]))
+    e_none = e_slot * before  # (T,)
     den = exps.sum(1) + e_none  # (T,)
     weights = np.concatenate([exps, e_none[:, None]], 1) / den[:, None]
-    return HeadAttention(attrs, labels, weights, exps, den, values)
+    return HeadAttention(attrs, labels, weights, exps, den, values, e_slot * (after - before))
 
 
 def matches_of(att: HeadAttention, state: QueryState) -> list[Match]:

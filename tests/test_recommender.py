@@ -93,3 +93,29 @@ def test_empty_query_ranks_by_prior(planted_model):
     assert res.tokens == []
     prior = planted_model.index.prior
     assert [i.item_id for i in res.items] == [planted_model.catalog.item_ids[j] for j in np.argsort(-prior, kind="stable")[:3]]
+
+
+def test_erasure_is_the_reference_output_without_the_attribute(planted_model):
+    """Erasing an attribute also takes one off the count the no-match slot is scaled by: the
+    score change equals the reference computation on the item without it."""
+    import torch
+
+    from recsys.facets import FACETS
+
+    rec, query = planted_model, "scarlet gown acme"
+    top = rec.recommend(query, k=1).items[0]
+    i = rec.catalog.idx(top.item_id)
+    other = next(h for h in rec.explain(query, top.item_id).heads if h.head == "other")
+    enc = rec.featurizer.encode_queries([query])
+    attrs, evidence = rec.featurizer.item_batch(np.array([[i]]), enc)
+    h = FACETS.index("other")
+    labels = rec.catalog.labels("other")
+    assert [labels[a] for a in attrs["other"][0, 0].tolist() if a >= 0] == other.attributes[:-1]
+    with torch.no_grad():
+        full = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)
+        for m, erased in enumerate(other.erasure):
+            cut = {f: a.clone() for f, a in attrs.items()}
+            cut["other"][0, 0, m] = -1
+            out = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, cut, evidence)
+            change = float(out["contributions"][0, 0, h] - full["contributions"][0, 0, h])
+            assert erased.score_change == pytest.approx(change, abs=1e-4)
