@@ -114,9 +114,14 @@ class Recommender:
             for i, s, rank, e in zip(shown.tolist(), shown_scores, ranks, explanations)
         ]
         tokens = [t.surface for t in state.tokens]
-        return Recommendation(query, tokens, self.version, items, int(np.count_nonzero(eligible)))
+        n_eligible = self.catalog.n_items if eligible is None else int(np.count_nonzero(eligible))
+        return Recommendation(query, tokens, self.version, items, n_eligible)
 
-    def _eligible(self, filters, exclude, candidates) -> np.ndarray:
+    def _eligible(self, filters, exclude, candidates) -> np.ndarray | None:
+        """The items a request may return; None when it restricts nothing (the common case,
+        spared a full-catalogue mask)."""
+        if not filters and candidates is None and not exclude:
+            return None
         if filters:
             unknown = sorted(set(k.strip().lower() for k in filters) - self.catalog.filter_keys())
             if unknown:
