@@ -30,6 +30,7 @@ the top k equals `recsys.recommender.top_k` over those scores (tests/test_index.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 import warnings
 from dataclasses import dataclass, field
 
@@ -62,7 +63,7 @@ class QueryState:
     tokens: list[QueryToken]
     logits: dict[str, np.ndarray]  # facet -> (T, V) match logits against the whole vocabulary
     no_match: dict[str, np.ndarray]  # facet -> (T,)
-    evidence: dict[str, np.ndarray]  # facet -> (T, V, 3) exact, assoc, near
+    evidence: Mapping[str, np.ndarray]  # facet -> (T, V, 3) exact, assoc, near
     # all facets side by side: (T, sum V) logits and (T, H) no-match logits (views of these are
     # what `logits` / `no_match` hold); None when the state was built by hand
     flat_logits: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -71,6 +72,29 @@ class QueryState:
     # exact-match attribute with it, so coverage does not couple them): its per-set ratios can
     # then be cached under its key
     context_free: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+
+class _LazyEvidence(Mapping):
+    """facet -> (T, V, 3) exact, assoc, near evidence, stacked only when asked for: ranking
+    never reads it, and on a large vocabulary it is the biggest array a query would build."""
+
+    def __init__(self, exact: np.ndarray, assoc: np.ndarray, near: np.ndarray, offsets: np.ndarray):
+        self._parts, self._offsets, self._done = (exact, assoc, near), offsets, {}
+
+    def __getitem__(self, facet: str) -> np.ndarray:
+        if facet not in self._done:
+            if facet not in FACETS:
+                raise KeyError(facet)
+            h = FACETS.index(facet)
+            lo, hi = self._offsets[h], self._offsets[h + 1]
+            self._done[facet] = np.stack([p[:, lo:hi] for p in self._parts], -1)  # (T, V, 3)
+        return self._done[facet]
+
+    def __iter__(self):
+        return iter(FACETS)
+
+    def __len__(self) -> int:
+        return len(FACETS)
 
 
 @dataclass
@@ -228,11 +252,11 @@ class ScoringIndex:
         cap = self._cap
         flat = np.tanh(raw / cap) * cap
         flat_nm = np.tanh((z[:, v_total:] + self._nm_bias) / cap) * cap
-        both = np.stack([exact, assoc, near], -1)  # (T, sum V, 3)
-        logits, no_match, evidence = {}, {}, {}
+        logits, no_match = {}, {}
         for h, f in enumerate(FACETS):
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
-            logits[f], no_match[f], evidence[f] = flat[:, lo:hi], flat_nm[:, h], both[:, lo:hi]
+            logits[f], no_match[f] = flat[:, lo:hi], flat_nm[:, h]
+        evidence = _LazyEvidence(exact, assoc, near, self.vocab_offsets)
         return QueryState(tokens, logits, no_match, evidence, flat, flat_nm, context_free)
 
     def _token_rows(self, key: str) -> np.ndarray:
