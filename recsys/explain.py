@@ -6,7 +6,6 @@ so contributions add up exactly to the score.
 
 from __future__ import annotations
 
-import threading
 import weakref
 from dataclasses import dataclass, field
 
@@ -197,20 +196,15 @@ class _ItemRows:
 
 
 _ITEM_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_ITEM_ROWS_LOCK = threading.Lock()
 
 
 def item_rows(index: ScoringIndex) -> _ItemRows:
     """Built once per index (a few numpy passes over the catalogue's incidence matrices) and
-    kept as long as the index lives; `Recommender` builds it at load, not on a request."""
+    kept as long as the index lives; `Recommender` builds it at load, not on a request (two
+    threads racing here would only build the same table twice)."""
     rows = _ITEM_ROWS.get(index)
-    if rows is not None:
-        return rows
-    with _ITEM_ROWS_LOCK:
-        rows = _ITEM_ROWS.get(index)
-        if rows is None:
-            rows = _build_item_rows(index)
-            _ITEM_ROWS[index] = rows
+    if rows is None:
+        rows = _ITEM_ROWS[index] = _build_item_rows(index)
     return rows
 
 

@@ -233,6 +233,11 @@ class ScoringIndex:
         n = np.maximum(np.asarray(n_attributes, dtype=np.float64), 1.0)
         return n ** self._length_weight[facet]
 
+    def clear_caches(self) -> None:
+        """Forget every per-word row and ratio: the next queries start cold."""
+        self._token_cache.clear()
+        self._ratio_cache.clear()
+
     # ---- queries -------------------------------------------------------------------------------
 
     def query_state(self, query: str) -> QueryState:

@@ -146,8 +146,7 @@ def test_word_caches_do_not_change_any_float(tmp_path, index):
     warm = [index.score(index.query_state(q)) for q in order]
     fresh = _index(tmp_path, _items(copies=2))
     for q, scores in zip(order, warm):
-        fresh._ratio_cache.clear()
-        fresh._token_cache.clear()
+        fresh.clear_caches()
         assert np.array_equal(fresh.score(fresh.query_state(q)), scores)
     assert not index.query_state("navy blue").context_free.any()  # "navy blue" couples them
     assert index.query_state("navy dress").context_free.all()

@@ -103,8 +103,7 @@ def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessi
     # interleaving engines per query would let the first (the model) warm the index's caches
     # for the next ones
     for e in engines:
-        index._token_cache.clear()
-        index._ratio_cache.clear()
+        index.clear_caches()
         for q in queries[:5]:  # warm-up: JIT compilation, first-call allocations
             e.search(q)
         gc.collect()
@@ -144,8 +143,7 @@ def _query_set(judgments: Path, rows: pd.DataFrame, n: int) -> list[str]:
 
 
 def _cold(index, q: str) -> np.ndarray:
-    index._token_cache.clear()
-    index._ratio_cache.clear()
+    index.clear_caches()
     return index.top_k(index.query_state(q), None, None, K)[0]
 
 
