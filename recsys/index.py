@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,6 +39,7 @@ import torch
 
 from .encoding import Featurizer
 from .facets import FACETS
+from .kernels import compiled
 from .model import FacetScorer
 from .words import QueryToken, query_tokens
 
@@ -118,6 +118,8 @@ class _Group:
 class ScoringIndex:
     def __init__(self, model: FacetScorer, featurizer: Featurizer):
         self.model, self.featurizer = model.eval(), featurizer
+        self.use_kernel = True  # compiled scoring when numba works here; False = numpy only
+        compiled()  # compile (or load from numba's cache) now, not on the first request
         catalog = featurizer.catalog
         self.n_items = n = catalog.n_items
         self.tables: dict[str, FacetTables] = {}
@@ -190,19 +192,15 @@ class ScoringIndex:
         sets = [self.tables[f].sets for f in FACETS]
         u_sizes = [s.shape[0] for s in sets]
         self.set_offsets = np.concatenate([[0], np.cumsum(u_sizes)]).astype(np.int64)
-        # one row per distinct set of any facet: its attributes, then the no-match slot's
-        # multiplicity in the column of its facet's slot, so one product gives numerators and
-        # full denominators
+        # one row per distinct set of any facet (block diagonal over the facets' vocabularies),
+        # and the no-match slot's multiplicity in its denominator
         self._set_facet = np.repeat(np.arange(len(FACETS)), u_sizes)  # (sum U,)
-        multiplicity = np.concatenate([
+        self._slot_count = np.concatenate([
             self.slot_multiplicity(f, np.diff(s.indptr)) for f, s in zip(FACETS, sets)
         ]).astype(np.float32)  # (sum U,)
-        slots = sp.csr_matrix((multiplicity,
-                               (np.arange(len(self._set_facet)), self._set_facet)),
-                              shape=(len(self._set_facet), len(FACETS)))
-        self._all_sets = sp.hstack([sp.block_diag(sets, format="csr", dtype=np.float32), slots],
-                                   format="csr", dtype=np.float32)
+        self._all_sets = sp.block_diag(sets, format="csr", dtype=np.float32)  # (sum U, sum V)
         self._all_sets.sort_indices()
+        self._tree_parent, self._tree_attr, self._set_node = _prefix_tree(self._all_sets)
         self._set_prior = np.concatenate([self.tables[f].set_prior for f in FACETS])
         self.groups = _choose_groups([self.tables[f].item_set for f in FACETS], u_sizes,
                                      self.set_offsets, self.n_items)
@@ -217,15 +215,24 @@ class ScoringIndex:
             if g.members is None:
                 self.tables[FACETS[g.facets[0]]].item_set = g.ids
         self._tab_off = np.concatenate([[0], np.cumsum([g.size for g in self.groups])]).astype(np.int64)
+        # every group's member set rows end to end, (facets, G) per group, for the compiled
+        # table builder (a one-facet group's members are its facet's rows in order)
+        members = [g.members if g.members is not None else
+                   np.arange(self.set_offsets[g.facets[0]], self.set_offsets[g.facets[0] + 1])[None]
+                   for g in self.groups]
+        self._mem_rows = np.concatenate([m.ravel() for m in members]).astype(np.int32)
+        self._mem_off = np.concatenate([[0], np.cumsum([m.size for m in members])]).astype(np.int64)
+        self._mem_count = np.array([m.shape[0] for m in members], dtype=np.int64)
+        self._prior_tab = self._tables_of_sets(self._set_prior[None])[0]  # (sum G,)
+        self._zero_tab = np.zeros_like(self._prior_tab)
         self._counts = np.concatenate([g.counts for g in self.groups])
         self._ptr = np.concatenate([g.ptr for g in self.groups])  # group r's start at _tab_off[r] + r
         self._seed_group = int(np.argmax([g.size for g in self.groups]))
         self._no_mask = np.ones(0, dtype=np.bool_)
-        self._ratio_cache: dict[str, np.ndarray] = {}
-        self._ratio_cache_size = max(16, CACHE_BYTES // (4 * max(int(self.set_offsets[-1]), 1)))
-        self.use_kernel = True  # the compiled top-k when numba works here; False = numpy only
-        if self.use_kernel:
-            _kernels()  # compile (or load from numba's cache) now, not on the first request
+        self._no_weights = np.ones(len(FACETS), dtype=np.float32)
+        self._ratio_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        per_word = 4 * max(int(self.set_offsets[-1] + self._tab_off[-1]), 1)
+        self._ratio_cache_size = max(16, CACHE_BYTES // per_word)
 
     def slot_multiplicity(self, facet: str, n_attributes: np.ndarray) -> np.ndarray:
         """How many slots the no-match alternative counts as for items with `n_attributes`
@@ -247,16 +254,22 @@ class ScoringIndex:
             rows = np.stack([self._token_rows(t.key) for t in tokens])  # (T, 4, sum V + H)
         else:
             rows = np.zeros((0, 4, v_total + len(FACETS)), dtype=np.float32)
-        z, assoc, exact_raw = rows[:, 0], rows[:, 2, :v_total], rows[:, 1, :v_total]
-        near = rows[:, 3, :v_total]
-        matched = exact_raw.sum(axis=0)
-        exact = exact_raw * (matched / self._attr_words)  # coverage, as Evidence.dense_rows
-        context_free = ~((exact_raw > 0) & (matched > exact_raw)).any(axis=1)
-        raw = (z[:, :v_total] + exact * self._w_exact_all + assoc * self._w_assoc + near * self._w_near
-               + self._bias)
-        cap = self._cap
-        flat = np.tanh(raw / cap) * cap
-        flat_nm = np.tanh((z[:, v_total:] + self._nm_bias) / cap) * cap
+        assoc, near = rows[:, 2, :v_total], rows[:, 3, :v_total]
+        kernels = self._compiled()
+        if kernels is not None:
+            flat, flat_nm, exact, context_free = kernels.query_logits(
+                rows, v_total, self._w_exact_all, self._w_assoc, self._w_near, self._bias,
+                self._attr_words, self._nm_bias, np.float32(self._cap))
+        else:
+            z, exact_raw = rows[:, 0], rows[:, 1, :v_total]
+            matched = exact_raw.sum(axis=0)
+            exact = exact_raw * (matched / self._attr_words)  # coverage, as Evidence.dense_rows
+            context_free = ~((exact_raw > 0) & (matched > exact_raw)).any(axis=1)
+            raw = (z[:, :v_total] + exact * self._w_exact_all + assoc * self._w_assoc
+                   + near * self._w_near + self._bias)
+            cap = np.float32(self._cap)
+            flat = np.tanh(raw / cap) * cap
+            flat_nm = np.tanh((z[:, v_total:] + self._nm_bias) / cap) * cap
         logits, no_match = {}, {}
         for h, f in enumerate(FACETS):
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
@@ -295,48 +308,79 @@ class ScoringIndex:
 
     # ---- scoring -------------------------------------------------------------------------------
 
-    def _set_inputs(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
-        """(sum V + H, 2T) from (T, sum V) logits and (T, H) no-match logits: per attribute
-        e^l * v then e^l for each token, and per facet's no-match slot 0 then e^l. A distinct
-        set's row of `_all_sets` times this gives its numerators and full denominators."""
-        t, v_total = flat.shape
-        x = np.zeros((v_total + len(FACETS), 2 * t), dtype=np.float32)
-        e = np.exp(flat)  # (T, sum V)
-        x[:v_total, :t] = (e * self._values_flat).T  # the no-match slot is worth 0
-        x[:v_total, t:] = e.T
-        x[v_total:, t:] = np.exp(flat_nm).T
-        return x
-
     def set_outputs(self, state: QueryState) -> np.ndarray:
         """(sum U,) unweighted head output of every distinct set of every facet (facet h's sets
         are rows set_offsets[h]:set_offsets[h+1]): the sum over tokens of numerator /
-        denominator. A token's ratios depend on that token alone unless another query word
-        shares an exact-match attribute with it, so they are cached by word (bounded); the
-        floats are the same either way."""
-        if not state.tokens:
-            return np.zeros(int(self.set_offsets[-1]), dtype=np.float32)
+        denominator."""
+        out = np.zeros(int(self.set_offsets[-1]), dtype=np.float32)
+        for ratios, _ in self._word_parts(state):
+            out += ratios
+        return out
+
+    def _word_parts(self, state: QueryState) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per token, its (sum U,) per-set numerator / denominator and (sum G,) the same summed
+        into the groups' table entries. A token's parts depend on that token alone unless
+        another query word shares an exact-match attribute with it, so they are cached by word
+        (bounded); the floats are the same either way."""
+        t = len(state.tokens)
         flat, flat_nm = state.flat_logits, state.flat_no_match
         if flat is None:  # a state built by hand
             flat = np.concatenate([state.logits[f] for f in FACETS], axis=1)
             flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
-        t = flat.shape[0]
         cacheable = state.context_free if state.context_free is not None else np.zeros(t, dtype=bool)
-        ratios = [self._ratio_cache.get(tok.key) if cacheable[i] else None
-                  for i, tok in enumerate(state.tokens)]
-        missing = [i for i in range(t) if ratios[i] is None]
+        parts = [self._ratio_cache.get(tok.key) if cacheable[i] else None
+                 for i, tok in enumerate(state.tokens)]
+        missing = [i for i in range(t) if parts[i] is None]
         if missing:
-            m = len(missing)
-            y = self._all_sets @ self._set_inputs(flat[missing], flat_nm[missing])  # (sum U, 2m)
+            ratios, tables = self._new_word_parts(flat[missing], flat_nm[missing])
             for j, i in enumerate(missing):
-                ratios[i] = y[:, j] / y[:, m + j]
+                parts[i] = (ratios[j], tables[j])
                 if cacheable[i]:
                     if len(self._ratio_cache) >= self._ratio_cache_size:
                         self._ratio_cache.clear()
-                    self._ratio_cache[state.tokens[i].key] = ratios[i]
-        out = ratios[0].copy()
-        for r in ratios[1:]:
-            out += r
-        return out
+                    self._ratio_cache[state.tokens[i].key] = parts[i]
+        return parts
+
+    def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(m, sum U) per-set ratios and (m, sum G) table parts of m words from their logits."""
+        kernels = self._compiled()
+        if kernels is not None:
+            return kernels.word_parts(self._tree_parent, self._tree_attr, self._set_node,
+                                      self._slot_count, self._set_facet, np.ascontiguousarray(flat),
+                                      np.ascontiguousarray(flat_nm), self._values_flat,
+                                      self._mem_rows, self._mem_off, self._mem_count, self._tab_off)
+        ratios = self._set_ratios(flat, flat_nm)
+        return ratios, self._tables_of_sets(ratios)
+
+    def _set_ratios(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
+        """(m, sum U) per-set numerator / denominator of m words from their logits, in numpy:
+        the sums over each set's attributes of e^l * v and of e^l, the no-match slot's e^l
+        times its multiplicity added to the denominator last."""
+        m = flat.shape[0]
+        e = np.exp(flat)  # (m, sum V)
+        y = self._all_sets @ np.concatenate([(e * self._values_flat).T, e.T], axis=1)  # (sum U, 2m)
+        slot = self._slot_count[:, None] * np.exp(flat_nm).T[self._set_facet]  # (sum U, m)
+        return (y[:, :m] / (y[:, m:] + slot)).T
+
+    def _tables_of_sets(self, per_set: np.ndarray) -> np.ndarray:
+        """(m, sum G) from (m, sum U): each group's table entry is the sum of its member sets."""
+        kernels = self._compiled()
+        if kernels is not None:
+            return kernels.word_tables(np.ascontiguousarray(per_set, dtype=np.float32), self._mem_rows,
+                                       self._mem_off, self._mem_count, self._tab_off)
+        out = []
+        for g in self.groups:
+            if g.members is None:
+                out.append(per_set[:, self.set_offsets[g.facets[0]] : self.set_offsets[g.facets[0] + 1]])
+                continue
+            table = per_set[:, g.members[0]]
+            for row in g.members[1:]:
+                table = table + per_set[:, row]
+            out.append(table)
+        return np.concatenate(out, axis=1)
+
+    def _compiled(self):
+        return compiled() if self.use_kernel else None
 
     def head_outputs(self, state: QueryState) -> np.ndarray:
         """(n_items, H) unweighted head outputs for every item."""
@@ -355,22 +399,38 @@ class ScoringIndex:
         flat = self._flat_tables(state, head_weights)
         return [flat[self._tab_off[r] : self._tab_off[r + 1]] for r in range(len(self.groups))]
 
+    def _table_parts(self, state: QueryState, head_weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, base): the groups' tables end to end are the sum of the rows, then base.
+        Unweighted, the rows are the words' cached parts and base the prior; under head weights
+        the one row is the weighted tables and base is zero (0 + x is x)."""
+        parts = self._word_parts(state)
+        weights = None if head_weights is None else np.asarray(head_weights, dtype=np.float32)
+        if weights is None or (weights == 1).all():  # x * 1 is x: the same floats either way
+            if not parts:
+                return np.zeros((0, len(self._prior_tab)), dtype=np.float32), self._prior_tab
+            return np.stack([tables for _, tables in parts]), self._prior_tab
+        ratios = (np.stack([r for r, _ in parts]) if parts
+                  else np.zeros((0, int(self.set_offsets[-1])), dtype=np.float32))
+        kernels = self._compiled()
+        if kernels is not None:
+            flat = kernels.weighted_tables(ratios, weights, self._set_facet, self._set_prior,
+                                           self._mem_rows, self._mem_off, self._mem_count, self._tab_off)
+        else:
+            per_set = np.zeros(int(self.set_offsets[-1]), dtype=np.float32)
+            for r in ratios:
+                per_set += r
+            per_set = per_set * weights[self._set_facet] + self._set_prior
+            flat = self._tables_of_sets(per_set[None])[0]
+        return flat[None], self._zero_tab
+
     def _flat_tables(self, state: QueryState, head_weights: np.ndarray | None) -> np.ndarray:
         """All groups' tables end to end (group r at _tab_off[r]:_tab_off[r+1])."""
-        per_set = self.set_outputs(state)
-        if head_weights is not None:
-            per_set = per_set * np.asarray(head_weights, dtype=np.float32)[self._set_facet]
-        per_set += self._set_prior
-        tables = []
-        for g in self.groups:
-            if g.members is None:
-                tables.append(per_set[self.set_offsets[g.facets[0]] : self.set_offsets[g.facets[0] + 1]])
-                continue
-            table = per_set[g.members[0]]
-            for row in g.members[1:]:
-                table += per_set[row]
-            tables.append(table)
-        return np.concatenate(tables)
+        rows, base = self._table_parts(state, head_weights)
+        flat = np.zeros_like(base)
+        for r in rows:
+            flat += r
+        flat += base
+        return flat
 
     def score(self, state: QueryState, head_weights: np.ndarray | None = None) -> np.ndarray:
         """(n_items,) float32: prior + head_outputs(state) @ head_weights (up to rounding)."""
@@ -403,18 +463,20 @@ class ScoringIndex:
             eligible = None
         if k <= 0 or n == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        flat = self._flat_tables(state, head_weights)
-        tables = [flat[self._tab_off[r] : self._tab_off[r + 1]] for r in range(len(self.groups))]
-        if eligible is not None and np.count_nonzero(eligible) * 8 < n:
-            return self._top_of_items(tables, np.flatnonzero(eligible), k)
-        kernels = _kernels() if self.use_kernel else None
-        if kernels is not None:
+        few = eligible is not None and np.count_nonzero(eligible) * 8 < n
+        kernels = self._compiled()
+        if kernels is not None and not few:
+            rows, base = self._table_parts(state, head_weights)
             mask = self._no_mask if eligible is None else np.ascontiguousarray(eligible, dtype=np.bool_)
-            items, scores = kernels.top_k(flat, self._tab_off, self._ids, self._order, self._by_id,
-                                          self._ptr, self._counts, mask, eligible is not None,
-                                          int(k), self._seed_group)
+            items, scores, _ = kernels.top_k(rows, base, self._tab_off, self._ids, self._order,
+                                             self._by_id, self._ptr, self._counts, mask,
+                                             eligible is not None, int(k), self._seed_group)
             best = np.lexsort((items, -scores))
             return items[best], scores[best]
+        flat = self._flat_tables(state, head_weights)
+        tables = [flat[self._tab_off[r] : self._tab_off[r + 1]] for r in range(len(self.groups))]
+        if few:
+            return self._top_of_items(tables, np.flatnonzero(eligible), k)
         return self._top_k_numpy(tables, eligible, k)
 
     def _top_k_numpy(self, tables, eligible, k):
@@ -472,8 +534,10 @@ class ScoringIndex:
 
     def nbytes(self) -> int:
         """Bytes of the arrays serving keeps per catalogue (not the model's embedding tables)."""
-        arrays = [self.prior, self._set_prior, self._values_flat, self._set_facet,
-                  self._all_sets.data, self._all_sets.indices, self._all_sets.indptr]
+        arrays = [self.prior, self._set_prior, self._values_flat, self._set_facet, self._slot_count,
+                  self._all_sets.data, self._all_sets.indices, self._all_sets.indptr,
+                  self._mem_rows, self._prior_tab, self._zero_tab, self._tree_parent,
+                  self._tree_attr, self._set_node]
         for f in FACETS:
             t = self.tables[f]
             arrays += [t.item_set, t.sets.data, t.sets.indices, t.sets.indptr, t.values, t.set_prior]
@@ -482,190 +546,6 @@ class ScoringIndex:
             if g.members is not None:
                 arrays += [g.ids, g.members]
         return int(sum(a.nbytes for a in arrays))
-
-
-# ---- the compiled top-k ----------------------------------------------------------------------------
-# Module-level functions, so that numba's on-disk cache can serve them to every later process.
-
-try:
-    import numba
-except Exception:  # not installed (or broken): the numpy path does the same work
-    numba = None
-
-
-def _jit(fn):
-    return numba.njit(cache=True, nogil=True)(fn) if numba is not None else None
-
-
-_KERNELS: list = []
-
-
-@dataclass
-class _Kernels:
-    top_k: object
-
-
-def _kernels() -> _Kernels | None:
-    """The numba-compiled pruned top-k, or None without a working numba (the numpy path gives
-    the same answers). Compiled on first use, or loaded from numba's cache."""
-    if not _KERNELS:
-        kernels = None
-        if numba is not None:
-            try:
-                kernels = _Kernels(_top_k_kernel)
-                _warm_up(kernels)
-            except Exception as exc:  # it cannot compile here: numpy does the work
-                warnings.warn(f"recsys.index: compiled top-k unavailable ({exc}); using numpy", stacklevel=2)
-                kernels = None
-        _KERNELS.append(kernels)
-    return _KERNELS[0]
-
-
-def _warm_up(kernels: _Kernels) -> None:
-    """Compiles for the argument types `ScoringIndex.top_k` passes, on a two-item catalogue."""
-    tables = np.array([1.0, 2.0], dtype=np.float32)
-    one = np.zeros((1, 2), dtype=np.int32)
-    one[0, 1] = 1
-    kernels.top_k(tables, np.array([0, 2], dtype=np.int64), one, one.copy(), one[None].copy(),
-                  np.array([0, 1, 2], dtype=np.int64), np.ones(2, dtype=np.int64),
-                  np.ones(0, dtype=np.bool_), False, 1, 0)
-
-
-@_jit
-def _worse(s_a, i_a, s_b, i_b):
-    """Whether item a ranks below item b: lower score, or the same score and a later index."""
-    return s_a < s_b or (s_a == s_b and i_a > i_b)
-
-
-@_jit
-def _offer(heap_s, heap_i, size, s, i):
-    """Keeps the `len(heap_s)` best items offered so far in a heap whose root is the worst
-    of them; returns the new size."""
-    k = len(heap_s)
-    if size < k:
-        c = size
-        size += 1
-    elif _worse(heap_s[0], heap_i[0], s, i):
-        # replace the root, then sift the hole down
-        c = 0
-        while True:
-            left = 2 * c + 1
-            if left >= k:
-                break
-            child = left
-            if left + 1 < k and _worse(heap_s[left + 1], heap_i[left + 1], heap_s[left], heap_i[left]):
-                child = left + 1
-            if _worse(heap_s[child], heap_i[child], s, i):
-                heap_s[c], heap_i[c] = heap_s[child], heap_i[child]
-                c = child
-            else:
-                break
-        heap_s[c], heap_i[c] = s, i
-        return size
-    else:
-        return size
-    while c > 0:  # sift up a new leaf
-        parent = (c - 1) // 2
-        if _worse(s, i, heap_s[parent], heap_i[parent]):
-            heap_s[c], heap_i[c] = heap_s[parent], heap_i[parent]
-            c = parent
-        else:
-            break
-    heap_s[c], heap_i[c] = s, i
-    return size
-
-
-@_jit
-def _top_k_kernel(tables, tab_off, ids, order, by_id, ptr, counts, eligible, use_eligible, k, seed_group):
-    """The k best eligible items (unsorted; the caller sorts them): what
-    `ScoringIndex._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
-
-    Items go through a heap of the k best (score, then lower index), so ties are exact.
-    Seeds first: the items of the seed group's best ids (about 1024, found with a histogram
-    of its table weighted by items per id); the heap's worst score is then a lower bound L.
-    Then only the items of the pivot group's ids that can still reach L (given every other
-    group's maximum) are scored, or every item if that prunes too little. Scores are summed
-    group by group in float32, in the same order as `ScoringIndex.score`."""
-    n_groups, n = ids.shape
-    maxima = np.empty(n_groups)
-    for g in range(n_groups):
-        maxima[g] = tables[tab_off[g] : tab_off[g + 1]].max()
-    total_max = maxima.sum()
-    heap_s = np.empty(k, dtype=np.float32)
-    heap_i = np.empty(k, dtype=np.int64)
-    size = 0
-
-    g = seed_group
-    lo, n_ids = tab_off[g], tab_off[g + 1] - tab_off[g]
-    top, low = maxima[g], tables[lo : lo + n_ids].min()
-    cut = low
-    if top > low:
-        n_bins = 256
-        hist = np.zeros(n_bins, dtype=np.int64)
-        scale = (n_bins - 1) / (top - low)
-        for c in range(n_ids):
-            hist[int((tables[lo + c] - low) * scale)] += counts[lo + c]
-        total = 0
-        for b in range(n_bins - 1, -1, -1):
-            total += hist[b]
-            if total >= 1024:
-                cut = low + b / scale
-                break
-    for c in range(n_ids):
-        if tables[lo + c] >= cut:
-            for j in range(ptr[lo + g + c], ptr[lo + g + c + 1]):
-                i = order[g, j]
-                if use_eligible and not eligible[i]:
-                    continue
-                s = tables[tab_off[0] + by_id[g, 0, j]]
-                for q in range(1, n_groups):
-                    s += tables[tab_off[q] + by_id[g, q, j]]
-                size = _offer(heap_s, heap_i, size, s, i)
-
-    pivot = -1
-    thresholds = np.full(n_groups, -np.inf)
-    if size == k:
-        bound = heap_s[0]
-        margin = 1e-5 * (abs(bound) + np.abs(maxima).sum()) + 1e-30  # float rounding
-        fewest = n // 3  # scanning more than this, a plain pass over every item is cheaper
-        for q in range(n_groups):
-            thresholds[q] = bound - (total_max - maxima[q]) - margin
-            items = 0
-            for c in range(tab_off[q], tab_off[q + 1]):
-                if tables[c] >= thresholds[q]:
-                    items += counts[c]
-            if items < fewest:
-                pivot, fewest = q, items
-
-    if pivot < 0:
-        for i in range(n):
-            if tables[lo + ids[g, i]] >= cut or (use_eligible and not eligible[i]):
-                continue  # a seed: offered already
-            s = tables[tab_off[0] + ids[0, i]]
-            for q in range(1, n_groups):
-                s += tables[tab_off[q] + ids[q, i]]
-            if size < k or not _worse(s, i, heap_s[0], heap_i[0]):
-                size = _offer(heap_s, heap_i, size, s, i)
-    else:
-        p, base = pivot, tab_off[pivot]
-        for c in range(tab_off[p + 1] - base):
-            if tables[base + c] < thresholds[p]:
-                continue
-            for j in range(ptr[base + p + c], ptr[base + p + c + 1]):
-                if tables[lo + by_id[p, g, j]] >= cut:
-                    continue  # a seed: offered already
-                s = tables[tab_off[0] + by_id[p, 0, j]]
-                for q in range(1, n_groups):
-                    s += tables[tab_off[q] + by_id[p, q, j]]
-                if s < heap_s[0]:
-                    continue
-                i = order[p, j]
-                if use_eligible and not eligible[i]:
-                    continue
-                if not _worse(s, i, heap_s[0], heap_i[0]):
-                    size = _offer(heap_s, heap_i, size, s, i)
-    return heap_i[:size], heap_s[:size]
-
 
 
 # ---- top-k ---------------------------------------------------------------------------------------
@@ -760,6 +640,27 @@ def _distinct_rows(x: sp.csr_matrix) -> tuple[sp.csr_matrix, np.ndarray]:
     sets = x[firsts]
     sets.data[:] = 1.0
     return sets, item_set
+
+
+def _prefix_tree(x: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of x (column lists, in stored order) as a prefix tree: (parent, column) of
+    each node, int32, numbered depth by depth so that parents come first (-1: the root), and
+    the node where each row ends (-1 for an empty row)."""
+    lengths = np.diff(x.indptr)
+    node_of = np.full(x.shape[0], -1, dtype=np.int64)
+    width = max(int(x.shape[1]), 1)
+    parents, columns, n_nodes = [], [], 0
+    for depth in range(int(lengths.max(initial=0))):
+        live = np.flatnonzero(lengths > depth)
+        key = (node_of[live] + 1) * width + x.indices[x.indptr[live] + depth]
+        nodes, inverse = np.unique(key, return_inverse=True)
+        parents.append(nodes // width - 1)
+        columns.append(nodes % width)
+        node_of[live] = n_nodes + inverse.ravel()
+        n_nodes += len(nodes)
+    parent = np.concatenate(parents or [np.zeros(0, dtype=np.int64)]).astype(np.int32)
+    column = np.concatenate(columns or [np.zeros(0, dtype=np.int64)]).astype(np.int32)
+    return parent, column, node_of.astype(np.int32)
 
 
 def _renumber_by_first(first: np.ndarray, inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

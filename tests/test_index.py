@@ -21,7 +21,8 @@ import recsys.index as index_module
 from recsys.catalog import Catalog
 from recsys.dataio import read_items
 from recsys.facets import FACETS
-from recsys.index import ScoringIndex, _distinct_rows, _kernels, fast_top_k
+from recsys.index import ScoringIndex, _distinct_rows, _prefix_tree, fast_top_k
+from recsys.kernels import compiled
 from recsys.recommender import top_k
 from training.fit import TrainConfig, build_featurizer, new_model
 
@@ -169,7 +170,7 @@ def _masks(n: int, rng: np.random.Generator) -> list[np.ndarray | None]:
 def test_top_k_equals_sorting_every_score(big_index, use_kernel):
     """Same items, same order (ties by catalogue order: the catalogue has identical items),
     same floats as `recommender.top_k` over `score`, with filters and head weights."""
-    if use_kernel and _kernels() is None:
+    if use_kernel and compiled() is None:
         pytest.skip("numba is not installed")
     index, rng = big_index, np.random.default_rng(0)
     n = index.n_items
@@ -186,6 +187,41 @@ def test_top_k_equals_sorting_every_score(big_index, use_kernel):
                     np.testing.assert_array_equal(item_scores, scores[expected])
     finally:
         index.use_kernel = True
+
+
+def test_compiled_and_numpy_paths_agree(index):
+    """The numba kernels compute what the numpy code does, in the same order of operations:
+    logits, per-set outputs and scores agree to float rounding (exp and tanh may differ by an
+    ulp between libraries), and the coverage flags exactly."""
+    if compiled() is None:
+        pytest.skip("numba is not installed")
+    for query, weights in itertools.product(QUERIES, WEIGHTS):
+        index.clear_caches()
+        fast = index.query_state(query)
+        fast_out, fast_scores = index.set_outputs(fast), index.score(fast, weights)
+        index.use_kernel = False
+        try:
+            index.clear_caches()
+            slow = index.query_state(query)
+            slow_out, slow_scores = index.set_outputs(slow), index.score(slow, weights)
+        finally:
+            index.use_kernel = True
+        np.testing.assert_array_equal(fast.context_free, slow.context_free)
+        np.testing.assert_allclose(fast.flat_logits, slow.flat_logits, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(fast.flat_no_match, slow.flat_no_match, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(fast_out, slow_out, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(fast_scores, slow_scores, rtol=1e-5, atol=1e-6)
+    index.clear_caches()
+
+
+def test_all_ones_head_weights_score_as_no_weights(index):
+    state = index.query_state("navy blue dining chair")
+    ones = np.ones(len(FACETS), dtype=np.float32)
+    np.testing.assert_array_equal(index.score(state, ones), index.score(state))
+    items, scores = index.top_k(state, ones, None, 5)
+    expected = index.top_k(state, None, None, 5)
+    np.testing.assert_array_equal(items, expected[0])
+    np.testing.assert_array_equal(scores, expected[1])
 
 
 def test_top_k_prunes_on_this_catalogue(big_index, monkeypatch):
@@ -252,6 +288,24 @@ def test_distinct_rows(collide, monkeypatch):
     np.testing.assert_array_equal(item_set, _naive_distinct(x))  # numbered by first appearance
     np.testing.assert_array_equal(sets[item_set].toarray(), (x.toarray() > 0).astype(np.float32))
     assert sets.shape[0] == len(set(item_set.tolist()))
+
+
+def test_prefix_tree_rebuilds_every_row():
+    rng = np.random.default_rng(4)
+    rows = [sorted(rng.choice(9, size=rng.integers(0, 5), replace=False).tolist()) for _ in range(300)]
+    rows += [[0, 1, 2], [0, 1], [0, 1, 2, 3]]  # rows that are prefixes of others
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
+    x = sp.csr_matrix((np.ones(indptr[-1], dtype=np.float32), np.concatenate(rows).astype(np.int64),
+                       indptr), shape=(len(rows), 9))
+    parent, column, end = _prefix_tree(x)
+    assert (parent < np.arange(len(parent))).all()  # parents come first
+    assert len(parent) == len({tuple(r[:d]) for r in rows for d in range(1, len(r) + 1)})  # shared
+    for row, node in zip(rows, end.tolist()):
+        path = []
+        while node >= 0:
+            path.append(int(column[node]))
+            node = int(parent[node])
+        assert path[::-1] == row
 
 
 def test_fast_top_k_equals_top_k():

@@ -1,9 +1,9 @@
 """`recsys bench`: the production scorer against the reference attention and two lexical engines,
 on one synthetic catalogue and one query set, side by side in one process.
 
-Latencies are for a top-10 answer to one query at a time, measured round-robin (each query goes
-to every engine in turn) so that the noise of a shared machine falls on all of them alike; compare
-the ratios, not the absolute figures. The reference is `FacetScorer.forward` over every item in
+Latencies are for a top-10 answer to one query at a time. Each engine runs the whole query set in
+turn, the production ones starting from empty per-word caches (running engines query by query
+would let the first warm the caches of the next); compare the ratios, not the absolute figures. The reference is `FacetScorer.forward` over every item in
 blocks, the computation training runs, with no shortcut; it is slow, so it runs on as many queries
 as fit its time budget (reported). Agreement@10 compares its top 10 with the production top 10.
 """
@@ -281,7 +281,7 @@ def _reference(rec: Recommender, queries: list[str], budget_s: float, log) -> tu
 
 def format_report(result: dict) -> str:
     lines = [f"{result['items']} items, {result['queries']} queries, top-10, one query at a time, "
-             "engines interleaved query by query",
+             "one engine after another, per-word caches emptied first",
              f"{'engine':<12} {'p50 ms':>9} {'p99 ms':>9} {'q/s':>9} {'build s':>8}  queries"]
     for name in ("model", "index", "index_cold", "reference", "bm25s", "bm25s_numba", "tantivy"):
         if name in result:

@@ -1,0 +1,372 @@
+"""The compiled parts of the production scorer (numba), each the same computation as the numpy
+code in `recsys.index` that serves when numba cannot compile here.
+
+Per query the index makes a handful of operations on arrays of a few hundred to a few thousand
+floats; numpy spends most of such a call in dispatch, so the steps that run on every query
+(logits, per-set ratios of new words, the groups' tables, the pruned top-k) are compiled loops,
+one call each. Arithmetic is float32 throughout and follows the numpy code's order of operations,
+so the two paths agree to float rounding (tests/test_index.py checks both).
+
+Module-level functions, so that numba's on-disk cache serves them to every later process."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+try:
+    import numba
+except Exception:  # not installed (or broken): the numpy path does the same work
+    numba = None
+
+
+SEEDS = 1024  # items scored first to bound the k-th best score (k is ten or so)
+
+
+def _jit(fn):
+    return numba.njit(cache=True, nogil=True)(fn) if numba is not None else None
+
+
+@dataclass
+class Kernels:
+    query_logits: object
+    word_parts: object
+    word_tables: object
+    weighted_tables: object
+    top_k: object
+
+
+_KERNELS: list = []
+
+
+def compiled() -> Kernels | None:
+    """The compiled kernels, or None without a working numba (the numpy path gives the same
+    answers). Compiled on first use, or loaded from numba's cache."""
+    if not _KERNELS:
+        kernels = None
+        if numba is not None:
+            try:
+                kernels = Kernels(_query_logits, _word_parts, _word_tables, _weighted_tables, _top_k_kernel)
+                _warm_up(kernels)
+            except Exception as exc:  # it cannot compile here: numpy does the work
+                warnings.warn(f"recsys.kernels: compiled scoring unavailable ({exc}); using numpy",
+                              stacklevel=2)
+                kernels = None
+        _KERNELS.append(kernels)
+    return _KERNELS[0]
+
+
+def _warm_up(kernels: Kernels) -> None:
+    """Compiles for the argument types `ScoringIndex` passes, on a two-item catalogue."""
+    f32, i32, i64 = np.float32, np.int32, np.int64
+    rows = np.zeros((1, 4, 3), dtype=f32)
+    v = np.ones(2, dtype=f32)
+    kernels.query_logits(rows, 2, v, v, v, v, v, np.zeros(1, dtype=f32), f32(1.0))
+    set_facet = np.zeros(1, dtype=i64)
+    members = (np.zeros(1, dtype=i32), np.array([0, 1], dtype=i64), np.ones(1, dtype=i64),
+               np.array([0, 1], dtype=i64))
+    ratios, _ = kernels.word_parts(np.array([-1], dtype=i32), np.zeros(1, dtype=i32), np.zeros(1, dtype=i32),
+                                   np.ones(1, dtype=f32), set_facet, np.zeros((1, 1), dtype=f32),
+                                   np.zeros((1, 1), dtype=f32), v[:1], *members)
+    kernels.word_tables(ratios, *members)
+    kernels.weighted_tables(ratios, np.ones(1, dtype=f32), set_facet, np.zeros(1, dtype=f32), *members)
+    parts = np.array([[1.0, 2.0]], dtype=f32)
+    one = np.zeros((1, 2), dtype=i32)
+    one[0, 1] = 1
+    kernels.top_k(parts, np.zeros(2, dtype=f32), np.array([0, 2], dtype=i64), one, one.copy(),
+                  one[None].copy(), np.array([0, 1, 2], dtype=i64), np.ones(2, dtype=i64),
+                  np.ones(0, dtype=np.bool_), False, 1, 0)
+
+
+@_jit
+def _query_logits(rows, v_total, w_exact, w_assoc, w_near, bias, attr_words, nm_bias, cap):
+    """From a query's stacked word rows (T, 4, sum V + H) [q.k, exact, assoc, near]:
+    (T, sum V) capped match logits, (T, H) capped no-match logits, (T, sum V) exact evidence
+    after coverage, and (T,) whether each word's logits are free of the other words."""
+    t_count, width = rows.shape[0], rows.shape[2]
+    h_count = width - v_total
+    flat = np.empty((t_count, v_total), dtype=np.float32)
+    flat_nm = np.empty((t_count, h_count), dtype=np.float32)
+    exact = np.empty((t_count, v_total), dtype=np.float32)
+    context_free = np.ones(t_count, dtype=np.bool_)
+    for a in range(v_total):
+        matched = np.float32(0.0)
+        for t in range(t_count):
+            matched += rows[t, 1, a]
+        share = matched / attr_words[a]
+        for t in range(t_count):
+            raw_exact = rows[t, 1, a]
+            if raw_exact > 0 and matched > raw_exact:
+                context_free[t] = False
+            e = raw_exact * share
+            exact[t, a] = e
+            raw = (rows[t, 0, a] + e * w_exact[a] + rows[t, 2, a] * w_assoc[a]
+                   + rows[t, 3, a] * w_near[a] + bias[a])
+            flat[t, a] = np.tanh(raw / cap) * cap
+    for t in range(t_count):
+        for h in range(h_count):
+            flat_nm[t, h] = np.tanh((rows[t, 0, v_total + h] + nm_bias[h]) / cap) * cap
+    return flat, flat_nm, exact, context_free
+
+
+@_jit
+def _set_ratios(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, values):
+    """(m, U) per-set head output of each of m words: the sum over the set's attributes of
+    e^l * v, over the same sum of e^l plus the no-match slot's e^l times its multiplicity.
+
+    The sets' attribute lists (in index order) form a prefix tree: node n adds attribute
+    attr[n] to its parent's sums, parents come first, and set s ends at node set_node[s] (-1
+    when empty). Sets share long prefixes (category, brand, common words), so the tree has a
+    third of the nodes the lists have entries; the sums are the same floats in the same order
+    as `ScoringIndex._all_sets` @ `ScoringIndex._set_inputs`."""
+    m, v_total = flat.shape
+    n_nodes, n_sets = len(parent), len(set_node)
+    out = np.empty((m, n_sets), dtype=np.float32)
+    e_num = np.empty(v_total, dtype=np.float32)
+    e_den = np.empty(v_total, dtype=np.float32)
+    e_nm = np.empty(flat_nm.shape[1], dtype=np.float32)
+    num = np.empty(n_nodes, dtype=np.float32)
+    den = np.empty(n_nodes, dtype=np.float32)
+    for t in range(m):
+        row = flat[t]
+        for a in range(v_total):
+            x = np.exp(row[a])
+            e_num[a] = x * values[a]
+            e_den[a] = x
+        for h in range(flat_nm.shape[1]):
+            e_nm[h] = np.exp(flat_nm[t, h])
+        for n in range(n_nodes):
+            a, p = attr[n], parent[n]
+            if p < 0:
+                num[n] = e_num[a]
+                den[n] = e_den[a]
+            else:
+                num[n] = num[p] + e_num[a]
+                den[n] = den[p] + e_den[a]
+        o = out[t]
+        for s in range(n_sets):
+            n = set_node[s]
+            top = num[n] if n >= 0 else np.float32(0.0)
+            bottom = den[n] if n >= 0 else np.float32(0.0)
+            o[s] = top / (bottom + slot_count[s] * e_nm[set_facet[s]])
+    return out
+
+
+@_jit
+def _word_tables(ratios, mem_rows, mem_off, mem_count, tab_off):
+    """(m, sum G) each word's part of every group's table: per entry the sum of its member
+    sets' ratios (group r's member i of entry j at mem_rows[mem_off[r] + i * size_r + j]).
+    Loops run over 1-d slices: numba then keeps them tight (3x faster than 2-d indexing)."""
+    m = ratios.shape[0]
+    out = np.empty((m, tab_off[-1]), dtype=np.float32)
+    for t in range(m):
+        row = ratios[t]
+        for r in range(len(tab_off) - 1):
+            lo, size, base = tab_off[r], tab_off[r + 1] - tab_off[r], mem_off[r]
+            o = out[t, lo : lo + size]
+            first = mem_rows[base : base + size]
+            for j in range(size):
+                o[j] = row[first[j]]
+            for i in range(1, mem_count[r]):
+                more = mem_rows[base + i * size : base + (i + 1) * size]
+                for j in range(size):
+                    o[j] += row[more[j]]
+    return out
+
+
+@_jit
+def _word_parts(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, values, mem_rows, mem_off,
+                mem_count, tab_off):
+    """`_set_ratios` then `_word_tables` of them, in one call."""
+    ratios = _set_ratios(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, values)
+    return ratios, _word_tables(ratios, mem_rows, mem_off, mem_count, tab_off)
+
+
+@_jit
+def _weighted_tables(ratios, weights, set_facet, set_prior, mem_rows, mem_off, mem_count, tab_off):
+    """All groups' tables end to end under head weights, from (T, U) per-set ratios: per set
+    the sum over words times its facet's weight plus its prior; per entry the sum of its
+    member sets."""
+    t_count, n_sets = ratios.shape
+    per_set = np.empty((1, n_sets), dtype=np.float32)
+    for s in range(n_sets):
+        acc = np.float32(0.0)  # 0 + x is x: the same floats as summing from the first word
+        for t in range(t_count):
+            acc += ratios[t, s]
+        per_set[0, s] = acc * weights[set_facet[s]] + set_prior[s]
+    return _word_tables(per_set, mem_rows, mem_off, mem_count, tab_off)[0]
+
+
+@_jit
+def _worse(s_a, i_a, s_b, i_b):
+    """Whether item a ranks below item b: lower score, or the same score and a later index."""
+    return s_a < s_b or (s_a == s_b and i_a > i_b)
+
+
+@_jit
+def _offer(heap_s, heap_i, size, s, i):
+    """Keeps the `len(heap_s)` best items offered so far in a heap whose root is the worst
+    of them; returns the new size."""
+    k = len(heap_s)
+    if size < k:
+        c = size
+        size += 1
+    elif _worse(heap_s[0], heap_i[0], s, i):
+        # replace the root, then sift the hole down
+        c = 0
+        while True:
+            left = 2 * c + 1
+            if left >= k:
+                break
+            child = left
+            if left + 1 < k and _worse(heap_s[left + 1], heap_i[left + 1], heap_s[left], heap_i[left]):
+                child = left + 1
+            if _worse(heap_s[child], heap_i[child], s, i):
+                heap_s[c], heap_i[c] = heap_s[child], heap_i[child]
+                c = child
+            else:
+                break
+        heap_s[c], heap_i[c] = s, i
+        return size
+    else:
+        return size
+    while c > 0:  # sift up a new leaf
+        parent = (c - 1) // 2
+        if _worse(s, i, heap_s[parent], heap_i[parent]):
+            heap_s[c], heap_i[c] = heap_s[parent], heap_i[parent]
+            c = parent
+        else:
+            break
+    heap_s[c], heap_i[c] = s, i
+    return size
+
+
+@_jit
+def _top_k_kernel(parts, base, tab_off, ids, order, by_id, ptr, counts, eligible, use_eligible, k,
+                  seed_group):
+    """The k best eligible items (unsorted; the caller sorts them) and the groups' tables:
+    what `ScoringIndex._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
+
+    The tables (group r's at tab_off[r]:tab_off[r+1]) are the sum of the rows of `parts`, then
+    `base`, as `ScoringIndex._flat_tables` sums them. Items go through a heap of the k best
+    (score, then lower index), so ties are exact. Seeds first: the items of the seed group's
+    best ids (about SEEDS of them, the cut found on a sample of its table weighted by items per
+    id); the heap's worst score is then a lower bound L. Then only the items of the pivot
+    group's ids that can still reach L (given every other group's maximum) are scored, or every
+    item if that prunes too little. Scores are summed group by group in float32, in the same
+    order as `ScoringIndex.score`. Any choice of seeds or pivot gives the same answer; the
+    samples only decide how fast."""
+    n_groups, n = ids.shape
+    n_tab = tab_off[n_groups]
+    tables = np.empty(n_tab, dtype=np.float32)
+    t_count = parts.shape[0]
+    # whole rows at a time, each loop over 1-d slices: numba vectorises them
+    if t_count == 0:
+        tables[:] = base
+    else:
+        first = parts[0]
+        if t_count == 1:
+            for c in range(n_tab):
+                tables[c] = first[c]
+        else:
+            second = parts[1]
+            for c in range(n_tab):
+                tables[c] = first[c] + second[c]
+        for t in range(2, t_count):
+            more = parts[t]
+            for c in range(n_tab):
+                tables[c] += more[c]
+        for c in range(n_tab):
+            tables[c] += base[c]
+    maxima = np.empty(n_groups)
+    for g in range(n_groups):
+        maxima[g] = tables[tab_off[g] : tab_off[g + 1]].max()
+    total_max = maxima.sum()
+    heap_s = np.empty(k, dtype=np.float32)
+    heap_i = np.empty(k, dtype=np.int64)
+    size = 0
+    g = seed_group
+    lo, n_ids = tab_off[g], tab_off[g + 1] - tab_off[g]
+    tseed = tables[lo:lo + n_ids]
+    cseed = counts[lo:lo + n_ids]
+    pseed = ptr[lo + g: lo + g + n_ids + 1]
+    top, low = maxima[g], tseed.min()
+    cut = low
+    if top > low:
+        n_bins = 256
+        hist = np.zeros(n_bins, dtype=np.int64)
+        scale = (n_bins - 1) / (top - low)
+        step = max(1, n_ids // 2048)
+        for c in range(0, n_ids, step):
+            hist[int((tseed[c] - low) * scale)] += cseed[c] * step
+        total = 0
+        for b in range(n_bins - 1, -1, -1):
+            total += hist[b]
+            if total >= SEEDS:
+                cut = low + b / scale
+                break
+    og = order[g]
+    bg0 = by_id[g]
+    for c in range(n_ids):
+        if tseed[c] >= cut:
+            for j in range(pseed[c], pseed[c + 1]):
+                i = og[j]
+                if use_eligible and not eligible[i]:
+                    continue
+                s = tables[tab_off[0] + bg0[0, j]]
+                for q in range(1, n_groups):
+                    s += tables[tab_off[q] + bg0[q, j]]
+                size = _offer(heap_s, heap_i, size, s, i)
+    pivot = -1
+    thresholds = np.full(n_groups, -np.inf)
+    if size == k:
+        bound = heap_s[0]
+        margin = 1e-5 * (abs(bound) + np.abs(maxima).sum()) + 1e-30  # float rounding
+        fewest = n // 3  # scanning more than this, a plain pass over every item is cheaper
+        for q in range(n_groups):
+            thresholds[q] = bound - (total_max - maxima[q]) - margin
+            tq = tables[tab_off[q]:tab_off[q + 1]]
+            cq = counts[tab_off[q]:tab_off[q + 1]]
+            step = max(1, len(tq) // 2048)
+            items = 0
+            thr = thresholds[q]
+            for c in range(0, len(tq), step):
+                if tq[c] >= thr:
+                    items += cq[c] * step
+            if items < fewest:
+                pivot, fewest = q, items
+    if pivot < 0:
+        for i in range(n):
+            if tseed[ids[g, i]] >= cut or (use_eligible and not eligible[i]):
+                continue  # a seed: offered already
+            s = tables[tab_off[0] + ids[0, i]]
+            for q in range(1, n_groups):
+                s += tables[tab_off[q] + ids[q, i]]
+            if size < k or not _worse(s, i, heap_s[0], heap_i[0]):
+                size = _offer(heap_s, heap_i, size, s, i)
+    else:
+        p, start = pivot, tab_off[pivot]
+        tp = tables[start:tab_off[p + 1]]
+        pp = ptr[start + p: tab_off[p + 1] + p + 1]
+        bp = by_id[p]
+        op = order[p]
+        thr = thresholds[p]
+        for c in range(len(tp)):
+            if tp[c] < thr:
+                continue
+            for j in range(pp[c], pp[c + 1]):
+                if tseed[bp[g, j]] >= cut:
+                    continue  # a seed: offered already
+                s = tables[tab_off[0] + bp[0, j]]
+                for q in range(1, n_groups):
+                    s += tables[tab_off[q] + bp[q, j]]
+                if s < heap_s[0]:
+                    continue
+                i = op[j]
+                if use_eligible and not eligible[i]:
+                    continue
+                if not _worse(s, i, heap_s[0], heap_i[0]):
+                    size = _offer(heap_s, heap_i, size, s, i)
+    return heap_i[:size], heap_s[:size], tables
