@@ -257,19 +257,20 @@ class ScoringIndex:
         assoc, near = rows[:, 2, :v_total], rows[:, 3, :v_total]
         kernels = self._compiled()
         if kernels is not None:
-            flat, flat_nm, exact, context_free = kernels.query_logits(
+            raw, exact, context_free = kernels.query_logits(
                 rows, v_total, self._w_exact_all, self._w_assoc, self._w_near, self._bias,
-                self._attr_words, self._nm_bias, np.float32(self._cap))
+                self._attr_words, self._nm_bias)
         else:
             z, exact_raw = rows[:, 0], rows[:, 1, :v_total]
             matched = exact_raw.sum(axis=0)
             exact = exact_raw * (matched / self._attr_words)  # coverage, as Evidence.dense_rows
             context_free = ~((exact_raw > 0) & (matched > exact_raw)).any(axis=1)
-            raw = (z[:, :v_total] + exact * self._w_exact_all + assoc * self._w_assoc
-                   + near * self._w_near + self._bias)
-            cap = np.float32(self._cap)
-            flat = np.tanh(raw / cap) * cap
-            flat_nm = np.tanh((z[:, v_total:] + self._nm_bias) / cap) * cap
+            raw = np.concatenate([z[:, :v_total] + exact * self._w_exact_all + assoc * self._w_assoc
+                                  + near * self._w_near + self._bias,
+                                  z[:, v_total:] + self._nm_bias], axis=1)
+        cap = np.float32(self._cap)
+        capped = np.tanh(raw / cap) * cap  # (T, sum V + H)
+        flat, flat_nm = capped[:, :v_total], capped[:, v_total:]
         logits, no_match = {}, {}
         for h, f in enumerate(FACETS):
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]

@@ -63,7 +63,7 @@ def _warm_up(kernels: Kernels) -> None:
     f32, i32, i64 = np.float32, np.int32, np.int64
     rows = np.zeros((1, 4, 3), dtype=f32)
     v = np.ones(2, dtype=f32)
-    kernels.query_logits(rows, 2, v, v, v, v, v, np.zeros(1, dtype=f32), f32(1.0))
+    kernels.query_logits(rows, 2, v, v, v, v, v, np.zeros(1, dtype=f32))
     set_facet = np.zeros(1, dtype=i64)
     members = (np.zeros(1, dtype=i32), np.array([0, 1], dtype=i64), np.ones(1, dtype=i64),
                np.array([0, 1], dtype=i64))
@@ -81,14 +81,13 @@ def _warm_up(kernels: Kernels) -> None:
 
 
 @_jit
-def _query_logits(rows, v_total, w_exact, w_assoc, w_near, bias, attr_words, nm_bias, cap):
+def _query_logits(rows, v_total, w_exact, w_assoc, w_near, bias, attr_words, nm_bias):
     """From a query's stacked word rows (T, 4, sum V + H) [q.k, exact, assoc, near]:
-    (T, sum V) capped match logits, (T, H) capped no-match logits, (T, sum V) exact evidence
-    after coverage, and (T,) whether each word's logits are free of the other words."""
+    (T, sum V + H) match then no-match pre-activations (before the soft cap: numpy's vectorised
+    tanh is ten times faster than a compiled loop's), (T, sum V) exact evidence after coverage,
+    and (T,) whether each word's logits are free of the other words."""
     t_count, width = rows.shape[0], rows.shape[2]
-    h_count = width - v_total
-    flat = np.empty((t_count, v_total), dtype=np.float32)
-    flat_nm = np.empty((t_count, h_count), dtype=np.float32)
+    raw = np.empty((t_count, width), dtype=np.float32)
     exact = np.empty((t_count, v_total), dtype=np.float32)
     context_free = np.ones(t_count, dtype=np.bool_)
     for a in range(v_total):
@@ -102,13 +101,12 @@ def _query_logits(rows, v_total, w_exact, w_assoc, w_near, bias, attr_words, nm_
                 context_free[t] = False
             e = raw_exact * share
             exact[t, a] = e
-            raw = (rows[t, 0, a] + e * w_exact[a] + rows[t, 2, a] * w_assoc[a]
-                   + rows[t, 3, a] * w_near[a] + bias[a])
-            flat[t, a] = np.tanh(raw / cap) * cap
+            raw[t, a] = (rows[t, 0, a] + e * w_exact[a] + rows[t, 2, a] * w_assoc[a]
+                         + rows[t, 3, a] * w_near[a] + bias[a])
     for t in range(t_count):
-        for h in range(h_count):
-            flat_nm[t, h] = np.tanh((rows[t, 0, v_total + h] + nm_bias[h]) / cap) * cap
-    return flat, flat_nm, exact, context_free
+        for h in range(width - v_total):
+            raw[t, v_total + h] = rows[t, 0, v_total + h] + nm_bias[h]
+    return raw, exact, context_free
 
 
 @_jit

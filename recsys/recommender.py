@@ -35,6 +35,17 @@ class Recommendation:
 
 
 @dataclass
+class Ranking:
+    """The k best items for a query, ids and scores only: what `recommend` dresses with titles,
+    attributes and explanations."""
+
+    query: str
+    item_ids: list[str]  # best first
+    scores: list[float]
+    total: int  # items that passed filters, exclusions and candidates
+
+
+@dataclass
 class ItemDetail:
     query: str
     item_id: str
@@ -83,6 +94,21 @@ class Recommender:
         state = self.index.query_state(query)
         return self.index.score(state, self.head_weight_vector(head_weights))
 
+    def rank(
+        self,
+        query: str,
+        k: int = 10,
+        offset: int = 0,
+        filters: Mapping[str, Sequence[str]] | None = None,
+        exclude: Sequence[str] = (),
+        candidates: Sequence[str] | None = None,
+        head_weights: Mapping[str, float] | None = None,
+    ) -> Ranking:
+        """The ranking alone (`recommend` without titles, attributes or explanations)."""
+        _, _, shown, scores, total = self._top(query, k, offset, filters, exclude, candidates, head_weights)
+        ids = self.catalog.item_ids
+        return Ranking(query, [ids[i] for i in shown.tolist()], scores.tolist(), total)
+
     def recommend(
         self,
         query: str,
@@ -94,11 +120,8 @@ class Recommender:
         head_weights: Mapping[str, float] | None = None,
         explain: bool = True,
     ) -> Recommendation:
-        weights = self.head_weight_vector(head_weights)
-        eligible = self._eligible(filters, exclude, candidates)
-        state = self.index.query_state(query)
-        order, top_scores = self.index.top_k(state, weights, eligible, offset + k)
-        shown, shown_scores = order[offset:], top_scores[offset:].tolist()
+        state, weights, shown, shown_scores, total = self._top(query, k, offset, filters, exclude,
+                                                               candidates, head_weights)
         ranks = list(range(offset + 1, offset + 1 + len(shown)))
         explanations = (explain_items(self.index, state, shown, weights, ranks) if explain
                         else [None] * len(shown))
@@ -111,11 +134,19 @@ class Recommender:
                 attributes=self.catalog.attribute_labels(i),
                 explanation=e,
             )
-            for i, s, rank, e in zip(shown.tolist(), shown_scores, ranks, explanations)
+            for i, s, rank, e in zip(shown.tolist(), shown_scores.tolist(), ranks, explanations)
         ]
         tokens = [t.surface for t in state.tokens]
-        n_eligible = self.catalog.n_items if eligible is None else int(np.count_nonzero(eligible))
-        return Recommendation(query, tokens, self.version, items, n_eligible)
+        return Recommendation(query, tokens, self.version, items, total)
+
+    def _top(self, query, k, offset, filters, exclude, candidates, head_weights):
+        """(query state, head weights, the shown items' indices and scores, eligible count)."""
+        weights = self.head_weight_vector(head_weights)
+        eligible = self._eligible(filters, exclude, candidates)
+        state = self.index.query_state(query)
+        order, top_scores = self.index.top_k(state, weights, eligible, offset + k)
+        total = self.catalog.n_items if eligible is None else int(np.count_nonzero(eligible))
+        return state, weights, order[offset:], top_scores[offset:], total
 
     def _eligible(self, filters, exclude, candidates) -> np.ndarray | None:
         """The items a request may return; None when it restricts nothing (the common case,

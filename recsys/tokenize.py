@@ -21,6 +21,8 @@ _STEMMER_LOCK = threading.Lock()  # the snowball stemmer keeps the current word 
 
 
 def _fold(text: str) -> str:
+    if text.isascii():  # nothing to fold: the common case, spared a pass per character
+        return text.lower()
     text = unicodedata.normalize("NFKD", text)
     return "".join(c for c in text if not unicodedata.combining(c)).lower()
 

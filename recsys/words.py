@@ -10,6 +10,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,8 +46,7 @@ def hashed_features(key: str, word_buckets: int, ngram_buckets: int,
     return bucket, ids
 
 
-@dataclass(frozen=True)
-class QueryToken:
+class QueryToken(NamedTuple):  # a tuple: every query makes a few, and tuples are cheap
     surface: str  # as typed (lower-cased), what explanations show
     key: str  # match key (stem)
 

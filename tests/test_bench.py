@@ -7,7 +7,7 @@ import json
 from training.bench import format_report
 from training.cli import main
 
-ENGINES = ("model", "index", "index_cold", "reference", "bm25s", "tantivy")
+ENGINES = ("model", "recommend", "index", "index_cold", "reference", "bm25s", "tantivy")
 
 
 def test_bench_json_smoke_run(capsys):

@@ -119,3 +119,13 @@ def test_erasure_is_the_reference_output_without_the_attribute(planted_model):
             out = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, cut, evidence)
             change = float(out["contributions"][0, 0, h] - full["contributions"][0, 0, h])
             assert erased.score_change == pytest.approx(change, abs=1e-4)
+
+
+def test_rank_is_recommend_without_the_dressing(planted_model):
+    for kwargs in ({}, {"k": 3, "offset": 2}, {"head_weights": {"color": 0.0}},
+                   {"filters": {"style": ["formal"]}, "k": 50}):
+        full = planted_model.recommend("scarlet gown", explain=False, **kwargs)
+        ranking = planted_model.rank("scarlet gown", **kwargs)
+        assert ranking.item_ids == [i.item_id for i in full.items]
+        assert ranking.scores == [i.score for i in full.items]
+        assert ranking.total == full.total
