@@ -138,8 +138,13 @@ class Catalog:
         return m.indices[m.indptr[item_idx] : m.indptr[item_idx + 1]]
 
     def attribute_labels(self, item_idx: int) -> dict[str, list[str]]:
-        # every ranked item is shown with these: index the labels with plain ints, not numpy's
-        return {f: [self.labels(f)[a] for a in self.attributes_of(item_idx, f).tolist()] for f in FACETS}
+        # every ranked item is shown with these: one slice per facet, labels indexed with ints
+        out = {}
+        for f in FACETS:
+            m, labels = self.item_attrs[f], self.labels(f)
+            lo, hi = m.indptr[item_idx : item_idx + 2].tolist()
+            out[f] = [labels[a] for a in m.indices[lo:hi].tolist()]
+        return out
 
     def filter_mask(self, filters: Mapping[str, Sequence[str]]) -> np.ndarray:
         """Items that match every filter key (AND) with any of its values (OR).

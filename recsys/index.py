@@ -8,23 +8,27 @@ Logits are soft-capped by the model, so the exponentials need no max-shift.
 Every step below is an exact rewrite: scores equal `FacetScorer.forward` up to float rounding, and
 the top k equals `recsys.recommender.top_k` over those scores (tests/test_index.py).
 
-- `query_state` runs in numpy on tables folded at build time: per query word, one (D,) @ (D,
-  sum V + H) product gives every facet's q.k / sqrt(d_k) and no-match pre-activation, and its
-  evidence rows are read straight from the CSR tables (what `Evidence.dense_rows` returns); both
-  are cached per word. No torch call is made per query: on a busy 2-core machine torch's intra-op
-  thread pool waits ~20 ms per operation, and for these shapes numpy is faster anyway.
+- `query_state` works on tables folded at build time: per query word, one (D,) @ (D, sum V + H)
+  product gives every facet's q.k / sqrt(d_k) and no-match pre-activation, and its evidence rows
+  are read straight from the CSR tables (what `Evidence.dense_rows` returns); both are cached per
+  word. No torch call is made per query: on a busy 2-core machine torch's intra-op thread pool
+  waits ~20 ms per operation, and for these shapes numpy is faster anyway.
 - Items with the same attribute set in a facet get the same head output, so each facet is
-  computed once per DISTINCT set: one sparse product of all facets' distinct sets (block
-  diagonal, plus a column per facet for the no-match slot) with [e^l * v | e^l]. A word's
-  per-set ratios (numerator / denominator) depend on that word alone unless another query word
-  matches the same multi-word attribute (coverage), so they are cached per word too.
-- The head weight and the set's share of the prior are folded into the per-set number, and
-  facets whose sets combine into few joint signatures are merged ("groups", chosen at build to
-  minimise the work), so an item's score is a sum of 1-2 lookups in small tables (`score`).
+  computed once per DISTINCT set. The sets' attribute lists form a prefix tree (sets share
+  category, brand, common words), so a word's per-set numerators and denominators take one add
+  per tree node rather than per list entry. A word's per-set ratios depend on that word alone
+  unless another query word matches the same multi-word attribute (coverage), so they are
+  cached per word, together with their sums into the groups' tables (below).
+- Facets whose sets combine into few joint signatures are merged ("groups", chosen at build to
+  minimise the work), so an item's score is a sum of 1-2 lookups in small tables: the sum of the
+  query words' cached table parts plus the prior's (`score`). Head weights other than 1 are
+  applied per set before the tables are built.
 - `top_k` does not score every item: a lower bound of the k-th best score from a few "seed"
   items, and the tables' maxima, rule out whole table entries; only the items of the group with
-  the fewest surviving entries are scored (a numba kernel when numba is installed, the same
-  algorithm in numpy otherwise). `fast_top_k` is the general top-k over a scores array.
+  the fewest surviving entries are scored. `fast_top_k` is the general top-k over a scores array.
+- What runs per query is compiled with numba (`recsys.kernels`: a numpy call on arrays this
+  small is mostly dispatch); the numpy code here does the same, in the same order of operations,
+  when numba cannot compile (`use_kernel = False` forces it; tests run both).
 """
 
 from __future__ import annotations
@@ -472,8 +476,7 @@ class ScoringIndex:
             items, scores, _ = kernels.top_k(rows, base, self._tab_off, self._ids, self._order,
                                              self._by_id, self._ptr, self._counts, mask,
                                              eligible is not None, int(k), self._seed_group)
-            best = np.lexsort((items, -scores))
-            return items[best], scores[best]
+            return items, scores
         flat = self._flat_tables(state, head_weights)
         tables = [flat[self._tab_off[r] : self._tab_off[r + 1]] for r in range(len(self.groups))]
         if few:

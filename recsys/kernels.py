@@ -204,6 +204,25 @@ def _worse(s_a, i_a, s_b, i_b):
 
 
 @_jit
+def _sift_down(heap_s, heap_i, size, s, i):
+    """Puts item (s, i) at the root of the heap's first `size` entries and sifts it down."""
+    c = 0
+    while True:
+        left = 2 * c + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and _worse(heap_s[left + 1], heap_i[left + 1], heap_s[left], heap_i[left]):
+            child = left + 1
+        if _worse(heap_s[child], heap_i[child], s, i):
+            heap_s[c], heap_i[c] = heap_s[child], heap_i[child]
+            c = child
+        else:
+            break
+    heap_s[c], heap_i[c] = s, i
+
+
+@_jit
 def _offer(heap_s, heap_i, size, s, i):
     """Keeps the `len(heap_s)` best items offered so far in a heap whose root is the worst
     of them; returns the new size."""
@@ -211,22 +230,8 @@ def _offer(heap_s, heap_i, size, s, i):
     if size < k:
         c = size
         size += 1
-    elif _worse(heap_s[0], heap_i[0], s, i):
-        # replace the root, then sift the hole down
-        c = 0
-        while True:
-            left = 2 * c + 1
-            if left >= k:
-                break
-            child = left
-            if left + 1 < k and _worse(heap_s[left + 1], heap_i[left + 1], heap_s[left], heap_i[left]):
-                child = left + 1
-            if _worse(heap_s[child], heap_i[child], s, i):
-                heap_s[c], heap_i[c] = heap_s[child], heap_i[child]
-                c = child
-            else:
-                break
-        heap_s[c], heap_i[c] = s, i
+    elif _worse(heap_s[0], heap_i[0], s, i):  # replace the root, then sift it down
+        _sift_down(heap_s, heap_i, k, s, i)
         return size
     else:
         return size
@@ -244,7 +249,7 @@ def _offer(heap_s, heap_i, size, s, i):
 @_jit
 def _top_k_kernel(parts, base, tab_off, ids, order, by_id, ptr, counts, eligible, use_eligible, k,
                   seed_group):
-    """The k best eligible items (unsorted; the caller sorts them) and the groups' tables:
+    """The k best eligible items, best first (ties by index), their scores and the groups' tables:
     what `ScoringIndex._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
 
     The tables (group r's at tab_off[r]:tab_off[r+1]) are the sum of the rows of `parts`, then
@@ -367,4 +372,9 @@ def _top_k_kernel(parts, base, tab_off, ids, order, by_id, ptr, counts, eligible
                     continue
                 if not _worse(s, i, heap_s[0], heap_i[0]):
                     size = _offer(heap_s, heap_i, size, s, i)
+    # heap sort: the worst goes to the end, and so on, leaving the k best best first
+    for end in range(size - 1, 0, -1):
+        s, i = heap_s[end], heap_i[end]
+        heap_s[end], heap_i[end] = heap_s[0], heap_i[0]
+        _sift_down(heap_s, heap_i, end, s, i)
     return heap_i[:size], heap_s[:size], tables

@@ -144,7 +144,7 @@ class Recommender:
         weights = self.head_weight_vector(head_weights)
         eligible = self._eligible(filters, exclude, candidates)
         state = self.index.query_state(query)
-        order, top_scores = self.index.top_k(state, weights, eligible, offset + k)
+        order, top_scores = self.index.top_k(state, weights if head_weights else None, eligible, offset + k)
         total = self.catalog.n_items if eligible is None else int(np.count_nonzero(eligible))
         return state, weights, order[offset:], top_scores[offset:], total
 
