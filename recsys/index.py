@@ -101,6 +101,38 @@ class _LazyEvidence(Mapping):
         return len(FACETS)
 
 
+class WordCache:
+    """Rows computed per query word, at most `capacity` words, the least recently used dropped
+    first (a dict keeps insertion order: a hit moves its word to the end). Safe to share
+    between threads: a race at worst drops a word or computes it twice."""
+
+    def __init__(self, capacity: int):
+        self.capacity, self._rows = capacity, {}
+
+    def get(self, key: str):
+        rows = self._rows.pop(key, None)
+        if rows is not None:
+            self._rows[key] = rows
+        return rows
+
+    def put(self, key: str, rows) -> None:
+        self._rows[key] = rows
+        while len(self._rows) > self.capacity:
+            try:
+                self._rows.pop(next(iter(self._rows)), None)
+            except (StopIteration, RuntimeError):  # emptied or changed by another thread
+                break
+
+    def clear(self) -> None:
+        self._rows.clear()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._rows
+
+
 @dataclass
 class _Group:
     """Facets scored through one table: an item's part of the score is table[ids[item]]."""
@@ -188,8 +220,7 @@ class ScoringIndex:
         for t in (self._exact, self._assoc):
             t.sum_duplicates()
         self._attr_words = np.maximum(np.asarray(self._exact.sum(axis=0)).ravel(), 1.0).astype(np.float32)
-        self._token_cache: dict[str, np.ndarray] = {}
-        self._token_cache_size = max(16, CACHE_BYTES // (12 * (v_total + len(FACETS))))
+        self._token_cache = WordCache(max(16, CACHE_BYTES // (12 * (v_total + len(FACETS)))))
 
     def _fold_item_tables(self) -> None:
         """Distinct sets of all facets as one block-diagonal matrix, and the scoring groups."""
@@ -234,9 +265,8 @@ class ScoringIndex:
         self._seed_group = int(np.argmax([g.size for g in self.groups]))
         self._no_mask = np.ones(0, dtype=np.bool_)
         self._no_weights = np.ones(len(FACETS), dtype=np.float32)
-        self._ratio_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         per_word = 4 * max(int(self.set_offsets[-1] + self._tab_off[-1]), 1)
-        self._ratio_cache_size = max(16, CACHE_BYTES // per_word)
+        self._ratio_cache = WordCache(max(16, CACHE_BYTES // per_word))
 
     def slot_multiplicity(self, facet: str, n_attributes: np.ndarray) -> np.ndarray:
         """How many slots the no-match alternative counts as for items with `n_attributes`
@@ -306,9 +336,7 @@ class ScoringIndex:
             lo, hi = self._exact.indptr[near_word], self._exact.indptr[near_word + 1]
             cols = self._exact.indices[lo:hi]
             rows[3, cols] = np.maximum(rows[3, cols], sim)
-        if len(self._token_cache) >= self._token_cache_size:
-            self._token_cache.clear()
-        self._token_cache[key] = rows
+        self._token_cache.put(key, rows)
         return rows
 
     # ---- scoring -------------------------------------------------------------------------------
@@ -341,9 +369,7 @@ class ScoringIndex:
             for j, i in enumerate(missing):
                 parts[i] = (ratios[j], tables[j])
                 if cacheable[i]:
-                    if len(self._ratio_cache) >= self._ratio_cache_size:
-                        self._ratio_cache.clear()
-                    self._ratio_cache[state.tokens[i].key] = parts[i]
+                    self._ratio_cache.put(state.tokens[i].key, parts[i])
         return parts
 
     def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -21,7 +21,7 @@ import recsys.index as index_module
 from recsys.catalog import Catalog
 from recsys.dataio import read_items
 from recsys.facets import FACETS
-from recsys.index import ScoringIndex, _distinct_rows, _prefix_tree, fast_top_k
+from recsys.index import ScoringIndex, WordCache, _distinct_rows, _prefix_tree, fast_top_k
 from recsys.kernels import compiled
 from recsys.recommender import top_k
 from training.fit import TrainConfig, build_featurizer, new_model
@@ -306,6 +306,18 @@ def test_prefix_tree_rebuilds_every_row():
             path.append(int(column[node]))
             node = int(parent[node])
         assert path[::-1] == row
+
+
+def test_word_cache_drops_the_least_recently_used():
+    cache = WordCache(capacity=2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1  # "a" is now the most recent
+    cache.put("c", 3)
+    assert "b" not in cache and cache.get("a") == 1 and cache.get("c") == 3
+    assert cache.get("missing") is None and len(cache) == 2
+    cache.clear()
+    assert len(cache) == 0
 
 
 def test_fast_top_k_equals_top_k():
