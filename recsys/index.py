@@ -264,7 +264,6 @@ class ScoringIndex:
         self._ptr = np.concatenate([g.ptr for g in self.groups])  # group r's start at _tab_off[r] + r
         self._seed_group = int(np.argmax([g.size for g in self.groups]))
         self._no_mask = np.ones(0, dtype=np.bool_)
-        self._no_weights = np.ones(len(FACETS), dtype=np.float32)
         per_word = 4 * max(int(self.set_offsets[-1] + self._tab_off[-1]), 1)
         self._ratio_cache = WordCache(max(16, CACHE_BYTES // per_word))
 
@@ -499,10 +498,9 @@ class ScoringIndex:
         if kernels is not None and not few:
             rows, base = self._table_parts(state, head_weights)
             mask = self._no_mask if eligible is None else np.ascontiguousarray(eligible, dtype=np.bool_)
-            items, scores, _ = kernels.top_k(rows, base, self._tab_off, self._ids, self._order,
-                                             self._by_id, self._ptr, self._counts, mask,
-                                             eligible is not None, int(k), self._seed_group)
-            return items, scores
+            return kernels.top_k(rows, base, self._tab_off, self._ids, self._order, self._by_id,
+                                 self._ptr, self._counts, mask, eligible is not None, int(k),
+                                 self._seed_group)
         flat = self._flat_tables(state, head_weights)
         tables = [flat[self._tab_off[r] : self._tab_off[r + 1]] for r in range(len(self.groups))]
         if few:

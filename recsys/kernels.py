@@ -249,7 +249,7 @@ def _offer(heap_s, heap_i, size, s, i):
 @_jit
 def _top_k_kernel(parts, base, tab_off, ids, order, by_id, ptr, counts, eligible, use_eligible, k,
                   seed_group):
-    """The k best eligible items, best first (ties by index), their scores and the groups' tables:
+    """The k best eligible items, best first (ties by index), and their scores:
     what `ScoringIndex._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
 
     The tables (group r's at tab_off[r]:tab_off[r+1]) are the sum of the rows of `parts`, then
@@ -377,4 +377,4 @@ def _top_k_kernel(parts, base, tab_off, ids, order, by_id, ptr, counts, eligible
         s, i = heap_s[end], heap_i[end]
         heap_s[end], heap_i[end] = heap_s[0], heap_i[0]
         _sift_down(heap_s, heap_i, end, s, i)
-    return heap_i[:size], heap_s[:size], tables
+    return heap_i[:size], heap_s[:size]
