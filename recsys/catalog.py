@@ -66,12 +66,17 @@ class NumericBuckets:
     edges: list[float]
 
     def token(self, x: float) -> str:
-        if x < self.edges[0]:
-            return f"<{_fmt(self.edges[0])}"
-        for lo, hi in zip(self.edges, self.edges[1:]):
-            if lo <= x < hi:
-                return f"{_fmt(lo)}-{_fmt(hi)}"
-        return f"{_fmt(self.edges[-1])}+"
+        return self.labels()[int(self.bucket(np.asarray(x)))]
+
+    def bucket(self, x: np.ndarray) -> np.ndarray:
+        """Bucket number of each value: how many edges are at or below it."""
+        return np.searchsorted(self.edges, x, side="right")
+
+    def labels(self) -> list[str]:
+        """Each bucket's token, by bucket number: "<lo", "lo-hi" ..., "hi+"."""
+        e = self.edges
+        return ([f"<{_fmt(e[0])}"] + [f"{_fmt(lo)}-{_fmt(hi)}" for lo, hi in zip(e, e[1:])]
+                + [f"{_fmt(e[-1])}+"])
 
 
 def _fmt(x: float) -> str:
@@ -205,17 +210,26 @@ class _CatalogBuilder:
         self.lexicon = lexicon
         self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in FACETS}
         self.attr_list: dict[str, list[Attribute]] = {f: [] for f in FACETS}
+        self.keys: dict[str, list[tuple[str, ...]]] = {f: [] for f in FACETS}  # match keys by index
         self.rows: dict[str, list[list[int]]] = {f: [[] for _ in range(len(items))] for f in FACETS}
         self.extracted: list[set[tuple[str, int]]] = [set() for _ in range(len(items))]
 
     def add(self, item_idx: int, attr: Attribute) -> bool:
         """Adds the attribute to the item; False if the item had it already or is full."""
+        return self.add_index(item_idx, attr.facet, self.index_of(attr))
+
+    def index_of(self, attr: Attribute) -> int:
+        """The attribute's index in its facet's vocabulary, new ones numbered as they come."""
         ids = self.vocab[attr.facet]
         a_idx = ids.get(attr)
         if a_idx is None:
             a_idx = ids[attr] = len(ids)
             self.attr_list[attr.facet].append(attr)
-        row = self.rows[attr.facet][item_idx]
+            self.keys[attr.facet].append(attr.match_keys)
+        return a_idx
+
+    def add_index(self, item_idx: int, facet: str, a_idx: int) -> bool:
+        row = self.rows[facet][item_idx]
         if a_idx not in row and len(row) < MAX_ATTRIBUTES_PER_FACET:
             row.append(a_idx)
             return True
@@ -258,13 +272,23 @@ class _CatalogBuilder:
                 numeric = self.buckets[key] = fit_buckets(values)
         if numeric is not None:
             floats = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
-            for i, x in enumerate(floats):
-                if np.isfinite(x):
-                    self.add(i, Attribute(facet, "#" + key, numeric.token(x)))
+            have = np.flatnonzero(np.isfinite(floats))
+            labels, indices = numeric.labels(), {}  # bucket number -> attribute index
+            for i, b in zip(have.tolist(), numeric.bucket(floats[have]).tolist()):
+                a_idx = indices.get(b)
+                if a_idx is None:
+                    a_idx = indices[b] = self.index_of(Attribute(facet, "#" + key, labels[b]))
+                self.add_index(i, facet, a_idx)
             return
-        for i, cell in enumerate(cells):
-            for value in _split(cell):
-                self.add(i, Attribute(facet, key, value))
+        # cells repeat (colours, brands, sizes): each distinct cell is split and indexed once
+        parsed: dict[str, list[int]] = {}
+        for i, cell in enumerate(cells.tolist()):
+            indices = parsed.get(cell)
+            if indices is None:
+                indices = parsed[cell] = [self.index_of(Attribute(facet, key, value))
+                                          for value in _split(cell)]
+            for a_idx in indices:
+                self.add_index(i, facet, a_idx)
 
     def _add_pairs(self, cells: pd.Series) -> None:
         for i, cell in enumerate(cells.astype(str)):
@@ -283,16 +307,16 @@ class _CatalogBuilder:
         not already give."""
         if self.lexicon is None:
             return
-        sources = [("title", self.items["title"].astype(str))]
+        sources = [("title", self.items["title"].astype(str).tolist())]
         if "description" in self.items.columns:
-            sources.append(("description", self.items["description"].astype(str)))
+            sources.append(("description", self.items["description"].astype(str).tolist()))
         for i in range(len(self.items)):
             filled = {f for f in FACETS if f != "other" and self.rows[f][i]}
             other_keys = {self.attr_list["other"][a].key for a in self.rows["other"][i]}
             found: set[str] = set()
             for source, texts in sources:
                 here: set[str] = set()
-                for m in self.lexicon.matches(texts.iat[i]):
+                for m in self.lexicon.matches(texts[i]):
                     key = m.key(source)
                     if m.kind in found or m.facet in filled:
                         continue
@@ -310,17 +334,13 @@ class _CatalogBuilder:
         attribute values: the model can then match what BM25 matches, and learn that a word in
         the description is worth less than one in the title."""
         title_mapped = facet_for_column("title", self.overrides) is not None
-        desc = self.items["description"].astype(str) if "description" in self.items.columns else None
-        for i, title in enumerate(self.items["title"]):
-            own = {
-                k
-                for f in FACETS
-                for a_idx in self.rows[f][i]
-                for k in self.attr_list[f][a_idx].match_keys
-            }
-            sources = [] if title_mapped else [("title", words(title), len(words(title)))]
-            if desc is not None:
-                sources.append(("description", words(desc.iat[i]), MAX_DESCRIPTION_WORDS))
+        descs = self.items["description"].astype(str).tolist() if "description" in self.items.columns else None
+        for i, title in enumerate(self.items["title"].tolist()):
+            own = {k for f in FACETS for a_idx in self.rows[f][i] for k in self.keys[f][a_idx]}
+            title_words = words(title)
+            sources = [] if title_mapped else [("title", title_words, len(title_words))]
+            if descs is not None:
+                sources.append(("description", words(descs[i]), MAX_DESCRIPTION_WORDS))
             for key, found, limit in sources:
                 added = 0
                 for w in found:
@@ -332,17 +352,17 @@ class _CatalogBuilder:
                         added += self.add(i, Attribute("other", key, w))
 
     def _texts(self, vocab, item_attrs) -> list[str]:
-        desc = self.items["description"] if "description" in self.items.columns else None
+        descs = self.items["description"].tolist() if "description" in self.items.columns else None
         texts = []
-        for i, title in enumerate(self.items["title"]):
+        for i, title in enumerate(self.items["title"].tolist()):
             parts = [title]
-            if desc is not None:
-                parts.append(desc.iat[i])
+            if descs is not None:
+                parts.append(descs[i])
+            extracted = self.extracted[i]
             for f in FACETS:
-                m = item_attrs[f]
-                for a_idx in m.indices[m.indptr[i] : m.indptr[i + 1]]:
+                for a_idx in self.rows[f][i]:  # what item_attrs holds, in the same order
                     a = vocab[f][a_idx]
-                    if a.key != "title" and (f, int(a_idx)) not in self.extracted[i]:
+                    if a.key != "title" and (f, a_idx) not in extracted:
                         parts.append(a.value)
             texts.append(" ".join(parts))
         return texts

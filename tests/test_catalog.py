@@ -65,6 +65,17 @@ def test_numbers_become_bucket_tokens():
     assert all(any(ch.isdigit() for ch in p) for p in prices)
 
 
+def test_bucket_tokens_split_at_the_edges():
+    from recsys.catalog import NumericBuckets
+
+    b = NumericBuckets([10.0, 20.0, 150.0])
+    assert b.labels() == ["<10", "10-20", "20-150", "150+"]
+    values = [-1.0, 9.99, 10.0, 19.5, 20.0, 149.0, 150.0, 1e9]
+    expected = ["<10", "<10", "10-20", "10-20", "20-150", "20-150", "150+", "150+"]
+    assert [b.token(x) for x in values] == expected
+    assert [b.labels()[i] for i in b.bucket(np.array(values)).tolist()] == expected
+
+
 def test_filters_or_within_a_key_and_across_keys():
     cat = catalog()
     ids = lambda mask: sorted({cat.item_ids[i][0] for i in np.flatnonzero(mask)})  # noqa: E731
