@@ -263,6 +263,12 @@ class Lexicon:
             self._add_kind(kind, table, override=True)
         self._phrases.pop((), None)
         self.max_len = max((len(p) for p in self._phrases), default=1)
+        # first word -> the lengths of the phrases it starts, longest first: most words of a
+        # title start none, and are passed over with one lookup
+        starts: dict[str, set[int]] = {}
+        for p in self._phrases:
+            starts.setdefault(p[0], set()).add(len(p))
+        self._lengths = {w: sorted(lengths, reverse=True) for w, lengths in starts.items()}
 
     def _add_kind(self, kind: str, table: Mapping[str, Iterable[str]],
                   override: bool = False) -> None:
@@ -296,7 +302,9 @@ class Lexicon:
         out: list[Match] = []
         i, n = 0, len(tokens)
         while i < n:
-            for length in range(min(self.max_len, n - i), 0, -1):
+            for length in self._lengths.get(tokens[i], ()):
+                if length > n - i:
+                    continue
                 targets = self._phrases.get(tuple(tokens[i : i + length]))
                 if targets is None:
                     continue

@@ -76,6 +76,21 @@ def test_bucket_tokens_split_at_the_edges():
     assert [b.labels()[i] for i in b.bucket(np.array(values)).tolist()] == expected
 
 
+@pytest.mark.parametrize("chunk", [7, 65_536])
+def test_a_column_is_numeric_when_nearly_every_filled_cell_is_a_number(chunk):
+    from recsys.catalog import _numeric_values
+
+    def column(junk: int, empty: int = 20) -> pd.Series:
+        return pd.Series([str(i * 1.5) for i in range(100 - junk)] + ["n/a"] * junk + [""] * empty)
+
+    assert _numeric_values(column(junk=2), chunk=chunk) is not None  # 98% of the filled cells
+    assert _numeric_values(column(junk=3), chunk=chunk) is None
+    assert _numeric_values(pd.Series(["red", "blue"] * 50), chunk=chunk) is None
+    assert _numeric_values(pd.Series(["1", "2", "3"] * 40), chunk=chunk) is None  # few values
+    values = _numeric_values(column(junk=0), chunk=chunk)
+    assert values[:3].tolist() == [0.0, 1.5, 3.0] and np.isnan(values[-1])
+
+
 def test_filters_or_within_a_key_and_across_keys():
     cat = catalog()
     ids = lambda mask: sorted({cat.item_ids[i][0] for i in np.flatnonzero(mask)})  # noqa: E731
