@@ -26,6 +26,7 @@ import pandas as pd
 
 from recsys.errors import DataError
 from recsys.facets import check_facet
+from recsys.gc_pause import paused_gc
 from recsys.lexicon import LexiconConfig
 
 MAX_CELL_CHARS = 100_000
@@ -219,7 +220,8 @@ def _read(path: str | Path, encoding: str | None, on_bad_lines: str) -> _Table:
     text = _decode(name, _read_bytes(name), encoding)
     records = _records(name, text)
     header_line, header = _header(name, records)
-    rows, lines, bad = _collect(name, records, header)
+    with paused_gc():
+        rows, lines, bad = _collect(name, records, header)
     report = ReadReport(rows=len(rows), encoding=encoding or "utf-8")
     _handle_bad_lines(name, bad, len(header), on_bad_lines, report)
     if not rows:
