@@ -128,6 +128,7 @@ class Catalog:
     buckets: dict[str, NumericBuckets] = field(default_factory=dict)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _label_views: list = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._index = {item_id: i for i, item_id in enumerate(self.item_ids)}
@@ -158,13 +159,13 @@ class Catalog:
         return m.indices[m.indptr[item_idx] : m.indptr[item_idx + 1]]
 
     def attribute_labels(self, item_idx: int) -> dict[str, list[str]]:
-        # every ranked item is shown with these: one slice per facet, labels indexed with ints
-        out = {}
-        for f in FACETS:
-            m, labels = self.item_attrs[f], self.labels(f)
-            lo, hi = m.indptr[item_idx : item_idx + 2].tolist()
-            out[f] = [labels[a] for a in m.indices[lo:hi].tolist()]
-        return out
+        # every ranked item is shown with these: read through memoryviews of the CSR arrays,
+        # which give Python ints at half the cost of numpy indexing
+        if not self._label_views:
+            self._label_views = [(f, memoryview(self.item_attrs[f].indptr),
+                                  memoryview(self.item_attrs[f].indices), self.labels(f)) for f in FACETS]
+        return {f: [labels[a] for a in indices[indptr[item_idx] : indptr[item_idx + 1]]]
+                for f, indptr, indices, labels in self._label_views}
 
     def filter_mask(self, filters: Mapping[str, Sequence[str]]) -> np.ndarray:
         """Items that match every filter key (AND) with any of its values (OR).
