@@ -101,6 +101,38 @@ class _LazyEvidence(Mapping):
         return len(FACETS)
 
 
+class _LazyQueryState(QueryState):
+    """A `QueryState` whose logits, no-match logits and evidence are computed by `fill` (which
+    returns them by name) when one of them is first read."""
+
+    def __init__(self, tokens: list[QueryToken], context_free: np.ndarray, fill):
+        self.tokens, self.context_free = tokens, context_free
+        self._fill, self._values = fill, None
+
+    def _get(self, name: str):
+        if self._values is None:
+            self._values = self._fill()
+        return self._values[name]
+
+    # properties win over the dataclass's fields (and their class-level defaults)
+    logits = property(lambda self: self._get("logits"))
+    no_match = property(lambda self: self._get("no_match"))
+    evidence = property(lambda self: self._get("evidence"))
+    flat_logits = property(lambda self: self._get("flat_logits"))
+    flat_no_match = property(lambda self: self._get("flat_no_match"))
+
+
+def _context_free(exact_columns: list[np.ndarray]) -> np.ndarray:
+    """(T,) whether no other query word matches exactly an attribute this word matches: its
+    exact evidence then needs no coverage share from the others, so its logits are the same in
+    any query (`Evidence.dense_rows` divides by the words of the attribute the query has)."""
+    seen: dict[int, int] = {}
+    for cols in exact_columns:
+        for c in cols.tolist():
+            seen[c] = seen.get(c, 0) + 1
+    return np.array([all(seen[c] == 1 for c in cols.tolist()) for cols in exact_columns], dtype=bool)
+
+
 class WordCache:
     """Rows computed per query word, at most `capacity` words, the least recently used dropped
     first (a dict keeps insertion order: a hit moves its word to the end). Safe to share
@@ -281,23 +313,29 @@ class ScoringIndex:
     # ---- queries -------------------------------------------------------------------------------
 
     def query_state(self, query: str) -> QueryState:
+        """The query's tokens and whether each one's logits are free of the others; the logits
+        and evidence themselves are computed when first read (`_state_arrays`): a query whose
+        words' ratios are all cached is ranked without them."""
         tokens = query_tokens(query)
+        entries = [self._token_entry(t.key) for t in tokens]
+        return _LazyQueryState(tokens, _context_free([cols for _, cols in entries]),
+                               lambda: self._state_arrays([rows for rows, _ in entries]))
+
+    def _state_arrays(self, word_rows: list[np.ndarray]) -> dict:
+        """A query state's logits, no-match logits and evidence, by name, from its words' rows."""
         v_total = int(self.vocab_offsets[-1])
-        if tokens:
-            rows = np.stack([self._token_rows(t.key) for t in tokens])  # (T, 4, sum V + H)
+        if word_rows:
+            rows = np.stack(word_rows)  # (T, 4, sum V + H)
         else:
             rows = np.zeros((0, 4, v_total + len(FACETS)), dtype=np.float32)
         assoc, near = rows[:, 2, :v_total], rows[:, 3, :v_total]
         kernels = self._compiled()
         if kernels is not None:
-            raw, exact, context_free = kernels.query_logits(
-                rows, v_total, self._w_exact_all, self._w_assoc, self._w_near, self._bias,
-                self._attr_words, self._nm_bias)
+            raw, exact = kernels.query_logits(rows, v_total, self._w_exact_all, self._w_assoc,
+                                              self._w_near, self._bias, self._attr_words, self._nm_bias)
         else:
             z, exact_raw = rows[:, 0], rows[:, 1, :v_total]
-            matched = exact_raw.sum(axis=0)
-            exact = exact_raw * (matched / self._attr_words)  # coverage, as Evidence.dense_rows
-            context_free = ~((exact_raw > 0) & (matched > exact_raw)).any(axis=1)
+            exact = exact_raw * (exact_raw.sum(axis=0) / self._attr_words)  # coverage, as Evidence.dense_rows
             raw = np.concatenate([z[:, :v_total] + exact * self._w_exact_all + assoc * self._w_assoc
                                   + near * self._w_near + self._bias,
                                   z[:, v_total:] + self._nm_bias], axis=1)
@@ -308,17 +346,24 @@ class ScoringIndex:
         for h, f in enumerate(FACETS):
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
             logits[f], no_match[f] = flat[:, lo:hi], flat_nm[:, h]
-        evidence = _LazyEvidence(exact, assoc, near, self.vocab_offsets)
-        return QueryState(tokens, logits, no_match, evidence, flat, flat_nm, context_free)
+        return {"logits": logits, "no_match": no_match, "flat_logits": flat, "flat_no_match": flat_nm,
+                "evidence": _LazyEvidence(exact, assoc, near, self.vocab_offsets)}
+
+    def _token_entry(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """The word's rows (`_token_rows`) and the attribute columns it matches exactly."""
+        entry = self._token_cache.get(key)
+        if entry is None:
+            rows = self._token_rows(key)
+            v_total = int(self.vocab_offsets[-1])
+            entry = (rows, np.flatnonzero(rows[1, :v_total] > 0))
+            self._token_cache.put(key, entry)
+        return entry
 
     def _token_rows(self, key: str) -> np.ndarray:
         """(4, sum V + H) for one query word: q.k / sqrt(d_k) against every attribute then the
         no-match pre-activations; its exact evidence (before coverage); its association
-        evidence; its near-spelling evidence. The same features as `Featurizer.encode_queries` and `Evidence.dense_rows`.
-        Words recur across queries, so rows are cached (bounded, cleared when full)."""
-        rows = self._token_cache.get(key)
-        if rows is not None:
-            return rows
+        evidence; its near-spelling evidence. The same features as `Featurizer.encode_queries`
+        and `Evidence.dense_rows`. Words recur across queries: `_token_entry` caches them."""
         bucket, grams = self.featurizer.token_features(key)
         n_grams = np.float32(max(int((grams > 0).sum()), 1))
         tok = self._word_emb[bucket] + self._ngram_emb[grams].sum(0) / n_grams  # (D,)
@@ -335,7 +380,6 @@ class ScoringIndex:
             lo, hi = self._exact.indptr[near_word], self._exact.indptr[near_word + 1]
             cols = self._exact.indices[lo:hi]
             rows[3, cols] = np.maximum(rows[3, cols], sim)
-        self._token_cache.put(key, rows)
         return rows
 
     # ---- scoring -------------------------------------------------------------------------------
@@ -355,15 +399,15 @@ class ScoringIndex:
         another query word shares an exact-match attribute with it, so they are cached by word
         (bounded); the floats are the same either way."""
         t = len(state.tokens)
-        flat, flat_nm = state.flat_logits, state.flat_no_match
-        if flat is None:  # a state built by hand
-            flat = np.concatenate([state.logits[f] for f in FACETS], axis=1)
-            flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
         cacheable = state.context_free if state.context_free is not None else np.zeros(t, dtype=bool)
         parts = [self._ratio_cache.get(tok.key) if cacheable[i] else None
                  for i, tok in enumerate(state.tokens)]
         missing = [i for i in range(t) if parts[i] is None]
-        if missing:
+        if missing:  # only now are the logits needed (a lazy state computes them on this read)
+            flat, flat_nm = state.flat_logits, state.flat_no_match
+            if flat is None:  # a state built by hand
+                flat = np.concatenate([state.logits[f] for f in FACETS], axis=1)
+                flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
             ratios, tables = self._new_word_parts(flat[missing], flat_nm[missing])
             for j, i in enumerate(missing):
                 parts[i] = (ratios[j], tables[j])

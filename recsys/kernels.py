@@ -84,29 +84,25 @@ def _warm_up(kernels: Kernels) -> None:
 def _query_logits(rows, v_total, w_exact, w_assoc, w_near, bias, attr_words, nm_bias):
     """From a query's stacked word rows (T, 4, sum V + H) [q.k, exact, assoc, near]:
     (T, sum V + H) match then no-match pre-activations (before the soft cap: numpy's vectorised
-    tanh is ten times faster than a compiled loop's), (T, sum V) exact evidence after coverage,
-    and (T,) whether each word's logits are free of the other words."""
+    tanh is ten times faster than a compiled loop's) and (T, sum V) exact evidence after
+    coverage (each word's share of the attribute's words the query has)."""
     t_count, width = rows.shape[0], rows.shape[2]
     raw = np.empty((t_count, width), dtype=np.float32)
     exact = np.empty((t_count, v_total), dtype=np.float32)
-    context_free = np.ones(t_count, dtype=np.bool_)
     for a in range(v_total):
         matched = np.float32(0.0)
         for t in range(t_count):
             matched += rows[t, 1, a]
         share = matched / attr_words[a]
         for t in range(t_count):
-            raw_exact = rows[t, 1, a]
-            if raw_exact > 0 and matched > raw_exact:
-                context_free[t] = False
-            e = raw_exact * share
+            e = rows[t, 1, a] * share
             exact[t, a] = e
             raw[t, a] = (rows[t, 0, a] + e * w_exact[a] + rows[t, 2, a] * w_assoc[a]
                          + rows[t, 3, a] * w_near[a] + bias[a])
     for t in range(t_count):
         for h in range(width - v_total):
             raw[t, v_total + h] = rows[t, 0, v_total + h] + nm_bias[h]
-    return raw, exact, context_free
+    return raw, exact
 
 
 @_jit

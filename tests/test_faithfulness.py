@@ -17,6 +17,7 @@ import torch
 
 from recsys.explain import HeadAttention, head_attention
 from recsys.facets import FACETS
+from recsys.index import QueryState
 from recsys.recommender import top_k
 from training.faithfulness import (
     erasure_drops,
@@ -139,7 +140,7 @@ def test_known_answers_on_a_hand_made_head():
 def test_uniform_outputs_equal_the_index_with_flat_logits(trained):
     rec = trained[0]
     state = rec.index.query_state("scarlet gown")
-    flat = type(state)(state.tokens, {f: np.zeros_like(v) for f, v in state.logits.items()},
+    flat = QueryState(state.tokens, {f: np.zeros_like(v) for f, v in state.logits.items()},
                        {f: np.zeros_like(v) for f, v in state.no_match.items()}, state.evidence)
     expected = rec.index.head_outputs(flat)
     assert np.allclose(uniform_head_outputs(rec, len(state.tokens)), expected, atol=1e-5)

@@ -214,6 +214,23 @@ def test_compiled_and_numpy_paths_agree(index):
     index.clear_caches()
 
 
+def test_a_query_of_cached_words_is_ranked_without_its_logits(index, monkeypatch):
+    query = "navy dress casual"
+    first = index.query_state(query)
+    np.testing.assert_array_equal(first.flat_logits,
+                                  np.concatenate([first.logits[f] for f in FACETS], axis=1))
+    expected = index.top_k(first, None, None, 5)
+    computed = []
+    original = index._state_arrays
+    monkeypatch.setattr(index, "_state_arrays", lambda rows: computed.append(1) or original(rows))
+    again = index.query_state(query)
+    items, scores = index.top_k(again, None, None, 5)
+    assert computed == []  # every word's ratios were cached: no logits needed
+    np.testing.assert_array_equal(items, expected[0])
+    np.testing.assert_array_equal(scores, expected[1])
+    assert again.logits["color"].shape == first.logits["color"].shape and computed == [1]
+
+
 def test_all_ones_head_weights_score_as_no_weights(index):
     state = index.query_state("navy blue dining chair")
     ones = np.ones(len(FACETS), dtype=np.float32)
