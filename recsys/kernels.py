@@ -291,13 +291,17 @@ def _top_k_kernel(parts, base, tab_off, ids, order, by_id, ptr, counts, eligible
     tseed = tables[lo:lo + n_ids]
     cseed = counts[lo:lo + n_ids]
     pseed = ptr[lo + g: lo + g + n_ids + 1]
-    top, low = maxima[g], tseed.min()
+    # the cut comes from a sample of the seed group's entries (any cut gives a valid bound), so
+    # only the sample's minimum is needed
+    step = max(1, n_ids // 2048)
+    top, low = maxima[g], tseed[0]
+    for c in range(0, n_ids, step):
+        low = min(low, tseed[c])
     cut = low
     if top > low:
         n_bins = 256
         hist = np.zeros(n_bins, dtype=np.int64)
         scale = (n_bins - 1) / (top - low)
-        step = max(1, n_ids // 2048)
         for c in range(0, n_ids, step):
             hist[int((tseed[c] - low) * scale)] += cseed[c] * step
         total = 0
