@@ -296,8 +296,21 @@ class ScoringIndex:
         self._ptr = np.concatenate([g.ptr for g in self.groups])  # group r's start at _tab_off[r] + r
         self._seed_group = int(np.argmax([g.size for g in self.groups]))
         self._no_mask = np.ones(0, dtype=np.bool_)
-        per_word = 4 * max(int(self.set_offsets[-1] + self._tab_off[-1]), 1)
-        self._ratio_cache = WordCache(max(16, CACHE_BYTES // per_word))
+        # a word's cached record is its table parts (sum G,) then the per-set ratios of the facets
+        # in merged groups: a one-facet group's table part IS its facet's ratios, stored once
+        self._ratio_place: list[tuple[int, int]] = []  # facet -> its ratios in the record
+        merged, at = [], int(self._tab_off[-1])
+        for h, f in enumerate(FACETS):
+            r = next(r for r, g in enumerate(self.groups) if h in g.facets)
+            if self.groups[r].members is None:
+                self._ratio_place.append((int(self._tab_off[r]), int(self._tab_off[r + 1])))
+            else:
+                lo, hi = int(self.set_offsets[h]), int(self.set_offsets[h + 1])
+                merged.append(np.arange(lo, hi))
+                self._ratio_place.append((at, at + hi - lo))
+                at += hi - lo
+        self._merged_sets = np.concatenate(merged or [np.zeros(0, dtype=np.int64)])
+        self._ratio_cache = WordCache(max(16, CACHE_BYTES // (4 * max(at, 1))))
 
     def slot_multiplicity(self, facet: str, n_attributes: np.ndarray) -> np.ndarray:
         """How many slots the no-match alternative counts as for items with `n_attributes`
@@ -389,13 +402,18 @@ class ScoringIndex:
         are rows set_offsets[h]:set_offsets[h+1]): the sum over tokens of numerator /
         denominator."""
         out = np.zeros(int(self.set_offsets[-1]), dtype=np.float32)
-        for ratios, _ in self._word_parts(state):
-            out += ratios
+        for record in self._word_parts(state):
+            out += self._record_ratios(record)
         return out
 
-    def _word_parts(self, state: QueryState) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per token, its (sum U,) per-set numerator / denominator and (sum G,) the same summed
-        into the groups' table entries. A token's parts depend on that token alone unless
+    def _record_ratios(self, record: np.ndarray) -> np.ndarray:
+        """(sum U,) a word's per-set ratios, in facet order, from its cached record."""
+        return np.concatenate([record[lo:hi] for lo, hi in self._ratio_place])
+
+    def _word_parts(self, state: QueryState) -> list[np.ndarray]:
+        """Per token, its record: (sum G,) its per-set numerators / denominators summed into the
+        groups' table entries, then the ratios of the facets in merged groups (see
+        `_record_ratios`). A token's parts depend on that token alone unless
         another query word shares an exact-match attribute with it, so they are cached by word
         (bounded); the floats are the same either way."""
         t = len(state.tokens)
@@ -410,7 +428,7 @@ class ScoringIndex:
                 flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
             ratios, tables = self._new_word_parts(flat[missing], flat_nm[missing])
             for j, i in enumerate(missing):
-                parts[i] = (ratios[j], tables[j])
+                parts[i] = np.concatenate([tables[j], ratios[j, self._merged_sets]])
                 if cacheable[i]:
                     self._ratio_cache.put(state.tokens[i].key, parts[i])
         return parts
@@ -479,11 +497,12 @@ class ScoringIndex:
         the one row is the weighted tables and base is zero (0 + x is x)."""
         parts = self._word_parts(state)
         weights = None if head_weights is None else np.asarray(head_weights, dtype=np.float32)
+        g_total = len(self._prior_tab)
         if weights is None or (weights == 1).all():  # x * 1 is x: the same floats either way
             if not parts:
-                return np.zeros((0, len(self._prior_tab)), dtype=np.float32), self._prior_tab
-            return np.stack([tables for _, tables in parts]), self._prior_tab
-        ratios = (np.stack([r for r, _ in parts]) if parts
+                return np.zeros((0, g_total), dtype=np.float32), self._prior_tab
+            return np.stack([record[:g_total] for record in parts]), self._prior_tab
+        ratios = (np.stack([self._record_ratios(record) for record in parts]) if parts
                   else np.zeros((0, int(self.set_offsets[-1])), dtype=np.float32))
         kernels = self._compiled()
         if kernels is not None:

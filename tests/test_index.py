@@ -145,10 +145,13 @@ def test_word_caches_do_not_change_any_float(tmp_path, index):
     the same floats as a fresh index that has seen no query."""
     order = ["navy blue dining chair", "navy", "blue", "dining chair", "dining", "navy blue"] * 2
     warm = [index.score(index.query_state(q)) for q in order]
+    warm_sets = [index.set_outputs(index.query_state(q)) for q in order]
     fresh = _index(tmp_path, _items(copies=2))
-    for q, scores in zip(order, warm):
+    for q, scores, per_set in zip(order, warm, warm_sets):
         fresh.clear_caches()
         assert np.array_equal(fresh.score(fresh.query_state(q)), scores)
+        fresh.clear_caches()
+        assert np.array_equal(fresh.set_outputs(fresh.query_state(q)), per_set)
     assert not index.query_state("navy blue").context_free.any()  # "navy blue" couples them
     assert index.query_state("navy dress").context_free.all()
 
