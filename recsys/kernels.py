@@ -114,7 +114,7 @@ def _set_ratios(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, va
     attr[n] to its parent's sums, parents come first, and set s ends at node set_node[s] (-1
     when empty). Sets share long prefixes (category, brand, common words), so the tree has a
     third of the nodes the lists have entries; the sums are the same floats in the same order
-    as `ScoringIndex._all_sets` @ `ScoringIndex._set_inputs`."""
+    as `ScoringIndex._set_ratios` (numpy) adds them."""
     m, v_total = flat.shape
     n_nodes, n_sets = len(parent), len(set_node)
     out = np.empty((m, n_sets), dtype=np.float32)

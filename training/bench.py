@@ -3,9 +3,11 @@ on one synthetic catalogue and one query set, side by side in one process.
 
 Latencies are for a top-10 answer to one query at a time. Each engine runs the whole query set in
 turn, the production ones starting from empty per-word caches (running engines query by query
-would let the first warm the caches of the next); compare the ratios, not the absolute figures. The reference is `FacetScorer.forward` over every item in
-blocks, the computation training runs, with no shortcut; it is slow, so it runs on as many queries
-as fit its time budget (reported). Agreement@10 compares its top 10 with the production top 10.
+would let the first warm the caches of the next); compare the ratios, not the absolute figures.
+"model" is `Recommender.rank`: item ids and scores, as the tantivy engine returns doc ids.
+The reference is `FacetScorer.forward` over every item in blocks, the computation training runs,
+with no shortcut; it is slow, so it runs on as many queries as fit its time budget (reported).
+Agreement@10 compares its top 10 with the production top 10.
 """
 
 from __future__ import annotations
