@@ -252,7 +252,7 @@ class ScoringIndex:
         for t in (self._exact, self._assoc):
             t.sum_duplicates()
         self._attr_words = np.maximum(np.asarray(self._exact.sum(axis=0)).ravel(), 1.0).astype(np.float32)
-        self._token_cache = WordCache(max(16, CACHE_BYTES // (12 * (v_total + len(FACETS)))))
+        self._token_cache = WordCache(max(16, CACHE_BYTES // (16 * (v_total + len(FACETS)))))  # 4 float rows
 
     def _fold_item_tables(self) -> None:
         """Distinct sets of all facets as one block-diagonal matrix, and the scoring groups."""
