@@ -90,15 +90,15 @@ def _numeric_values(series: pd.Series, chunk: int = 65_536) -> np.ndarray | None
 
     Parsed a chunk at a time: a text column (colours, brands) is given up on as soon as its
     non-numbers exceed what the 2% allowance could absorb, not after parsing all of it."""
-    n_filled = int((series != "").sum())
+    filled = (series != "").to_numpy(dtype=bool)
+    n_filled = int(filled.sum())
     if n_filled == 0:
         return None
     allowed = (1 - _NUMERIC_SHARE) * n_filled + 1  # beyond any rounding of the share below
     parts, bad = [], 0
     for lo in range(0, len(series), chunk):
-        part = series.iloc[lo : lo + chunk]
-        values = pd.to_numeric(part, errors="coerce").to_numpy(dtype=float)
-        bad += int((part != "").sum()) - int(np.count_nonzero(~np.isnan(values)))
+        values = pd.to_numeric(series.iloc[lo : lo + chunk], errors="coerce").to_numpy(dtype=float)
+        bad += int(filled[lo : lo + chunk].sum()) - int(np.count_nonzero(~np.isnan(values)))
         if bad > allowed:
             return None
         parts.append(values)
