@@ -4,6 +4,11 @@ Real search terms are misspelled ("accesories", "fiberglas"). Candidates come fr
 neighbourhoods (the SymSpell idea: two words within distance d share a variant with at most d
 letters deleted), then the true Damerau-Levenshtein distance decides. Short words and numbers
 never match near: "lamp" and "lump", "1/2" and "1/4" are different things.
+
+The work is bounded whatever the word: a word has about len**2 / 2 variants with two letters
+deleted (130k strings of 510 letters for a 512-letter word, seconds of work), so words longer
+than MAX_NEAR_CHARS get no near matches, on the query side and on the catalogue side alike: no
+real search word is that long, and at that length a variant costs at most 529 strings.
 """
 
 from __future__ import annotations
@@ -14,8 +19,11 @@ from functools import lru_cache
 from itertools import combinations
 
 
+MAX_NEAR_CHARS = 32  # longer words (a pasted id, a run of letters) have no near spellings
+
+
 def max_distance(word: str) -> int:
-    if len(word) < 5 or any(c.isdigit() for c in word):
+    if len(word) < 5 or len(word) > MAX_NEAR_CHARS or any(c.isdigit() for c in word):
         return 0
     return 1 if len(word) < 9 else 2
 

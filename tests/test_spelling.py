@@ -35,3 +35,20 @@ def test_a_misspelled_word_still_matches_its_attribute(planted_model):
     style = rec.index.head_outputs(state)[:, 2]
     assert state.evidence["style"][0].max() > 0.8
     assert np.min(style[casual]) > np.max(style[formal])
+
+
+def test_near_spelling_work_is_bounded_whatever_the_word():
+    """A 512-letter word once built 130k deletion variants of 510 letters (seconds per query):
+    words over MAX_NEAR_CHARS have no near spellings, on either side."""
+    import time
+
+    from recsys.spelling import MAX_NEAR_CHARS
+
+    long_word = "abcdefghij" * 52
+    near = NearWords(["faucet", long_word, long_word[:MAX_NEAR_CHARS]])
+    start = time.perf_counter()
+    assert near.near(long_word[:-1] + "x") == ()
+    assert near.near("q" * 100_000) == ()
+    assert time.perf_counter() - start < 0.05
+    # at the bound the usual rules still hold
+    assert [w for w, _ in near.near(long_word[:MAX_NEAR_CHARS - 1] + "x")] == [long_word[:MAX_NEAR_CHARS]]
