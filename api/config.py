@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     port: int = 8000
     admin_token: str | None = Field(None, description="bearer token for /admin; admin is off without it")
     max_query_chars: int = 512
+    max_query_words: int = Field(32, ge=1, description="words a query may have")
+    max_word_chars: int = Field(64, ge=1, description="letters one query word may have")
     max_k: int = 100
     max_offset: int = 10_000
     max_list_items: int = 1_000  # candidates, exclude, filter values
@@ -30,6 +32,12 @@ class Settings(BaseSettings):
     max_id_chars: int = 256  # an item id, a filter key or value
     max_body_bytes: int = 1_000_000
     max_upload_bytes: int = 200_000_000
+    max_train_rows: int = Field(
+        2_000_000, ge=1, description="lines one training CSV (uploaded or in the data folder) may have")
+    train_memory_mb: int = Field(
+        4096, ge=0, description="address space a training job may use, in MB (0 = no limit)")
+    request_timeout_s: float = Field(
+        5.0, gt=0, description="time budget of one scoring request; past it the answer is 503")
     log_level: str = "info"
 
     # the default model `recsys serve` builds when there is none

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
+import anyio.to_thread
+from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
+
+from recsys.tokenize import words
 
 from .config import Settings
 from .schemas import CompareRequest, ExplainRequest, RecommendRequest
@@ -45,6 +51,29 @@ def check_query(query: str, s: Settings) -> None:
     if len(query) > s.max_query_chars:
         raise field_error(("query",), f"query must be at most {s.max_query_chars} characters, "
                                       f"got {len(query)}")
+    found = words(query)
+    if len(found) > s.max_query_words:
+        raise field_error(("query",), f"query must have at most {s.max_query_words} words, "
+                                      f"got {len(found)}")
+    longest = max(map(len, found), default=0)
+    if longest > s.max_word_chars:
+        raise field_error(("query",), f"a query word must be at most {s.max_word_chars} characters, "
+                                      f"got one of {longest}")
+
+
+T = TypeVar("T")
+
+
+async def within_budget(fn: Callable[..., T], *args, s: Settings) -> T:
+    """`fn(*args)` in a worker thread, so the event loop keeps answering (GET /health among
+    others) while it runs; past `request_timeout_s` the client gets a 503 and the thread's result
+    is dropped (the inputs' limits keep one request to milliseconds: this is the backstop)."""
+    try:
+        return await asyncio.wait_for(
+            anyio.to_thread.run_sync(lambda: fn(*args), abandon_on_cancel=True), s.request_timeout_s)
+    except TimeoutError:
+        raise HTTPException(503, detail=f"the request took longer than its time budget of "
+                                        f"{s.request_timeout_s:g} s", headers={"Retry-After": "1"}) from None
 
 
 def _check_list(values: list[str], loc: tuple, s: Settings) -> None:

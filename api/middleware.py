@@ -16,6 +16,7 @@ from .logs import request_id_var
 from .telemetry import Telemetry
 
 access_log = logging.getLogger("recsys.access")
+error_log = logging.getLogger("recsys.api")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 REQUEST_ID_HEADER = "x-request-id"
 MODEL_VERSION_HEADER = "x-model-version"
@@ -33,12 +34,12 @@ class RequestContextMiddleware:
         rid = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
         token = request_id_var.set(rid)
         start = time.perf_counter()
-        status, version = 500, None
+        status, version, started = 500, None, False
 
         async def send_with_id(message: Message) -> None:
-            nonlocal status, version
+            nonlocal status, version, started
             if message["type"] == "http.response.start":
-                status = message["status"]
+                started, status = True, message["status"]
                 headers = MutableHeaders(scope=message)
                 headers[REQUEST_ID_HEADER] = rid
                 version = headers.get(MODEL_VERSION_HEADER)
@@ -46,6 +47,14 @@ class RequestContextMiddleware:
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception:
+            # a bug, never something a request or a file can cause: the client gets the request
+            # id, and the log has the traceback under the same id
+            error_log.exception("unhandled error", extra={"path": scope["path"], "request_id": rid})
+            if started:
+                raise
+            await JSONResponse({"detail": "internal error", "request_id": rid},
+                               status_code=500)(scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - start
             route = getattr(scope.get("route"), "path", "unmatched")

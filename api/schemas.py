@@ -22,7 +22,9 @@ HeadWeight = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")  # a misspelt field is an error, not silently ignored
+    # a misspelt field is an error, not silently ignored; strict: `"explain": 0` is not false,
+    # `"k": true` is not 1 and `"k": "10"` is not 10
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RecommendRequest(_Request):
@@ -78,7 +80,7 @@ class TrainRequest(_Request):
     seed: int = Field(0, ge=0, le=2**32 - 1)
     force: bool = Field(False, description="activate the new version even if it is not better")
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 
 
 # ---- responses --------------------------------------------------------------------------------
@@ -261,7 +263,7 @@ class ProgressOut(_Out):
 
 class JobOut(_Out):
     id: str
-    status: Literal["queued", "running", "succeeded", "failed"]
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     created_at: str
     started_at: str | None
     finished_at: str | None
@@ -280,6 +282,8 @@ class VersionOut(_Out):
     metrics: dict[str, Any]
     current: bool = Field(description="the artifacts' `current` pointer names it")
     serving: bool = Field(description="this process serves it")
+    ok: bool = Field(description="false: the version is broken and cannot be activated")
+    problem: str | None = Field(description="what is wrong with a broken version (file and problem)")
 
 
 class VersionsOut(_Out):
@@ -293,4 +297,21 @@ class ActivateOut(_Out):
 
 
 class ErrorOut(_Out):
-    detail: Any
+    detail: Any = Field(description="what was wrong: a message, or for a 422 a list of the errors")
+    message: str | None = Field(None, description="422: the errors in one line, naming the fields")
+    request_id: str | None = Field(None, description="500: the id the log has the traceback under")
+
+
+def _errors(*codes: int) -> dict[int, dict]:
+    what = {400: "the body is not JSON (or nested too deep to parse)",
+            404: "unknown item (or version)", 409: "conflict: see the detail",
+            413: "the body is over RECSYS_MAX_BODY_BYTES (RECSYS_MAX_UPLOAD_BYTES for uploads)",
+            422: "an input over a limit or of the wrong type; `message` names the field",
+            429: "too many training jobs are waiting",
+            500: "internal error; `request_id` finds its traceback in the log",
+            503: "no model is loaded yet, or the request went over its time budget "
+                 "(RECSYS_REQUEST_TIMEOUT_S); retry after the Retry-After header"}
+    return {c: {"model": ErrorOut, "description": what.get(c, "error")} for c in codes}
+
+
+SCORING_RESPONSES = _errors(400, 404, 413, 422, 500, 503)

@@ -4,18 +4,23 @@ import time
 
 from fastapi import APIRouter, Response
 
+from recsys.recommender import Recommender
+
 from ..deps import ModelDep, SettingsDep
-from ..limits import check_compare
-from ..schemas import CompareOut, CompareRequest, ErrorOut, as_json
+from ..limits import check_compare, within_budget
+from ..schemas import SCORING_RESPONSES, CompareOut, CompareRequest, as_json
 
 router = APIRouter(tags=["explain"])
 
 
-@router.post("/compare", response_model=CompareOut,
-             responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}})
-def compare(req: CompareRequest, rec: ModelDep, settings: SettingsDep) -> Response:
+@router.post("/compare", response_model=CompareOut, responses=SCORING_RESPONSES)
+async def compare(req: CompareRequest, rec: ModelDep, settings: SettingsDep) -> Response:
     """Why `item_a` and `item_b` score differently for a query, head by head."""
     check_compare(req, settings)
+    return await within_budget(_compare, req, rec, s=settings)
+
+
+def _compare(req: CompareRequest, rec: Recommender) -> Response:
     start = time.perf_counter()
     result = rec.compare(req.query, req.item_a, req.item_b, head_weights=req.head_weights)
     took_ms = (time.perf_counter() - start) * 1000

@@ -4,19 +4,24 @@ import time
 
 from fastapi import APIRouter, Response
 
+from recsys.recommender import Recommender
+
 from ..deps import ModelDep, SettingsDep
-from ..limits import check_explain
-from ..schemas import ErrorOut, ExplainOut, ExplainRequest, as_json
+from ..limits import check_explain, within_budget
+from ..schemas import SCORING_RESPONSES, ExplainOut, ExplainRequest, as_json
 
 router = APIRouter(tags=["explain"])
 
 
-@router.post("/explain", response_model=ExplainOut,
-             responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}})
-def explain(req: ExplainRequest, rec: ModelDep, settings: SettingsDep) -> Response:
+@router.post("/explain", response_model=ExplainOut, responses=SCORING_RESPONSES)
+async def explain(req: ExplainRequest, rec: ModelDep, settings: SettingsDep) -> Response:
     """Why one item scores what it does: per head, its attributes (and the no-match slot), one
-    row of attention weights per query token, and the score change when an attribute is erased."""
+    row of attention weights per query token over them, and the score change when an attribute is erased."""
     check_explain(req, settings)
+    return await within_budget(_explain, req, rec, s=settings)
+
+
+def _explain(req: ExplainRequest, rec: Recommender) -> Response:
     start = time.perf_counter()
     detail = rec.explain(req.query, req.item_id, head_weights=req.head_weights)
     took_ms = (time.perf_counter() - start) * 1000

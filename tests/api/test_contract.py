@@ -162,26 +162,53 @@ def test_recommend_is_documented_in_openapi(client):
     assert schema == {"$ref": "#/components/schemas/RecommendOut"}
 
 
-def test_plain_requests_skip_the_thread_pool(client, rec, monkeypatch):
-    """Top-k requests run on the event loop; filtered and deep ones in the thread pool, with the
-    same answers either way."""
-    from api.routes import recommend as route
+@pytest.mark.parametrize("path, body", [
+    ("/recommend", {"query": QUERY, "k": 10}),
+    ("/recommend", {"query": QUERY, "k": 10, "filters": {"color": ["red"]}}),
+    ("/explain", {"query": QUERY, "item_id": "SKU-000001"}),
+    ("/compare", {"query": QUERY, "item_a": "SKU-000001", "item_b": "SKU-000002"}),
+])
+def test_scoring_runs_off_the_event_loop(client, monkeypatch, path, body):
+    """Scoring and explaining run in a worker thread: the event loop stays free for others."""
+    import asyncio
 
-    hops = []
+    from api.routes import compare, explain, recommend as rec_route
 
-    async def counting(fn, *args):
-        hops.append(fn)
-        return fn(*args)
+    module, name = {"/recommend": (rec_route, "_recommend"), "/explain": (explain, "_explain"),
+                    "/compare": (compare, "_compare")}[path]
+    work, where = getattr(module, name), []
 
-    monkeypatch.setattr(route, "run_in_threadpool", counting)
-    plain = recommend(client, k=10)
-    assert hops == []
-    deep = recommend(client, k=10, offset=route.INLINE_MAX_RANK)
-    filtered = recommend(client, k=10, filters={"color": ["red"]})
-    assert len(hops) == 2
-    assert [i["item_id"] for i in plain["items"]] == [i.item_id for i in rec.recommend(QUERY, k=10).items]
-    assert [i["rank"] for i in deep["items"]][0] == route.INLINE_MAX_RANK + 1
-    assert filtered["total"] < rec.catalog.n_items
+    def spy(*args):
+        try:
+            asyncio.get_running_loop()
+            where.append("event loop")
+        except RuntimeError:
+            where.append("thread")
+        return work(*args)
+
+    monkeypatch.setattr(module, name, spy)
+    assert client.post(path, json=body).status_code == 200
+    assert where == ["thread"]
+
+
+def test_a_request_over_its_time_budget_is_503(rec, v1, data_dir, tmp_path, monkeypatch):
+    import time as _time
+
+    from fastapi.testclient import TestClient
+
+    from api.main import create_app
+    from api.routes import recommend as rec_route
+    from api_support import make_artifacts, make_settings
+
+    work = rec_route._recommend
+    monkeypatch.setattr(rec_route, "_recommend", lambda *a: (_time.sleep(0.5), work(*a))[1])
+    settings = make_settings(make_artifacts(tmp_path / "a", v1), data_dir, request_timeout_s=0.05)
+    with TestClient(create_app(settings, recommender=rec)) as c:
+        start = _time.perf_counter()
+        r = c.post("/recommend", json={"query": QUERY})
+        assert r.status_code == 503 and "time budget of 0.05 s" in r.json()["detail"]
+        assert _time.perf_counter() - start < 0.4
+        assert r.headers["retry-after"] == "1"
 
 
 def test_offset_pages(client):

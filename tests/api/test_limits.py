@@ -137,11 +137,35 @@ def test_fuzzed_bodies_never_500(lenient_client):
     assert 422 in statuses and 200 in statuses
 
 
-@pytest.mark.parametrize("query", ["\x00\x01\x02", "a" * 512, " ".join(["dress"] * 200)[:512],
+@pytest.mark.parametrize("query", ["\x00\x01\x02", "a" * 64, " ".join(["dress"] * 32),
                                    "<script>alert(1)</script>", "' OR 1=1 --", "\u202e\u200b", "%00%ff"])
 def test_odd_queries_are_fine(lenient_client, query):
     r = lenient_client.post("/recommend", json={"query": query, "k": 3})
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("path", ["/recommend", "/explain", "/compare"])
+@pytest.mark.parametrize("query, limit", [("a" * 512, "at most 64 characters, got one of 512"),
+                                          ("dress " + "b" * 65, "at most 64 characters, got one of 65"),
+                                          (" ".join(["dress"] * 33), "at most 32 words, got 33"),
+                                          ("a " * 256, "at most 32 words, got 256")])
+def test_word_length_and_count_limits(lenient_client, path, query, limit):
+    """Scoring work grows with the words' number and length: past either limit, a 422 says which."""
+    body = {"query": query, "item_id": "SKU-000001", "item_a": "SKU-000001", "item_b": "SKU-000002"}
+    fields = {"/recommend": ("query",), "/explain": ("query", "item_id"),
+              "/compare": ("query", "item_a", "item_b")}[path]
+    r = post(lenient_client, {k: body[k] for k in fields}, path)
+    assert_422_naming(r, "query")
+    assert limit in r.json()["message"]
+
+
+@pytest.mark.parametrize("body, field", [({"explain": 0}, "explain"), ({"explain": 1}, "explain"),
+                                         ({"explain": "true"}, "explain"), ({"k": True}, "k"),
+                                         ({"k": 5.0}, "k"), ({"offset": "3"}, "offset"),
+                                         ({"head_weights": {"color": True}}, "head_weights.color")])
+def test_strict_types(client, body, field):
+    """A number is not a boolean, nor a boolean or a string a number."""
+    assert_422_naming(post(client, {**VALID, **body}), field)
 
 
 def test_odd_filter_values_are_fine(lenient_client):
