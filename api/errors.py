@@ -54,7 +54,7 @@ async def _bad_value(request: Request, exc: ValueError) -> JSONResponse:
 
 
 async def _artifact_error(request: Request, exc: ArtifactError) -> JSONResponse:
-    return JSONResponse(status_code=409, content={"detail": str(exc)})
+    return JSONResponse(status_code=409, content={"detail": exc.public})  # no server paths
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -11,6 +11,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from recsys.artifact import remove_stale_temp
 from recsys.recommender import Recommender
 
 from . import errors
@@ -52,6 +53,9 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     store: ModelStore = app.state.store
+    removed = remove_stale_temp(settings.artifacts_dir)  # what killed writers left behind
+    if removed:
+        log.info("removed stale temporary folders", extra={"removed": removed})
     if settings.torch_threads:
         import torch
 

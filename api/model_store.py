@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import gc
 import logging
-import re
+import os
 import threading
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from recsys.artifact import current_version, load_version, read_manifest, resolve_version_dir, set_current
+from recsys.artifact import (
+    VERSION_NAME,
+    current_version,
+    list_versions,
+    load_version,
+    read_manifest,
+    set_current,
+)
 from recsys.errors import ArtifactError
 from recsys.recommender import Recommender
 
 log = logging.getLogger("recsys.api.model")
-_VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
 
 
 def held_out_ndcg(manifest: dict) -> float | None:
@@ -41,9 +47,12 @@ class ModelStore:
         self.on_swap = on_swap
         self.loaded_at: str | None = None
         self.error: str | None = None  # why the first load failed
+        self.pointer_problem: str | None = None  # why what `current` names is not served
         self._current: Recommender | None = None
         self._lock = threading.Lock()
-        self._unloadable: set[str] = set()  # versions `current` named that failed to load
+        # versions that failed to load: name -> (their files' signature, the problem); a version
+        # rewritten in place since is tried again
+        self._refused: dict[str, tuple[tuple, str]] = {}
 
     @property
     def current(self) -> Recommender | None:
@@ -63,49 +72,110 @@ class ModelStore:
         """Load the pinned version or the current one; on failure keep the reason for /ready."""
         try:
             with self._lock:
-                self.install(load_version(self.pinned or self.artifacts_dir))
-        except Exception as exc:  # noqa: BLE001 - any failure must leave the service up and say why
-            self.error = str(exc)
-            log.error("model failed to load", extra={"error": self.error})
+                self.install(self._load(self.pinned or self.artifacts_dir))
+        except ArtifactError as exc:
+            self.error = exc.public
+            log.error("model failed to load", extra={"error": str(exc)})
+        except Exception:  # noqa: BLE001 - any failure must leave the service up and say why
+            self.error = "the model failed to load (internal error, see the service's log)"
+            log.exception("model failed to load")
+
+    def _load(self, path: Path) -> Recommender:
+        """`load_version`, remembering which versions failed and why."""
+        folder = Path(path)
+        if self.pinned is None and folder == self.artifacts_dir:
+            name = current_version(folder)
+            folder = folder / name if name else folder
+        try:
+            return load_version(folder)
+        except ArtifactError as exc:
+            self._refused[folder.name] = (_signature(folder), exc.public)
+            raise
 
     def version_dir(self, version: str) -> Path:
-        if not _VERSION_NAME.match(version):
-            raise ArtifactError(f"{version!r} is not a version name")
+        """The folder of `version`; ArtifactError when there is no such version."""
+        if not VERSION_NAME.match(version):
+            raise ArtifactError(f"{version[:60]!r} is not a version name")
         folder = self.artifacts_dir / version
-        resolve_version_dir(folder)  # raises ArtifactError when there is no version there
+        if not folder.is_dir():
+            raise ArtifactError(f"no model version {version!r}")
         return folder
 
     def activate(self, version: str) -> tuple[Recommender, str | None]:
-        """Load `version`, point `current` at it and serve it. Returns (new, previous version)."""
+        """Load `version`, point `current` at it and serve it. Returns (new, previous version).
+        A broken version raises ArtifactError; the served model stays."""
         with self._lock:
             previous = self._current.version if self._current else None
-            rec = load_version(self.version_dir(version))
+            rec = self._load(self.version_dir(version))
             set_current(self.artifacts_dir, version)
             self.install(rec)
+            self.pointer_problem = None
             return rec, previous
 
     def follow_pointer(self) -> None:
         """Serve what `current` names when something else (e.g. `recsys train`) moved it."""
         if self.pinned is not None:
             return
-        name = current_version(self.artifacts_dir)
+        try:
+            name = current_version(self.artifacts_dir)
+        except ArtifactError as exc:
+            self._pointer_refused(exc.public, str(exc))
+            return
         served = self._current.version if self._current else None
-        if name is None or name == served or name in self._unloadable:
+        if name is None or name == served:
+            self.pointer_problem = None
+            return
+        known = self.refused(name)
+        if known:
+            self._pointer_refused(f"current names {name}, which was refused: {known}", known)
             return
         with self._lock:
             if self._current is not None and self._current.version != served:
                 return  # someone swapped meanwhile
             try:
-                rec = load_version(self.artifacts_dir / name)
-            except Exception as exc:  # noqa: BLE001
-                self._unloadable.add(name)
-                log.error("new current version failed to load; still serving the old one",
-                          extra={"version": name, "error": str(exc)})
+                rec = self._load(self.artifacts_dir / name)
+            except ArtifactError as exc:
+                self._pointer_refused(f"current names {name}, which was refused: {exc.public}", str(exc))
+                return
+            except Exception:  # noqa: BLE001
+                self._refused[name] = (_signature(self.artifacts_dir / name), "internal error")
+                log.exception("new current version failed to load; still serving the old one")
                 return
             self.install(rec)
+            self.pointer_problem = None
+
+    def _pointer_refused(self, public: str, full: str) -> None:
+        if public != self.pointer_problem:
+            log.error("the current pointer names no loadable version; still serving the old one",
+                      extra={"error": full})
+        self.pointer_problem = public
+
+    def refused(self, version: str) -> str | None:
+        """Why `version` failed to load, unless its files changed since."""
+        seen = self._refused.get(version)
+        if seen is None or seen[0] != _signature(self.artifacts_dir / version):
+            return None
+        return seen[1]
 
     def manifest_of(self, version: str) -> dict:
         return read_manifest(self.version_dir(version))
+
+    def versions(self) -> list[dict]:
+        """Every version folder, those that failed to load marked broken with the reason."""
+        out = list_versions(self.artifacts_dir)
+        for v in out:
+            problem = self.refused(v["version"])
+            if v["ok"] and problem:
+                v["ok"], v["problem"] = False, problem
+        return out
+
+
+def _signature(folder: Path) -> tuple:
+    """Size and modification time of the folder's files: changes when any is rewritten."""
+    try:
+        return tuple(sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(folder)))
+    except OSError:
+        return ()
 
 
 def freeze_heap() -> None:

@@ -302,9 +302,11 @@ class ErrorOut(_Out):
     request_id: str | None = Field(None, description="500: the id the log has the traceback under")
 
 
-def _errors(*codes: int) -> dict[int, dict]:
+def error_responses(*codes: int) -> dict[int, dict]:
     what = {400: "the body is not JSON (or nested too deep to parse)",
-            404: "unknown item (or version)", 409: "conflict: see the detail",
+            401: "no bearer token", 403: "wrong bearer token, or a path outside the data folder",
+            404: "unknown item, version or job (or admin is off)", 409: "conflict: see the detail",
+            415: "neither JSON nor multipart/form-data",
             413: "the body is over RECSYS_MAX_BODY_BYTES (RECSYS_MAX_UPLOAD_BYTES for uploads)",
             422: "an input over a limit or of the wrong type; `message` names the field",
             429: "too many training jobs are waiting",
@@ -314,4 +316,4 @@ def _errors(*codes: int) -> dict[int, dict]:
     return {c: {"model": ErrorOut, "description": what.get(c, "error")} for c in codes}
 
 
-SCORING_RESPONSES = _errors(400, 404, 413, 422, 500, 503)
+SCORING_RESPONSES = error_responses(400, 404, 413, 422, 500, 503)

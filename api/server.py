@@ -6,12 +6,13 @@ generated and trained first, with a progress bar, so a fresh checkout serves som
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
 import uvicorn
 
-from recsys.artifact import FORMAT_VERSION, current_version, read_manifest, resolve_version_dir
+from recsys.artifact import FORMAT_VERSION, current_version, resolve_version_dir
 
 from .config import Settings
 from .logs import configure_logging
@@ -68,13 +69,17 @@ def build_default_model(settings: Settings) -> Path:
 def _stale_default(settings: Settings) -> bool:
     """The current version is the default model written by an older release (another model
     format): it is retrained rather than served as an error. A model trained on the user's own
-    data is never replaced; the store reports its format and asks for a retrain."""
+    data is never replaced; the store reports its format and asks for a retrain. So does it
+    report a manifest it cannot read (GET /ready, 503 with the file and the problem)."""
     folder = resolve_version_dir(settings.artifacts_dir)
-    manifest = read_manifest(folder)
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        items = manifest["data"]["items"]["file"]
+    except Exception:  # noqa: BLE001 - unreadable: not a default model to retrain
+        return False
     if manifest.get("format") == FORMAT_VERSION:
         return False
-    items = Path(manifest.get("data", {}).get("items", {}).get("file", ""))
-    stale = items.resolve().parent == Path(settings.default_data_dir).resolve()
+    stale = Path(str(items)).resolve().parent == Path(settings.default_data_dir).resolve()
     if stale:
         log.warning("the default model is in an older format: training it again",
                     extra={"version": folder.name, "format": manifest.get("format")})

@@ -4,14 +4,26 @@ A version folder holds `manifest.json` (version, dates, data fingerprints, metri
 `model.safetensors` (weights), `arrays.safetensors` (catalogue and evidence arrays) and
 `catalog.json` / `words.json` (strings). Nothing is unpickled: a replaced file can at worst fail
 to load, never run code.
+
+Nothing is computed with a file's content before it is checked against the others: JSON types,
+the catalogue's and the word table's sizes, every sparse table's shape, dtypes, index ranges and
+order, every float finite, and the weights' names, shapes and dtypes against the model the
+manifest's config builds (on the meta device: no memory until the file has proven its sizes).
+A check that fails raises `ArtifactError` naming the file and the problem.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import fcntl
 import json
+import math
 import os
+import re
 import shutil
+import struct
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -35,11 +47,95 @@ from .words import WordTable
 FORMAT_VERSION = 3
 CURRENT_POINTER = "current"
 _FILES = ("manifest.json", "model.safetensors", "arrays.safetensors", "catalog.json", "words.json")
+VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
+# rows of each sparse table in arrays.safetensors, `<kind>.<facet>`; columns: the facet's vocabulary
+_CSR_ROWS = {"items": "items", "exact": "words", "assoc": "words"}
+_CSR_PARTS = ("indptr", "indices", "data", "shape")
+_CSR_SORTED = {"exact", "assoc"}  # looked up by binary search: columns ascending in every row
+_MAX_CONFIG_INT = 1 << 26  # no config size (embedding rows, widths) is near this
+_LOCK = ".lock"  # held (flock) by whoever writes a temporary folder, released when it dies
+# save_version's (and, without a lock, older releases' `.v<name>.<random>`), training jobs', uploads'
+_TEMP_PREFIXES = (".tmp-", ".v", ".staging-", ".upload-")
 
 
 def new_version_name(now: datetime | None = None) -> str:
     now = now or datetime.now(timezone.utc)
     return now.strftime("v%Y%m%d-%H%M%S-%f")
+
+
+# ---- temporary folders ----------------------------------------------------------------------------
+
+
+class TempDir:
+    """A hidden folder `prefix<random>` under `root`, locked (flock on its `.lock`) for as long as
+    this object lives or until `release`: `remove_stale_temp` removes only unlocked ones, so a
+    process killed mid-write leaves nothing that the next start does not clean up."""
+
+    def __init__(self, root: Path, prefix: str):
+        self.path = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+        self._fd: int | None = os.open(self.path / _LOCK, os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(self._fd, fcntl.LOCK_SH)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def remove(self) -> None:
+        self.release()
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def hold_lock(folder: Path) -> int | None:
+    """Share the lock of a `TempDir` made by another process (a training job's staging folder);
+    returns the descriptor to keep open, None when there is no lock file."""
+    try:
+        fd = os.open(Path(folder) / _LOCK, os.O_RDWR)
+    except OSError:
+        return None
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
+
+
+def remove_stale_temp(artifacts_dir: str | Path, min_age_s: float = 60.0) -> list[str]:
+    """Remove temporary folders (and `current` pointer temp files) that nobody writes any more:
+    folders whose lock nobody holds, or, without a lock file, older than `min_age_s`. Returns
+    their names."""
+    root = Path(artifacts_dir)
+    removed: list[str] = []
+    if not root.is_dir():
+        return removed
+    for entry in root.iterdir():
+        name = entry.name
+        try:
+            if entry.is_dir() and not entry.is_symlink() and name.startswith(_TEMP_PREFIXES):
+                if _unlocked(entry, min_age_s):
+                    shutil.rmtree(entry, ignore_errors=True)
+                    removed.append(name)
+            elif name.startswith(f".{CURRENT_POINTER}.") and name.endswith(".tmp"):
+                if time.time() - entry.lstat().st_mtime > min_age_s:
+                    entry.unlink(missing_ok=True)
+                    removed.append(name)
+        except OSError:
+            continue
+    return removed
+
+
+def _unlocked(folder: Path, min_age_s: float) -> bool:
+    try:
+        fd = os.open(folder / _LOCK, os.O_RDWR | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return time.time() - folder.stat().st_mtime > min_age_s
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+# ---- writing ----------------------------------------------------------------------------------
 
 
 def save_version(rec: Recommender, artifacts_dir: str | Path, manifest: dict,
@@ -50,13 +146,15 @@ def save_version(rec: Recommender, artifacts_dir: str | Path, manifest: dict,
     name = manifest.get("version") or new_version_name()
     manifest = {**manifest, "version": name, "format": FORMAT_VERSION,
                 "config": rec.model.cfg.to_json(), "facets": list(FACETS)}
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+    tmp = TempDir(root, f".tmp-{name}.")
     try:
-        _write_version(rec, tmp, manifest, popularity)
+        _write_version(rec, tmp.path, manifest, popularity)
+        os.unlink(tmp.path / _LOCK)
         final = root / name
-        os.rename(tmp, final)
+        os.rename(tmp.path, final)
+        tmp.release()
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.remove()
         raise
     if make_current:
         set_current(root, name)
@@ -95,13 +193,6 @@ def _put_csr(arrays: dict, prefix: str, m: sp.csr_matrix) -> None:
     arrays[f"{prefix}.shape"] = np.asarray(m.shape, dtype=np.int64)
 
 
-def _get_csr(arrays: dict, prefix: str) -> sp.csr_matrix:
-    shape = tuple(int(x) for x in arrays[f"{prefix}.shape"])
-    return sp.csr_matrix(
-        (arrays[f"{prefix}.data"], arrays[f"{prefix}.indices"], arrays[f"{prefix}.indptr"]), shape=shape
-    )
-
-
 def _write_json(path: Path, obj) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(obj, fh, ensure_ascii=False)
@@ -111,16 +202,32 @@ def _write_json(path: Path, obj) -> None:
 
 def set_current(artifacts_dir: str | Path, version: str) -> None:
     root = Path(artifacts_dir)
-    if not (root / version / "manifest.json").is_file():
-        raise ArtifactError(f"{root / version}: no such model version (see `list_versions`)")
-    tmp = root / f".{CURRENT_POINTER}.tmp"
-    tmp.write_text(version + "\n", encoding="utf-8")
+    if not VERSION_NAME.match(version) or not (root / version / "manifest.json").is_file():
+        raise ArtifactError(f"no such model version {version!r} (see `list_versions`)", root)
+    fd, tmp = tempfile.mkstemp(prefix=f".{CURRENT_POINTER}.", suffix=".tmp", dir=root)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(version + "\n")
     os.replace(tmp, root / CURRENT_POINTER)
 
 
+# ---- finding versions ---------------------------------------------------------------------------
+
+
 def current_version(artifacts_dir: str | Path) -> str | None:
-    pointer = Path(artifacts_dir) / CURRENT_POINTER
-    return pointer.read_text(encoding="utf-8").strip() if pointer.is_file() else None
+    """The version `current` names; ArtifactError when it names something that is no version name."""
+    root = Path(artifacts_dir)
+    pointer = root / CURRENT_POINTER
+    if not pointer.is_file():
+        return None
+    with open(pointer, "rb") as fh:
+        raw = fh.read(257)
+    try:
+        name = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        name = None
+    if name is None or not VERSION_NAME.match(name):
+        raise ArtifactError(f"names {raw[:40]!r}, which is not a version name", root, CURRENT_POINTER)
+    return name
 
 
 def resolve_version_dir(path: str | Path) -> Path:
@@ -131,66 +238,425 @@ def resolve_version_dir(path: str | Path) -> Path:
     name = current_version(p)
     if name is None:
         raise ArtifactError(
-            f"{p}: no model here (neither a version folder nor an artifacts folder with a "
-            f"'current' pointer); train one with `recsys train` or pass --model"
-        )
+            "no model here (neither a version folder nor an artifacts folder with a 'current' "
+            "pointer); train one with `recsys train` or pass --model", p)
     return p / name
 
 
 def list_versions(artifacts_dir: str | Path) -> list[dict]:
+    """Every version folder, good or broken: `ok` and `problem` come from `check_version` (the
+    manifest and the files' headers; the arrays themselves are checked when loading)."""
     root = Path(artifacts_dir)
     if not root.is_dir():
         return []
-    current = current_version(root)
+    try:
+        current = current_version(root)
+    except ArtifactError:
+        current = None
     out = []
     for d in sorted(root.iterdir()):
-        if d.name.startswith(".") or not (d / "manifest.json").is_file():
+        if d.name.startswith(".") or not VERSION_NAME.match(d.name) or not d.is_dir():
             continue
-        m = read_manifest(d)
-        out.append({"version": d.name, "trained_at": m.get("trained_at"),
-                    "metrics": m.get("metrics", {}), "current": d.name == current})
+        problem, manifest = None, {}
+        try:
+            manifest = check_version(d)
+        except ArtifactError as exc:
+            problem = exc.public
+        trained_at = manifest.get("trained_at")
+        metrics = manifest.get("metrics")
+        out.append({"version": d.name, "trained_at": trained_at if isinstance(trained_at, str) else None,
+                    "metrics": metrics if isinstance(metrics, dict) else {},
+                    "current": d.name == current, "ok": problem is None, "problem": problem})
     return out
 
 
 def read_manifest(version_dir: str | Path) -> dict:
-    return json.loads((Path(version_dir) / "manifest.json").read_text(encoding="utf-8"))
+    """The manifest, checked: a JSON object of this format with a config of the right types."""
+    folder = Path(version_dir)
+    manifest = _read_json(folder, "manifest.json")
+    _check_manifest(folder, manifest)
+    return manifest
+
+
+def check_version(version_dir: str | Path) -> dict:
+    """The quick check of a version folder: every file there, the manifest valid, the weights'
+    and arrays' headers whole (a truncated file is caught here). Returns the manifest."""
+    folder = Path(version_dir)
+    _check_files(folder)
+    manifest = read_manifest(folder)
+    for name in ("model.safetensors", "arrays.safetensors"):
+        _safetensors_header(folder, name)
+    return manifest
+
+
+# ---- loading --------------------------------------------------------------------------------------
 
 
 def load_version(path: str | Path) -> Recommender:
     folder = resolve_version_dir(path)
-    missing = [f for f in _FILES if not (folder / f).is_file()]
-    if missing:
-        raise ArtifactError(f"{folder}: incomplete model version, missing {', '.join(missing)}")
-    manifest = read_manifest(folder)
-    if manifest.get("format") != FORMAT_VERSION:
-        raise ArtifactError(
-            f"{folder}: model format {manifest.get('format')!r}, this program reads format "
-            f"{FORMAT_VERSION}; retrain with this version of recsys"
-        )
-    arrays = load_arrays(str(folder / "arrays.safetensors"))
-    cat_json = json.loads((folder / "catalog.json").read_text(encoding="utf-8"))
-    catalog = Catalog(
-        item_ids=cat_json["item_ids"],
-        titles=cat_json["titles"],
-        texts=cat_json["texts"],
-        vocab={f: [Attribute(f, k, v) for k, v in cat_json["vocab"][f]] for f in FACETS},
-        item_attrs={f: _get_csr(arrays, f"items.{f}") for f in FACETS},
-        buckets={k: NumericBuckets(e) for k, e in cat_json["buckets"].items()},
-    )
-    words = WordTable.from_json(json.loads((folder / "words.json").read_text(encoding="utf-8")))
-    evidence = Evidence(
-        exact={f: _get_csr(arrays, f"exact.{f}") for f in FACETS},
-        assoc={f: _get_csr(arrays, f"assoc.{f}") for f in FACETS},
-    )
+    manifest = check_version(folder)
     cfg = ModelConfig.from_json(manifest["config"])
+    catalog_json = _read_json(folder, "catalog.json")
+    words_json = _read_json(folder, "words.json")
+    n_items, vocab_sizes = _check_catalog(folder, catalog_json, cfg)
+    n_words = _check_words(folder, words_json)
+    rows = {"items": n_items, "words": n_words}
+    arrays = _read_safetensors(folder, "arrays.safetensors", load_arrays)
+    csr = _check_arrays(folder, arrays, rows, vocab_sizes)
+    catalog = Catalog(
+        item_ids=catalog_json["item_ids"],
+        titles=catalog_json["titles"],
+        texts=catalog_json["texts"],
+        vocab={f: [Attribute(f, k, v) for k, v in catalog_json["vocab"][f]] for f in FACETS},
+        item_attrs={f: csr[f"items.{f}"] for f in FACETS},
+        buckets={k: NumericBuckets(e) for k, e in catalog_json["buckets"].items()},
+    )
+    words = WordTable.from_json(words_json)
+    evidence = Evidence(exact={f: csr[f"exact.{f}"] for f in FACETS},
+                        assoc={f: csr[f"assoc.{f}"] for f in FACETS})
     featurizer = Featurizer(catalog, words, evidence, cfg)
-    buffers = featurizer.attribute_buffers()
+    model = _load_model(folder, cfg, featurizer)
+    try:
+        rec = Recommender(model.eval(), featurizer, version=folder.name, manifest=manifest)
+    except Exception as exc:  # noqa: BLE001 - checked files that still do not build a model
+        raise ArtifactError(f"the checked files do not build a model: {type(exc).__name__}: {exc}",
+                            folder) from None
+    rec.popularity = arrays.get("popularity")
+    return rec
+
+
+def _load_model(folder: Path, cfg: ModelConfig, featurizer: Featurizer) -> FacetScorer:
+    """The weights, checked against the model the config builds: the same names, shapes and
+    dtypes, finite floats, and integer tables (buffers derived from the catalogue) equal to what
+    this catalogue gives."""
+    file = "model.safetensors"
+    try:
+        buffers = featurizer.attribute_buffers()
+        try:
+            with torch.device("meta"):  # parameters take no memory: only their shapes are compared
+                expected = FacetScorer(cfg, *buffers).state_dict()
+        except Exception:  # noqa: BLE001 - a model that cannot be built on meta: build it for real
+            expected = FacetScorer(cfg, *buffers).state_dict()
+    except Exception as exc:  # noqa: BLE001
+        raise ArtifactError(f"the config does not build a model: {type(exc).__name__}: {exc}",
+                            folder, "manifest.json") from None
+    header = _safetensors_header(folder, file)
+    missing = sorted(set(expected) - set(header))
+    unknown = sorted(set(header) - set(expected))
+    if missing or unknown:
+        raise ArtifactError(_names_problem(missing, unknown), folder, file)
+    for name, want in expected.items():
+        dtype, shape = header[name]
+        if tuple(shape) != tuple(want.shape):
+            raise ArtifactError(f"{name} has shape {list(shape)}, the config needs {list(want.shape)}",
+                                folder, file)
+        if dtype != _SAFETENSORS_DTYPES.get(want.dtype):
+            raise ArtifactError(f"{name} is {dtype}, expected {_SAFETENSORS_DTYPES.get(want.dtype)}",
+                                folder, file)
+    state = _read_safetensors(folder, file, load_tensors)
+    for name, tensor in state.items():
+        want = expected[name]
+        if tensor.is_floating_point():
+            if not bool(torch.isfinite(tensor).all()):
+                raise ArtifactError(f"{name} holds NaN or infinite values", folder, file)
+        elif not want.is_meta and not torch.equal(tensor, want):
+            raise ArtifactError(f"{name} does not match the catalogue it was saved with", folder, file)
     model = FacetScorer(cfg, *buffers)
-    state = load_tensors(str(folder / "model.safetensors"))
     try:
         model.load_state_dict(state)
     except RuntimeError as exc:
-        raise ArtifactError(f"{folder}: weights do not fit the saved config: {exc}") from None
-    rec = Recommender(model.eval(), featurizer, version=folder.name, manifest=manifest)
-    rec.popularity = arrays.get("popularity")
-    return rec
+        raise ArtifactError(f"weights do not fit the saved config: {exc}", folder, file) from None
+    return model
+
+
+def _names_problem(missing: list[str], unknown: list[str]) -> str:
+    parts = []
+    if missing:
+        parts.append(f"lacks {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+    if unknown:
+        parts.append(f"has unknown {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}")
+    return "weights of another model: it " + " and ".join(parts)
+
+
+_SAFETENSORS_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16",
+                       torch.bfloat16: "BF16", torch.int64: "I64", torch.int32: "I32",
+                       torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL"}
+_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
+                "U64": 8, "U32": 4, "U16": 2, "U8": 1, "BOOL": 1}
+
+
+# ---- checks -------------------------------------------------------------------------------------
+
+
+def _check_files(folder: Path) -> None:
+    if not folder.is_dir():
+        raise ArtifactError("no such model version folder", folder)
+    missing = [f for f in _FILES if not (folder / f).is_file()]
+    if missing:
+        others = f" (and {', '.join(missing[1:])})" if missing[1:] else ""
+        raise ArtifactError(f"missing, or not a regular file{others}: an incomplete model version",
+                            folder, missing[0])
+
+
+def _read_json(folder: Path, name: str):
+    path = folder / name
+    if not path.is_file():
+        raise ArtifactError("missing (or not a regular file)", folder, name)
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8")
+        return json.loads(text, parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ArtifactError(f"not valid JSON: {str(exc).splitlines()[0][:200]}", folder, name) from None
+    except OSError as exc:
+        raise ArtifactError(f"cannot be read: {exc.strerror}", folder, name) from None
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _safetensors_header(folder: Path, name: str) -> dict[str, tuple[str, list[int]]]:
+    """{tensor: (dtype, shape)} from the header, after checking that the file holds exactly the
+    bytes the header declares (a truncated or padded file, or not a safetensors file at all)."""
+    path = folder / name
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                raise ArtifactError(f"truncated: {size} bytes, not a safetensors file", folder, name)
+            (n,) = struct.unpack("<Q", head)
+            if n > min(size - 8, 100_000_000):
+                raise ArtifactError(f"not a safetensors file (or truncated): a header of {n} bytes "
+                                    f"in a file of {size}", folder, name)
+            header = json.loads(fh.read(n).decode("utf-8"))
+    except OSError as exc:
+        raise ArtifactError(f"cannot be read: {exc.strerror}", folder, name) from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ArtifactError("not a safetensors file: its header is not JSON", folder, name) from None
+    if not isinstance(header, dict):
+        raise ArtifactError("not a safetensors file: its header is not a JSON object", folder, name)
+    out: dict[str, tuple[str, list[int]]] = {}
+    end = 0
+    for key, info in header.items():
+        if key == "__metadata__":
+            continue
+        try:
+            dtype, shape, (lo, hi) = info["dtype"], [int(s) for s in info["shape"]], info["data_offsets"]
+            width = _DTYPE_BYTES[dtype] * math.prod(shape)
+            ok = all(s >= 0 for s in shape) and int(hi) - int(lo) == width and 0 <= int(lo) <= int(hi)
+        except (KeyError, TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ArtifactError(f"tensor {key!r} has a malformed header entry", folder, name)
+        out[key], end = (dtype, shape), max(end, int(hi))
+    if 8 + n + end != size:
+        raise ArtifactError(f"truncated or padded: the header declares {8 + n + end} bytes, the "
+                            f"file has {size}", folder, name)
+    return out
+
+
+def _read_safetensors(folder: Path, name: str, loader):
+    try:
+        return loader(str(folder / name))
+    except Exception as exc:  # noqa: BLE001 - SafetensorError, OSError, ...: any is a bad file
+        raise ArtifactError(f"cannot be read: {str(exc)[:200]}", folder, name) from None
+
+
+def _check_manifest(folder: Path, m) -> None:
+    file = "manifest.json"
+    if not isinstance(m, dict):
+        raise ArtifactError(f"a JSON object expected, found {_json_type(m)}", folder, file)
+    if m.get("format") != FORMAT_VERSION:
+        raise ArtifactError(f"model format {m.get('format')!r}, this program reads format "
+                            f"{FORMAT_VERSION}; retrain with this version of recsys", folder, file)
+    for key, kinds in (("config", (dict,)), ("metrics", (dict,)), ("data", (dict,)),
+                       ("training", (dict,)), ("trained_at", (str, type(None))),
+                       ("version", (str,)), ("facets", (list,))):
+        if key == "config" and key not in m:
+            raise ArtifactError("no 'config': the model cannot be rebuilt", folder, file)
+        if key in m and not isinstance(m[key], kinds):
+            raise ArtifactError(f"'{key}' is {_json_type(m[key])}", folder, file)
+    if "facets" in m and m["facets"] != list(FACETS):
+        raise ArtifactError(f"trained for the heads {m['facets']!r}, this program has {list(FACETS)}",
+                            folder, file)
+    _check_config(folder, m["config"])
+
+
+def _check_config(folder: Path, config: dict) -> None:
+    """Every field of the config of the type of its default (ints in range, floats finite)."""
+    file = "manifest.json"
+    try:
+        cfg = ModelConfig.from_json(config)
+    except (TypeError, KeyError, ValueError) as exc:
+        raise ArtifactError(f"'config' does not fit this program's model: {exc}", folder, file) from None
+    for f in dataclasses.fields(ModelConfig):
+        value = getattr(cfg, f.name)
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = None
+        if not _same_kind(value, default):
+            raise ArtifactError(f"config '{f.name}' is {value!r}", folder, file)
+    if tuple(cfg.facets) != tuple(FACETS):
+        raise ArtifactError(f"config 'facets' is {list(cfg.facets)}, this program has {list(FACETS)}",
+                            folder, file)
+    sizes = cfg.vocab_sizes
+    if not isinstance(sizes, dict) or set(sizes) != set(FACETS) or not all(
+            _same_kind(v, 0) for v in sizes.values()):
+        raise ArtifactError("config 'vocab_sizes' must give a size to every facet", folder, file)
+
+
+def _same_kind(value, default) -> bool:
+    if default is None:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_CONFIG_INT
+    if isinstance(default, float):
+        return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and math.isfinite(value))
+    if isinstance(default, (tuple, list)):
+        return isinstance(value, (tuple, list))
+    return isinstance(value, type(default))
+
+
+def _check_catalog(folder: Path, c, cfg: ModelConfig) -> tuple[int, dict[str, int]]:
+    file = "catalog.json"
+
+    def bad(problem: str) -> ArtifactError:
+        return ArtifactError(problem, folder, file)
+
+    if not isinstance(c, dict):
+        raise bad(f"a JSON object expected, found {_json_type(c)}")
+    for key in ("item_ids", "titles", "texts", "vocab", "buckets"):
+        if key not in c:
+            raise bad(f"no '{key}'")
+    ids = c["item_ids"]
+    for key in ("item_ids", "titles", "texts"):
+        if not _strings(c[key]):
+            raise bad(f"'{key}' must be a list of strings")
+        if len(c[key]) != len(ids):
+            raise bad(f"'{key}' has {len(c[key])} entries, 'item_ids' {len(ids)}")
+    if not ids:
+        raise bad("the catalogue has no items")
+    if len(set(ids)) != len(ids):
+        raise bad("'item_ids' has duplicates")
+    vocab = c["vocab"]
+    if not isinstance(vocab, dict) or set(FACETS) - set(vocab):
+        raise bad(f"'vocab' must have every facet of {list(FACETS)}")
+    sizes = {}
+    for f in FACETS:
+        attrs = vocab[f]
+        if not isinstance(attrs, list) or not all(
+                isinstance(a, list) and len(a) == 2 and _strings(a) for a in attrs):
+            raise bad(f"'vocab.{f}' must be a list of [key, value] string pairs")
+        if len(attrs) != cfg.vocab_sizes[f]:
+            raise bad(f"'vocab.{f}' has {len(attrs)} attributes, the model was built for "
+                      f"{cfg.vocab_sizes[f]}")
+        sizes[f] = len(attrs)
+    buckets = c["buckets"]
+    if not isinstance(buckets, dict):
+        raise bad("'buckets' must be an object")
+    for key, edges in buckets.items():
+        if not isinstance(edges, list) or not all(
+                isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e)
+                for e in edges) or any(a > b for a, b in zip(edges, edges[1:])):
+            raise bad(f"'buckets.{key}' must be ascending finite numbers")
+    return len(ids), sizes
+
+
+def _check_words(folder: Path, w) -> int:
+    file = "words.json"
+    if not isinstance(w, dict) or not isinstance(w.get("keys"), list) or not isinstance(
+            w.get("query_words"), list):
+        raise ArtifactError("an object with 'keys' and 'query_words' lists expected", folder, file)
+    if not _strings(w["keys"]) or not _strings(w["query_words"]):
+        raise ArtifactError("'keys' and 'query_words' must be lists of strings", folder, file)
+    if len(set(w["keys"])) != len(w["keys"]):
+        raise ArtifactError("'keys' has duplicates", folder, file)
+    return len(w["keys"])
+
+
+def _check_arrays(folder: Path, arrays: dict[str, np.ndarray], rows: dict[str, int],
+                  vocab_sizes: dict[str, int]) -> dict[str, sp.csr_matrix]:
+    """Every sparse table (`<prefix>.indptr/indices/data/shape`) whole and in range, every other
+    float array finite; the tables the loader reads of the catalogue's and word table's sizes."""
+    file = "arrays.safetensors"
+    prefixes = {name.rsplit(".", 1)[0] for name in arrays if name.rsplit(".", 1)[-1] in _CSR_PARTS}
+    needed = {f"{kind}.{f}" for kind in _CSR_ROWS for f in FACETS}
+    missing = sorted(needed - prefixes)
+    if missing:
+        raise ArtifactError(f"lacks the tables {', '.join(missing)}", folder, file)
+    out = {}
+    for prefix in sorted(prefixes):
+        kind, _, facet = prefix.partition(".")
+        want = (rows[_CSR_ROWS[kind]] if kind in _CSR_ROWS else None, vocab_sizes.get(facet),
+                {"items": "catalogue", "words": "word table"}.get(_CSR_ROWS.get(kind)))
+        out[prefix] = _checked_csr(folder, file, arrays, prefix, want, kind in _CSR_SORTED)
+    for name, a in arrays.items():
+        if name.rsplit(".", 1)[0] in prefixes:
+            continue
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise ArtifactError(f"{name} holds NaN or infinite values", folder, file)
+    popularity = arrays.get("popularity")
+    if popularity is not None and (popularity.dtype != np.float32 or popularity.shape != (rows["items"],)):
+        raise ArtifactError(f"popularity is {popularity.dtype} {list(popularity.shape)}, expected "
+                            f"float32 [{rows['items']}]", folder, file)
+    return out
+
+
+def _checked_csr(folder: Path, file: str, arrays: dict, prefix: str,
+                 want: tuple[int | None, int | None, str | None], sorted_rows: bool) -> sp.csr_matrix:
+    def bad(problem: str) -> ArtifactError:
+        return ArtifactError(f"{prefix}: {problem}", folder, file)
+
+    parts = {}
+    for part in _CSR_PARTS:
+        a = arrays.get(f"{prefix}.{part}")
+        if a is None:
+            raise bad(f"no {part}")
+        dtype = np.float32 if part == "data" else np.int64
+        if a.dtype != dtype or a.ndim != 1:
+            raise bad(f"{part} is {a.dtype} with {a.ndim} dimensions, expected 1-D {np.dtype(dtype)}")
+        parts[part] = a
+    shape, indptr, indices, data = (parts[p] for p in ("shape", "indptr", "indices", "data"))
+    if len(shape) != 2 or (shape < 0).any():
+        raise bad(f"shape {shape.tolist()} is not a matrix shape")
+    n_rows, n_cols = int(shape[0]), int(shape[1])
+    for got, expected, what, source in ((n_rows, want[0], "rows", want[2]),
+                                        (n_cols, want[1], "columns", "catalogue's vocabulary")):
+        if expected is not None and got != expected:
+            raise bad(f"{got} {what}, the {source} needs {expected}")
+    nnz = len(indices)
+    if len(indptr) != n_rows + 1 or indptr[0] != 0 or indptr[-1] != nnz or len(data) != nnz:
+        raise bad(f"indptr of {len(indptr)} entries ({indptr[:1].tolist()}..{indptr[-1:].tolist()}) "
+                  f"does not fit {n_rows} rows of {nnz} entries ({len(data)} values)")
+    if (np.diff(indptr) < 0).any():
+        raise bad("indptr decreases")
+    if nnz and (indices.min() < 0 or indices.max() >= n_cols):
+        raise bad(f"column indices {int(indices.min())}..{int(indices.max())} outside 0..{n_cols - 1}")
+    row_of = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(indptr))
+    if nnz > 1 and sorted_rows:
+        ascending = np.diff(indices) > 0
+        ascending |= row_of[1:] != row_of[:-1]  # a row may start below where the previous one ended
+        if not ascending.all():
+            raise bad("column indices not ascending within a row (unsorted or repeated)")
+    elif nnz > 1 and len(np.unique(row_of * n_cols + indices)) != nnz:
+        raise bad("a column index repeated within a row")
+    if not np.isfinite(data).all():
+        raise bad("values hold NaN or infinite numbers")
+    return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols), copy=False)
+
+
+def _strings(xs) -> bool:
+    return isinstance(xs, list) and all(isinstance(x, str) for x in xs)
+
+
+def _json_type(x) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+            type(None): "null"}.get(type(x), "a number")

@@ -36,4 +36,22 @@ class UnknownItemError(RecsysError, KeyError):
 
 
 class ArtifactError(RecsysError):
-    """A model folder that is missing, incomplete or of another format version."""
+    """A model folder that is missing, incomplete, corrupt or of another format version.
+
+    `str(exc)` names the folder by its full path and the file (for the command line);
+    `exc.public` only by the version's name and the file (what the HTTP API may show).
+    """
+
+    def __init__(self, problem: str, folder=None, file: str | None = None):
+        self.problem, self.folder, self.file = problem, folder, file
+        super().__init__(self._where(str(folder) if folder is not None else None))
+
+    @property
+    def public(self) -> str:
+        from pathlib import Path
+
+        return self._where(Path(self.folder).name if self.folder is not None else None)
+
+    def _where(self, folder: str | None) -> str:
+        where = "/".join(p for p in (folder, self.file) if p)
+        return f"{where}: {self.problem}" if where else self.problem

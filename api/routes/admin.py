@@ -26,10 +26,10 @@ from ..deps import AdminDep, JobsDep, SettingsDep, StoreDep
 from ..jobs import QueueFullError, TrainSpec
 from ..limits import field_error
 from ..model_store import held_out_ndcg
-from ..schemas import ActivateOut, ErrorOut, JobOut, TrainRequest, VersionsOut
+from ..schemas import ActivateOut, JobOut, TrainRequest, VersionsOut, error_responses
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[AdminDep],
-                   responses={s: {"model": ErrorOut} for s in (401, 403, 404)})
+                   responses=error_responses(401, 403, 404, 500))
 
 FILE_FIELDS = ("items", "interactions", "judgments", "probes", "schema")
 _TRAIN_BODY = {
@@ -45,8 +45,7 @@ _TRAIN_BODY = {
 
 
 @router.post("/train", status_code=202, response_model=JobOut, openapi_extra=_TRAIN_BODY,
-                    responses={413: {"model": ErrorOut}, 415: {"model": ErrorOut},
-                               422: {"model": ErrorOut}, 429: {"model": ErrorOut}})
+                    responses=error_responses(400, 413, 415, 422, 429))
 async def start_training(request: Request, settings: SettingsDep, jobs: JobsDep) -> JSONResponse:
     """Start a retrain as a background job; poll GET /admin/jobs/{id} for progress and outcome."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -83,27 +82,36 @@ async def get_job(job_id: str, jobs: JobsDep) -> dict:
 
 @router.get("/versions", response_model=VersionsOut)
 def versions(store: StoreDep) -> dict:
+    """Every version folder; a broken one has `ok: false` and a `problem` naming its file."""
     serving = store.current.version if store.current else None
     out = [{**v, "held_out_ndcg": held_out_ndcg(v), "serving": v["version"] == serving}
-           for v in list_versions(store.artifacts_dir)]
+           for v in store.versions()]
     return {"serving": serving, "versions": out}
 
 
 @router.post("/versions/{version}/activate", response_model=ActivateOut,
-             responses={409: {"model": ErrorOut}})
+             responses=error_responses(404, 409, 500))
 def activate(version: str, store: StoreDep, force: bool = False) -> dict:
     """Serve `version` (a rollback or a kept retrain). A version with a lower held-out NDCG@10
-    than the served one needs `force=true`."""
+    than the served one needs `force=true`. A broken version is refused (409, naming its file
+    and the problem) and the served model stays."""
+    try:
+        store.version_dir(version)
+    except ArtifactError as exc:
+        raise HTTPException(404, detail=exc.public) from None
     try:
         manifest = store.manifest_of(version)
+        serving = store.current
+        new, old = held_out_ndcg(manifest), held_out_ndcg(serving.manifest) if serving else None
+        if not force and serving is not None and new is not None and old is not None and new < old:
+            raise HTTPException(409, detail=f"{version} has held-out ndcg@10 {new:.4f}, below "
+                                            f"{old:.4f} of the served {serving.version}; add "
+                                            f"?force=true to serve it")
+        _, previous = store.activate(version)
     except ArtifactError as exc:
-        raise HTTPException(404, detail=str(exc)) from None
-    serving = store.current
-    new, old = held_out_ndcg(manifest), held_out_ndcg(serving.manifest) if serving else None
-    if not force and serving is not None and new is not None and old is not None and new < old:
-        raise HTTPException(409, detail=f"{version} has held-out ndcg@10 {new:.4f}, below {old:.4f} "
-                                        f"of the served {serving.version}; add ?force=true to serve it")
-    _, previous = store.activate(version)
+        raise HTTPException(409, detail=f"refused, still serving "
+                                        f"{store.current.version if store.current else 'nothing'}: "
+                                        f"{exc.public}") from None
     return {"serving": version, "previous": previous}
 
 

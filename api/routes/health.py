@@ -19,8 +19,8 @@ async def health() -> dict:
 async def ready(store: StoreDep):
     """200 once a model is loaded and served, 503 before (readiness)."""
     rec = store.current
-    if rec is not None:
-        return {"status": "ready", "model_version": rec.version}
+    if rec is not None:  # detail: what `current` names, when it was refused
+        return {"status": "ready", "model_version": rec.version, "detail": store.pointer_problem}
     status = "failed" if store.error else "loading"
     return JSONResponse(status_code=503, headers={"Retry-After": "5"},
                         content={"status": status, "model_version": None, "detail": store.error})

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from pathlib import PurePath
+from typing import Any
+
 from fastapi import APIRouter
 
 from recsys.facets import FACETS
@@ -17,6 +20,18 @@ async def get_model_info(rec: ModelDep, store: StoreDep) -> dict:
     return {
         "version": rec.version, "trained_at": m.get("trained_at"),
         "facets": m.get("facets", list(FACETS)), "n_items": rec.catalog.n_items,
-        "loaded_at": store.loaded_at or "", "data": m.get("data", {}), "metrics": m.get("metrics", {}),
+        "loaded_at": store.loaded_at or "", "data": public_paths(m.get("data", {})),
+        "metrics": m.get("metrics", {}),
         "config": m.get("config", {}), "training": m.get("training", {}),
     }
+
+
+def public_paths(obj: Any) -> Any:
+    """The manifest's data section with every file named by its base name: the server's folders
+    are nobody's business (the fingerprint says which data it was)."""
+    if isinstance(obj, dict):
+        return {k: PurePath(v).name if k in ("file", "path") and isinstance(v, str) else public_paths(v)
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [public_paths(v) for v in obj]
+    return obj

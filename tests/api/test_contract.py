@@ -372,3 +372,5 @@ def test_model(client, rec):
     assert body["data"]["items"]["fingerprint"].startswith("sha256:")
     assert body["metrics"]["held_out"]["model"]["ndcg@10"] >= 0
     assert body["trained_at"] and body["loaded_at"]
+    assert body["data"]["items"]["file"] == "items.csv"  # no server path
+    assert "/" not in str(body["data"])

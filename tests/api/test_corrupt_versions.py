@@ -1,0 +1,131 @@
+"""Broken model versions (tests/api/corrupt_versions.py) are refused, each with an error naming
+its file, by every way in: `load_version` and the command line's --model, admin activation and
+the `current` pointer watcher of a real server process, which stays up serving its model."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from recsys.artifact import load_version, set_current
+from recsys.errors import ArtifactError
+from training.cli import main
+
+from api_support import ADMIN_TOKEN, make_artifacts
+from corrupt_versions import CORRUPTIONS, make_corrupt
+from test_server import free_port, start, stop, wait_ready
+
+NAMES = sorted(CORRUPTIONS)
+AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+def test_the_corpus_is_big_enough():
+    assert len(CORRUPTIONS) >= 20
+
+
+@pytest.fixture(scope="module")
+def corpus(v1, tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("corrupt")
+    return {name: make_corrupt(v1, root, name) for name in NAMES}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_load_version_refuses_it_naming_the_file(corpus, name):
+    folder = corpus[name]
+    with pytest.raises(ArtifactError) as err:
+        load_version(folder)
+    file = CORRUPTIONS[name][1]
+    assert f"{folder.name}/{file}:" in err.value.public, err.value.public
+    assert str(folder.parent) not in err.value.public  # the public message has no server path
+    assert not (folder.parent / "PICKLE-WAS-EXECUTED").exists()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_command_line_refuses_it_in_one_line(corpus, name, capsys):
+    assert main(["recommend", "dress", "--model", str(corpus[name])]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err
+    assert CORRUPTIONS[name][1] in err
+
+
+@pytest.mark.parametrize("name", ["column index past the vocabulary", "a pickle instead of weights",
+                                  "manifest a list"])
+def test_the_command_line_process_survives_it(corpus, name):
+    """In a process of its own: an out-of-range index once was a segmentation fault."""
+    r = subprocess.run([sys.executable, "-m", "training.cli", "recommend", "dress", "--model",
+                        str(corpus[name])], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and CORRUPTIONS[name][1] in r.stderr
+
+
+def test_a_good_copy_still_loads(v1, tmp_path):
+    assert load_version(make_artifacts(tmp_path / "a", v1)).version == v1.name
+
+
+@pytest.fixture(scope="module")
+def server(v1, corpus, data_dir, tmp_path_factory):
+    """A real `recsys serve` on an artifacts folder of v1 and every broken version."""
+    tmp = tmp_path_factory.mktemp("corrupt-server")
+    artifacts = make_artifacts(tmp / "artifacts", v1, *corpus.values())
+    set_current(artifacts, v1.name)
+    port, log = free_port(), tmp / "server.log"
+    proc = start(["--host", "127.0.0.1", "--port", str(port)],
+                 {"RECSYS_ARTIFACTS_DIR": str(artifacts), "RECSYS_DATA_DIR": str(data_dir),
+                  "RECSYS_ADMIN_TOKEN": ADMIN_TOKEN, "RECSYS_WATCH_INTERVAL_S": "0.1"}, log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(base, proc, log, timeout=120)
+        with httpx.Client(base_url=base, timeout=30) as http:
+            yield http, proc, artifacts, log
+        stop(proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _still_serving(http, proc, v1) -> None:
+    assert proc.poll() is None, "the server died"
+    assert http.get("/ready").json()["model_version"] == v1.name
+    r = http.post("/recommend", json={"query": "red dress", "k": 3})
+    assert r.status_code == 200 and r.json()["model_version"] == v1.name
+
+
+def test_activation_refuses_each_with_409_naming_the_file(server, corpus, v1):
+    http, proc, artifacts, _ = server
+    for name in NAMES:
+        r = http.post(f"/admin/versions/{corpus[name].name}/activate?force=true", headers=AUTH)
+        assert r.status_code == 409, (name, r.status_code, r.text)
+        detail = r.json()["detail"]
+        assert f"{corpus[name].name}/{CORRUPTIONS[name][1]}:" in detail, (name, detail)
+        assert str(artifacts) not in detail and f"still serving {v1.name}" in detail
+        _still_serving(http, proc, v1)
+    listed = {v["version"]: v for v in http.get("/admin/versions", headers=AUTH).json()["versions"]}
+    assert listed[v1.name]["ok"] and listed[v1.name]["serving"]
+    for name in NAMES:
+        entry = listed[corpus[name].name]
+        assert not entry["ok"] and CORRUPTIONS[name][1] in entry["problem"], (name, entry)
+
+
+def test_the_pointer_watcher_refuses_each(server, corpus, v1):
+    http, proc, artifacts, log = server
+    for name in NAMES:
+        set_current(artifacts, corpus[name].name)
+        deadline = time.monotonic() + 10
+        while True:
+            ready = http.get("/ready").json()
+            if ready["detail"] and corpus[name].name in ready["detail"]:
+                break
+            assert time.monotonic() < deadline, (name, ready)
+            time.sleep(0.05)
+        assert ready["status"] == "ready" and CORRUPTIONS[name][1] in ready["detail"], (name, ready)
+        _still_serving(http, proc, v1)
+    set_current(artifacts, v1.name)
+    assert "Traceback" not in log.read_text()
