@@ -7,9 +7,11 @@ files under the data folder (RECSYS_DATA_DIR); a path that leads outside it is r
 
 from __future__ import annotations
 
-import shutil
-import tempfile
+import errno
+import os
+import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
@@ -18,12 +20,12 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
-from recsys.artifact import list_versions
+from recsys.artifact import TempDir
 from recsys.errors import ArtifactError
 
 from ..config import Settings
 from ..deps import AdminDep, JobsDep, SettingsDep, StoreDep
-from ..jobs import QueueFullError, TrainSpec
+from ..jobs import JobStateError, QueueFullError, TrainSpec
 from ..limits import field_error
 from ..model_store import held_out_ndcg
 from ..schemas import ActivateOut, JobOut, TrainRequest, VersionsOut, error_responses
@@ -53,15 +55,15 @@ async def start_training(request: Request, settings: SettingsDep, jobs: JobsDep)
         async with request.form(max_files=len(FILE_FIELDS), max_fields=10) as form:
             spec = await _spec_from_upload(form, settings)
     elif ctype in ("application/json", ""):
-        spec = _spec_from_data_dir(await _json_body(request), settings)
+        spec = await run_in_threadpool(_spec_from_data_dir, await _json_body(request), settings)
     else:
         raise HTTPException(
             415, detail="send JSON naming files under the data folder, or multipart/form-data")
     try:
         job = jobs.submit(spec)
     except QueueFullError as exc:
-        if spec.upload_dir:
-            shutil.rmtree(spec.upload_dir, ignore_errors=True)
+        if spec.upload is not None:
+            spec.upload.remove()
         raise HTTPException(429, detail=str(exc)) from None
     return JSONResponse(status_code=202, content=job.to_out(),
                         headers={"Location": f"/admin/jobs/{job.id}"})
@@ -76,7 +78,20 @@ async def list_jobs(jobs: JobsDep) -> list[dict]:
 async def get_job(job_id: str, jobs: JobsDep) -> dict:
     job = jobs.get(job_id)
     if job is None:
-        raise HTTPException(404, detail=f"no training job {job_id!r}")
+        raise HTTPException(404, detail=f"no training job {job_id[:40]!r}")
+    return job.to_out()
+
+
+@router.delete("/jobs/{job_id}", response_model=JobOut, responses=error_responses(409))
+async def cancel_job(job_id: str, jobs: JobsDep) -> dict:
+    """Cancel a queued job or stop a running one: its worker is killed, nothing it wrote is
+    kept, the served model stays. 409 for a job that has finished."""
+    try:
+        job = jobs.cancel(job_id)
+    except JobStateError as exc:
+        raise HTTPException(409, detail=str(exc)) from None
+    if job is None:
+        raise HTTPException(404, detail=f"no training job {job_id[:40]!r}")
     return job.to_out()
 
 
@@ -128,27 +143,85 @@ async def _json_body(request: Request) -> TrainRequest:
 
 
 def _spec_from_data_dir(req: TrainRequest, s: Settings) -> TrainSpec:
+    """The job's own copies of the named files, each checked on the descriptor it is read
+    from: a symlink swapped in after the check cannot lead the job outside the data folder."""
     named = {"items": req.items, "interactions": req.interactions, "judgments": req.judgments,
              "probes": req.probes, "schema": req.schema_file}
-    paths = {f: _inside_data_dir(s.data_dir, v, f) for f, v in named.items() if v is not None}
-    return TrainSpec(**paths, epochs=_epochs(req.epochs, s), seed=req.seed, threads=s.train_threads,
-                     force=req.force)
+    upload = _upload_dir(s)
+    try:
+        paths, public = {}, {}
+        for f, name in named.items():
+            if name is not None:
+                paths[f] = _copy_from_data_dir(s, name, f, upload.path / _name(f))
+                public[str(paths[f])] = name
+        return TrainSpec(**paths, epochs=_epochs(req.epochs, s), seed=req.seed,
+                         threads=s.train_threads, force=req.force, upload=upload,
+                         public_names={**public, str(upload.path): "upload"},
+                         memory_mb=s.train_memory_mb)
+    except BaseException:
+        upload.remove()
+        raise
 
 
-def _inside_data_dir(data_dir: Path, name: str, field: str) -> Path:
-    """`name` resolved under the data folder (symlinks followed); anything outside is refused."""
+def _upload_dir(s: Settings) -> TempDir:
+    s.artifacts_dir.mkdir(parents=True, exist_ok=True)
+    return TempDir(s.artifacts_dir, ".upload-")
+
+
+_OPEN_ERRORS = {errno.ENOENT: "no such file in the data folder", errno.ENOTDIR: "no such file in the data folder",
+                errno.ENAMETOOLONG: "a path component is over 255 characters",
+                errno.ELOOP: "too many symbolic links", errno.EACCES: "the file cannot be read"}
+
+
+def _copy_from_data_dir(s: Settings, name: str, field: str, dest: Path) -> Path:
+    """Open `name` under the data folder, check where the descriptor really leads (symlinks
+    followed) and copy it to `dest` from that descriptor; 403 for anything outside the folder."""
     if not name or "\x00" in name:
         raise field_error((field,), "a file name relative to the data folder")
-    base = data_dir.resolve()
+    base = s.data_dir.resolve()
     try:
-        path = (base / name).resolve()
-    except (OSError, RuntimeError, ValueError):
+        if not (base / name).resolve().is_relative_to(base):
+            raise HTTPException(403, detail=f"{field}: the path leads outside the data folder")
+        fd = os.open(base / name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise field_error((field,), _OPEN_ERRORS.get(exc.errno, "not a usable path")) from None
+    except (RuntimeError, ValueError):
         raise field_error((field,), "not a usable path") from None
-    if not path.is_relative_to(base):
-        raise HTTPException(403, detail=f"{field}: the path leads outside the data folder")
-    if not path.is_file():
-        raise field_error((field,), f"no file {name!r} in the data folder")
-    return path
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise field_error((field,), "not a file")
+    with os.fdopen(fd, "rb") as src:
+        if not Path(_opened_path(fd, base / name)).is_relative_to(base):
+            raise HTTPException(403, detail=f"{field}: the path leads outside the data folder")
+        return _copy_limited(src, dest, field, s)
+
+
+def _opened_path(fd: int, fallback: Path) -> str:
+    """The path a descriptor was opened at, as the kernel resolved it."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc: resolve again and make sure it is the same file
+        real = os.path.realpath(fallback)
+        same = os.path.samestat(os.fstat(fd), os.stat(real))
+        return real if same else "/"
+
+
+def _copy_limited(src: BinaryIO, dest: Path, field: str, s: Settings) -> Path:
+    """Copy `src` to `dest`: at most RECSYS_MAX_UPLOAD_BYTES bytes and RECSYS_MAX_TRAIN_ROWS rows
+    (lines after the header; a quoted line break counts too: the bound is safe)."""
+    size = lines = 0
+    with open(dest, "wb") as out:
+        while chunk := src.read(1 << 20):
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+            if size > s.max_upload_bytes:
+                raise HTTPException(413, detail=f"{field}: over {s.max_upload_bytes} bytes "
+                                                f"(RECSYS_MAX_UPLOAD_BYTES)")
+            if lines > s.max_train_rows + 1:
+                raise field_error((field,), f"more than {s.max_train_rows} rows "
+                                            f"(RECSYS_MAX_TRAIN_ROWS)")
+            out.write(chunk)
+    return dest
 
 
 async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
@@ -165,26 +238,26 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
     epochs = _form_int(form, "epochs", None, 1, s.max_train_epochs)
     seed = _form_int(form, "seed", 0, 0, 2**32 - 1)
     force = str(form.get("force", "false")).strip().lower() in ("1", "true", "yes", "on")
-    s.artifacts_dir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=".upload-", dir=s.artifacts_dir))
+    upload = await run_in_threadpool(_upload_dir, s)
     try:
-        paths = {f: await run_in_threadpool(_save, up, folder / _name(f)) for f, up in uploads.items()}
+        paths = {f: await run_in_threadpool(_save, up, upload.path / _name(f), f, s)
+                 for f, up in uploads.items()}
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        upload.remove()
         raise
+    public = {str(p): _name(f) for f, p in paths.items()}
     return TrainSpec(**paths, epochs=_epochs(epochs, s), seed=seed, threads=s.train_threads,
-                     force=force, upload_dir=folder)
+                     force=force, upload=upload, public_names={**public, str(upload.path): "upload"},
+                     memory_mb=s.train_memory_mb)
 
 
 def _name(field: str) -> str:
     return "schema.toml" if field == "schema" else f"{field}.csv"
 
 
-def _save(upload: UploadFile, dest: Path) -> Path:
+def _save(upload: UploadFile, dest: Path, field: str, s: Settings) -> Path:
     upload.file.seek(0)
-    with open(dest, "wb") as out:
-        shutil.copyfileobj(upload.file, out, 1 << 20)
-    return dest
+    return _copy_limited(upload.file, dest, field, s)
 
 
 def _form_int(form: FormData, field: str, default: int | None, lo: int, hi: int) -> int | None:
