@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -115,3 +116,74 @@ def test_the_console_script_reports_bad_input_too(tmp_path):
     assert out.returncode == 2
     assert out.stderr.strip() == f"error: {expected_message(bad)}"
     assert not (tmp_path / "art").exists()
+
+
+# ---- every failure is one line and exit code 2 ----------------------------------------------------
+
+
+def _one_line_error(err: str) -> None:
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
+
+
+def test_probes_with_other_columns_are_one_line(planted_artifacts, planted_paths, tmp_path, capsys):
+    probes = tmp_path / "probes.csv"
+    probes.write_text("query,token,head\nred dress,red,color\n")
+    code = main(["evaluate", "--model", str(planted_artifacts[0]), "--items", str(planted_paths["items"]),
+                 "--judgments", str(planted_paths["judgments"]), "--probes", str(probes)])
+    err = capsys.readouterr().err
+    assert code == 2
+    _one_line_error(err)
+    assert "probes.csv" in err and "word" in err and "facet" in err
+
+
+def test_an_unexpected_error_is_one_line(planted_artifacts, monkeypatch, capsys):
+    import recsys.artifact
+
+    def broken(path):
+        raise RuntimeError("something\nunexpected")
+
+    monkeypatch.setattr(recsys.artifact, "load_version", broken)
+    assert main(["recommend", "red", "--model", str(planted_artifacts[0])]) == 2
+    err = capsys.readouterr().err
+    _one_line_error(err)
+    assert "RuntimeError: something unexpected" in err
+
+
+def test_output_closed_early_is_no_traceback(planted_artifacts, planted_model):
+    item = planted_model.catalog.item_ids[0]
+    cmd = (f"{sys.executable} -m training.cli explain 'scarlet gown' {item} --model "
+           f"{planted_artifacts[0]} --json | head -c 10")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    out = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert len(out.stdout) == 10
+    assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr
+    assert out.returncode in (0, 2)
+
+
+def test_skipped_lines_are_printed(tmp_path, capsys):
+    items = tmp_path / "items.csv"
+    items.write_text((GOOD / "items.csv").read_text() + "A9,Shirt, with a comma,red\n")
+    code = main(["train", "--items", str(items), "--interactions", str(GOOD / "interactions.csv"),
+                 "--out", str(tmp_path / "art"), "--epochs", "1", "--on-bad-lines", "skip", "--json"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    lines = len((GOOD / "items.csv").read_text().splitlines()) + 1
+    assert f"skipped 1 line of {items}: {lines}" in err
+
+
+def test_a_broken_pipe_is_one_line(planted_artifacts, planted_model, monkeypatch, capsys):
+    class ClosedPipe(io.StringIO):
+        def write(self, s):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def fileno(self):
+            raise io.UnsupportedOperation("no descriptor")
+
+    item = planted_model.catalog.item_ids[0]
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    code = main(["explain", "scarlet gown", item, "--model", str(planted_artifacts[0]), "--json"])
+    err = capsys.readouterr().err
+    assert code == 2
+    _one_line_error(err)
+    assert "broken pipe" in err

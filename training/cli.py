@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import traceback
 from dataclasses import asdict
 from pathlib import Path
 
@@ -14,16 +16,47 @@ EXIT_BAD_INPUT = 2
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Every failure is one line on stderr and exit code 2 (130 when interrupted)."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
         return args.run(args) or 0
     except RecsysError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _fail(str(exc))
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `recsys explain ... --json | head`: the reader left early
+        _silence_stdout()
+        return _fail("the output was closed before it was all written (broken pipe)")
+    except MemoryError:
+        return _fail("out of memory")
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback with RECSYS_LOG_LEVEL=debug
+        if _debug():
+            traceback.print_exc()
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (RECSYS_LOG_LEVEL=debug shows "
+                     f"the traceback)")
+
+
+def _fail(message: str) -> int:
+    print("error: " + " ".join(message.split("\n")), file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit fails no more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _debug() -> bool:
+    try:
+        return _settings().log_level.lower() == "debug"
+    except Exception:  # noqa: BLE001 - settings that cannot be read are no reason for another error
+        return False
 
 
 def _settings():
@@ -119,11 +152,16 @@ def cmd_train(args) -> int:
     from training.render import print_metrics, progress_bar
     from training.train import TrainInputs, train
 
+    from training.evaluate_version import read_probes
+
+    if args.probes:
+        read_probes(args.probes)  # a DataError now, not a KeyError after training
     inputs = TrainInputs(args.items, args.interactions, args.schema, args.judgments, args.probes,
                          args.encoding, args.on_bad_lines)
     out = args.out or _settings().artifacts_dir
     with progress_bar("training") as on_step:
         result = train(inputs, out, TrainConfig(epochs=args.epochs, seed=args.seed), on_step)
+    _print_skipped(result.manifest.get("data", {}))
     if args.json:
         print(json.dumps({"version": result.version_dir.name, "path": str(result.version_dir),
                           "metrics": result.metrics}))
@@ -131,6 +169,17 @@ def cmd_train(args) -> int:
         print(f"new version {result.version_dir.name} at {result.version_dir}")
         print_metrics(result.metrics)
     return 0
+
+
+def _print_skipped(data: dict) -> None:
+    """`--on-bad-lines skip`: the lines left out, on stderr (the manifest keeps them too)."""
+    for name in ("items", "interactions"):
+        entry = data.get(name) or {}
+        lines = entry.get("skipped_lines") or []
+        if lines:
+            shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
+            print(f"skipped {len(lines)} line{'s' * (len(lines) != 1)} of {entry.get('file', name)}: "
+                  f"{shown}", file=sys.stderr)
 
 
 def cmd_evaluate(args) -> int:

@@ -8,6 +8,7 @@ import pandas as pd
 
 from recsys.artifact import load_version
 from recsys.dataio import Schema, fingerprint, read_items, read_judgments
+from recsys.errors import DataError
 from recsys.metrics import group_judgments
 from recsys.reindex import with_catalog
 
@@ -28,6 +29,25 @@ def evaluate_version(model: Path, items: Path, judgments: Path, probes: Path | N
     graded = group_judgments(jdf, index, source=str(judgments))
     report = evaluate_all(rec, graded, make_baselines(rec, None))
     if probes:
-        report["explanation_accuracy"] = explanation_accuracy(rec, pd.read_csv(probes))
+        report["explanation_accuracy"] = explanation_accuracy(rec, read_probes(probes))
     report["model_version"] = rec.version
     return report
+
+
+PROBE_COLUMNS = ("query", "word", "facet", "value")
+
+
+def read_probes(path: Path) -> pd.DataFrame:
+    """probes.csv (query, word, facet, value: which query word names which facet value), checked:
+    a DataError naming the file and what is missing, never a KeyError from deep inside."""
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise DataError(str(path), "no such file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+        raise DataError(str(path), f"not a readable CSV file: {str(exc).splitlines()[0][:200]}") from None
+    missing = [c for c in PROBE_COLUMNS if c not in df.columns]
+    if missing:
+        raise DataError(str(path), f"expected the columns {', '.join(PROBE_COLUMNS)}; missing "
+                                   f"{', '.join(missing)} (found {', '.join(map(str, df.columns))})")
+    return df
