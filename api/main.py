@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from recsys.artifact import remove_stale_temp
 from recsys.recommender import Recommender
 
-from . import errors
+from . import errors, openapi
 from .config import Settings, get_settings
 from .jobs import JobManager
 from .middleware import BodyLimitMiddleware, RequestContextMiddleware
@@ -40,6 +40,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.state.jobs = JobManager(store, telemetry, settings.max_queued_jobs)
     app.state.initial_model = recommender
     errors.install(app)
+    openapi.install(app, settings)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
