@@ -38,6 +38,9 @@ class Settings(BaseSettings):
         4096, ge=0, description="address space a training job may use, in MB (0 = no limit)")
     request_timeout_s: float = Field(
         5.0, gt=0, description="time budget of one scoring request; past it the answer is 503")
+    # scoring holds the GIL most of the time: more threads than cores only queue for it, and
+    # every one of them delays the event loop's turn (GET /health) by a switch interval
+    scoring_threads: int = Field(2, ge=1, description="requests scored at the same time")
     log_level: str = "info"
 
     # the default model `recsys serve` builds when there is none

@@ -9,6 +9,8 @@ from __future__ import annotations
 import secrets
 from typing import Annotated
 
+import anyio
+
 from fastapi import Depends, HTTPException, Request, Response
 
 from recsys.recommender import Recommender
@@ -29,6 +31,15 @@ async def get_store(request: Request) -> ModelStore:
 
 async def get_jobs(request: Request) -> JobManager:
     return request.app.state.jobs
+
+
+async def get_scoring(request: Request) -> anyio.CapacityLimiter:
+    """The limiter of the threads that score requests (made on first use, inside the loop)."""
+    limiter = getattr(request.app.state, "scoring", None)
+    if limiter is None:
+        limiter = request.app.state.scoring = anyio.CapacityLimiter(
+            request.app.state.settings.scoring_threads)
+    return limiter
 
 
 async def get_model(request: Request, response: Response) -> Recommender:
@@ -57,4 +68,5 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 StoreDep = Annotated[ModelStore, Depends(get_store)]
 JobsDep = Annotated[JobManager, Depends(get_jobs)]
 ModelDep = Annotated[Recommender, Depends(get_model)]
+ScoringDep = Annotated[anyio.CapacityLimiter, Depends(get_scoring)]
 AdminDep = Depends(require_admin)

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+import anyio
 import anyio.to_thread
 from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
@@ -64,13 +65,16 @@ def check_query(query: str, s: Settings) -> None:
 T = TypeVar("T")
 
 
-async def within_budget(fn: Callable[..., T], *args, s: Settings) -> T:
-    """`fn(*args)` in a worker thread, so the event loop keeps answering (GET /health among
-    others) while it runs; past `request_timeout_s` the client gets a 503 and the thread's result
-    is dropped (the inputs' limits keep one request to milliseconds: this is the backstop)."""
+async def within_budget(fn: Callable[..., T], *args, s: Settings,
+                        limiter: anyio.CapacityLimiter | None = None) -> T:
+    """`fn(*args)` in a worker thread (one of `limiter`'s), so the event loop keeps answering
+    (GET /health among others) while it runs; past `request_timeout_s`, waiting for a thread
+    included, the client gets a 503 and the thread's result is dropped (the inputs' limits keep
+    one request to milliseconds: this is the backstop)."""
     try:
         return await asyncio.wait_for(
-            anyio.to_thread.run_sync(lambda: fn(*args), abandon_on_cancel=True), s.request_timeout_s)
+            anyio.to_thread.run_sync(lambda: fn(*args), abandon_on_cancel=True, limiter=limiter),
+            s.request_timeout_s)
     except TimeoutError:
         raise HTTPException(503, detail=f"the request took longer than its time budget of "
                                         f"{s.request_timeout_s:g} s", headers={"Retry-After": "1"}) from None

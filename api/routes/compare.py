@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from recsys.recommender import Recommender
 
-from ..deps import ModelDep, SettingsDep
+from ..deps import ModelDep, ScoringDep, SettingsDep
 from ..limits import check_compare, within_budget
 from ..schemas import SCORING_RESPONSES, CompareOut, CompareRequest, as_json
 
@@ -14,10 +14,11 @@ router = APIRouter(tags=["explain"])
 
 
 @router.post("/compare", response_model=CompareOut, responses=SCORING_RESPONSES)
-async def compare(req: CompareRequest, rec: ModelDep, settings: SettingsDep) -> Response:
+async def compare(req: CompareRequest, rec: ModelDep, settings: SettingsDep,
+                  scoring: ScoringDep) -> Response:
     """Why `item_a` and `item_b` score differently for a query, head by head."""
     check_compare(req, settings)
-    return await within_budget(_compare, req, rec, s=settings)
+    return await within_budget(_compare, req, rec, s=settings, limiter=scoring)
 
 
 def _compare(req: CompareRequest, rec: Recommender) -> Response:

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from recsys.recommender import Recommender
 
-from ..deps import ModelDep, SettingsDep
+from ..deps import ModelDep, ScoringDep, SettingsDep
 from ..limits import check_explain, within_budget
 from ..schemas import SCORING_RESPONSES, ExplainOut, ExplainRequest, as_json
 
@@ -14,11 +14,12 @@ router = APIRouter(tags=["explain"])
 
 
 @router.post("/explain", response_model=ExplainOut, responses=SCORING_RESPONSES)
-async def explain(req: ExplainRequest, rec: ModelDep, settings: SettingsDep) -> Response:
+async def explain(req: ExplainRequest, rec: ModelDep, settings: SettingsDep,
+                  scoring: ScoringDep) -> Response:
     """Why one item scores what it does: per head, its attributes (and the no-match slot), one
     row of attention weights per query token over them, and the score change when an attribute is erased."""
     check_explain(req, settings)
-    return await within_budget(_explain, req, rec, s=settings)
+    return await within_budget(_explain, req, rec, s=settings, limiter=scoring)
 
 
 def _explain(req: ExplainRequest, rec: Recommender) -> Response:

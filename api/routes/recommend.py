@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from recsys.recommender import Recommender
 
-from ..deps import ModelDep, SettingsDep
+from ..deps import ModelDep, ScoringDep, SettingsDep
 from ..limits import check_recommend, within_budget
 from ..schemas import SCORING_RESPONSES, RecommendOut, RecommendRequest, recommend_json
 
@@ -14,7 +14,8 @@ router = APIRouter(tags=["recommend"])
 
 
 @router.post("/recommend", response_model=RecommendOut, responses=SCORING_RESPONSES)
-async def recommend(req: RecommendRequest, rec: ModelDep, settings: SettingsDep) -> Response:
+async def recommend(req: RecommendRequest, rec: ModelDep, settings: SettingsDep,
+                    scoring: ScoringDep) -> Response:
     """Rank the catalogue (or the `candidates`) for a query, with per-head explanations.
 
     Each item's `score` is exactly `explanation.prior` plus the sum of its heads' contributions.
@@ -23,7 +24,7 @@ async def recommend(req: RecommendRequest, rec: ModelDep, settings: SettingsDep)
     # 0.3 ms at 100k items, but a query of new words costs more (0.4 ms a word on Home Depot),
     # and on the event loop that would hold up every other client, /health included.
     check_recommend(req, settings)
-    return await within_budget(_recommend, req, rec, s=settings)
+    return await within_budget(_recommend, req, rec, s=settings, limiter=scoring)
 
 
 def _recommend(req: RecommendRequest, rec: Recommender) -> Response:

@@ -20,7 +20,7 @@ from training.cli import main
 
 from api_support import ADMIN_TOKEN, make_artifacts
 from corrupt_versions import CORRUPTIONS, make_corrupt
-from test_server import free_port, start, stop, wait_ready
+from test_server import running, stop, wait_ready
 
 NAMES = sorted(CORRUPTIONS)
 AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -75,20 +75,14 @@ def server(v1, corpus, data_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("corrupt-server")
     artifacts = make_artifacts(tmp / "artifacts", v1, *corpus.values())
     set_current(artifacts, v1.name)
-    port, log = free_port(), tmp / "server.log"
-    proc = start(["--host", "127.0.0.1", "--port", str(port)],
-                 {"RECSYS_ARTIFACTS_DIR": str(artifacts), "RECSYS_DATA_DIR": str(data_dir),
-                  "RECSYS_ADMIN_TOKEN": ADMIN_TOKEN, "RECSYS_WATCH_INTERVAL_S": "0.1"}, log)
-    base = f"http://127.0.0.1:{port}"
-    try:
+    log = tmp / "server.log"
+    env = {"RECSYS_ARTIFACTS_DIR": str(artifacts), "RECSYS_DATA_DIR": str(data_dir),
+           "RECSYS_ADMIN_TOKEN": ADMIN_TOKEN, "RECSYS_WATCH_INTERVAL_S": "0.1"}
+    with running([], env, log) as (base, proc):
         wait_ready(base, proc, log, timeout=120)
         with httpx.Client(base_url=base, timeout=30) as http:
             yield http, proc, artifacts, log
         stop(proc, log)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def _still_serving(http, proc, v1) -> None:

@@ -17,7 +17,7 @@ from recsys.artifact import TempDir, current_version, remove_stale_temp
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 from test_admin import AUTH, version_dirs, wait_job
-from test_server import free_port, start, stop, wait_ready
+from test_server import running, stop, wait_ready
 
 DATA_JOB = {"items": "shop/items.csv", "interactions": "shop/interactions.csv"}
 
@@ -170,13 +170,10 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_sigkill_of_the_server_leaves_no_worker_and_no_leftovers(tmp_path, v1, data_dir):
-    artifacts = make_artifacts(tmp_path / "artifacts", v1)
-    port, log = free_port(), tmp_path / "server.log"
+    artifacts, log = make_artifacts(tmp_path / "artifacts", v1), tmp_path / "server.log"
     env = {"RECSYS_ARTIFACTS_DIR": str(artifacts), "RECSYS_DATA_DIR": str(data_dir),
            "RECSYS_ADMIN_TOKEN": ADMIN_TOKEN}
-    base = f"http://127.0.0.1:{port}"
-    proc = start(["--host", "127.0.0.1", "--port", str(port)], env, log)
-    try:
+    with running([], env, log) as (base, proc):
         wait_ready(base, proc, log, timeout=120)
         with httpx.Client(base_url=base, timeout=30, headers=AUTH) as http:
             job_id = http.post("/admin/train", json={**DATA_JOB, "epochs": 50}).json()["id"]
@@ -195,18 +192,9 @@ def test_sigkill_of_the_server_leaves_no_worker_and_no_leftovers(tmp_path, v1, d
         while any(_alive(p) for p in workers):
             assert time.monotonic() < deadline, f"workers still running: {workers}"
             time.sleep(0.1)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     leftovers = {p.name for p in artifacts.iterdir() if p.name.startswith(".")}
     assert any(n.startswith(".staging-") for n in leftovers), leftovers  # what the kill left
-    proc = start(["--host", "127.0.0.1", "--port", str(port)], env, log)
-    try:
+    with running([], env, log) as (base, proc):
         assert wait_ready(base, proc, log, timeout=120)["model_version"] == v1.name
         assert {p.name for p in artifacts.iterdir()} == {v1.name, "current"}
         stop(proc, log)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -60,18 +62,26 @@ def stop(proc: subprocess.Popen, log: Path) -> None:
     assert '"msg": "service stopped"' in log.read_text()
 
 
-@pytest.fixture
-def server(tmp_path, v1, data_dir):
-    artifacts = make_artifacts(tmp_path / "artifacts", v1)
-    port, log = free_port(), tmp_path / "server.log"
-    proc = start(["--host", "127.0.0.1", "--port", str(port), "--model", str(artifacts)],
-                 {"RECSYS_DATA_DIR": str(data_dir)}, log)
+@contextlib.contextmanager
+def running(args: list[str], env: dict, log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`recsys serve ARGS` on a free port of 127.0.0.1: (base URL, process); killed at the end
+    if it still runs."""
+    port = free_port()
+    proc = start(["--host", "127.0.0.1", "--port", str(port), *args], env, log)
     try:
-        yield f"http://127.0.0.1:{port}", proc, log
+        yield f"http://127.0.0.1:{port}", proc
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture
+def server(tmp_path, v1, data_dir):
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    log = tmp_path / "server.log"
+    with running(["--model", str(artifacts)], {"RECSYS_DATA_DIR": str(data_dir)}, log) as (base, proc):
+        yield base, proc, log
 
 
 def test_real_server(server, v1):
