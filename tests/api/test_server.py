@@ -153,3 +153,25 @@ def test_only_a_default_model_of_an_older_format_is_retrained(tmp_path, fmt, ite
     (tmp_path / "artifacts" / "current").write_text("v1")
     settings = Settings(artifacts_dir=tmp_path / "artifacts", default_data_dir=tmp_path / "default-data")
     assert _stale_default(settings) is stale
+
+
+def test_serve_with_current_on_a_broken_manifest_reports_it(tmp_path, v1):
+    """No traceback: the service comes up, /ready answers 503 naming the file and the problem."""
+    artifacts, log = make_artifacts(tmp_path / "artifacts", v1), tmp_path / "server.log"
+    (artifacts / v1.name / "manifest.json").write_text('{"format": 3, "config": ')
+    with running([], {"RECSYS_ARTIFACTS_DIR": str(artifacts)}, log) as (base, proc):
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                r = httpx.get(f"{base}/ready", timeout=1)
+                if r.json()["status"] == "failed":
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()[-2000:]
+            time.sleep(0.1)
+        assert r.status_code == 503
+        assert r.json()["detail"].startswith(f"{v1.name}/manifest.json: not valid JSON")
+        assert str(artifacts) not in r.json()["detail"]
+        stop(proc, log)
+    assert "Traceback" not in log.read_text()
