@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from .errors import NotFittedError
 from .index import fast_top_k
-from .tokenize import match_keys
+from .tokenize import content_keys, match_keys
 
 INTERACTION_COLUMNS = ("query", "item_id_idx", "label")
 
@@ -90,7 +90,8 @@ def _check_interactions(interactions: pd.DataFrame | None, n_items: int, who: st
 
 
 class BM25Ranker(_Base):
-    """Okapi BM25 (bm25s, Lucene variant) over the item texts, stemmed on both sides."""
+    """Okapi BM25 (bm25s, Lucene variant) over the item texts, Snowball-stemmed on both sides,
+    English stop words dropped (`tokenize.STOPWORDS`)."""
 
     name = "bm25"
 
@@ -100,7 +101,7 @@ class BM25Ranker(_Base):
 
     def fit(self, item_texts: list[str], interactions: pd.DataFrame | None = None) -> BM25Ranker:
         n_items = _check_items(item_texts)
-        corpus = [match_keys(text) for text in item_texts]
+        corpus = [content_keys(text) for text in item_texts]
         self.retriever_ = None
         self.vocab_: dict[str, int] = {}
         if any(corpus):  # bm25s cannot index a catalogue without a single token
@@ -112,7 +113,7 @@ class BM25Ranker(_Base):
 
     def score(self, query: str) -> np.ndarray:
         self._check_fitted()
-        tokens = [t for t in match_keys(query) if t in self.vocab_]
+        tokens = [t for t in content_keys(query) if t in self.vocab_]
         if not tokens:  # also an empty query: bm25s would fail on an empty token list
             return np.zeros(self.n_items_, dtype=np.float32)
         return self.retriever_.get_scores(tokens).astype(np.float32, copy=False)

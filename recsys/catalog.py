@@ -11,8 +11,10 @@ too: "Crimson" in a title gives `color: red` (key "title"), "Stainless Steel" gi
 preferred over what a description gives. Extracted attributes are not added to `texts`, which keeps
 the item's own words for the lexical baseline.
 
-Finally, title words and the first MAX_DESCRIPTION_WORDS distinct words of the description feed
-the `other` facet unless they repeat one of the item's own attribute values (or an earlier word).
+Finally, title words and every distinct word of the description feed the `other` facet (keys
+"title" and "description") unless they are stop words or repeat one of the item's own attribute
+values (or an earlier word): the model then matches what BM25 matches, and the description's
+words learn their own weight against the title's (`FacetHead.source_bias`).
 """
 
 from __future__ import annotations
@@ -28,18 +30,13 @@ from .errors import UnknownItemError
 from .facets import FACETS, RESERVED_COLUMNS, facet_for_column
 from .gc_pause import paused_gc
 from .lexicon import Lexicon, LexiconConfig
-from .tokenize import match_key, words
+from .tokenize import STOPWORDS, match_key, words
 
 MULTI_VALUE_SEPARATOR = "|"
-MAX_ATTRIBUTES_PER_FACET = 48
-MAX_DESCRIPTION_WORDS = 24  # distinct description words per item, the first ones
+MAX_ATTRIBUTES_PER_FACET = 256  # a bound on work per item, far above a title's words
 _CATEGORICAL_NUMERIC_LIMIT = 10  # a numeric column with this few distinct values stays categorical
 _NUMERIC_SHARE = 0.98  # of the non-empty cells that must be numbers for a column to be numeric
 _N_BUCKETS = 5
-STOPWORDS = frozenset(
-    "a an and the for with of in on to by from at or as is it its this that these those into "
-    "your our my his her their & + - x".split()
-)
 
 
 @dataclass(frozen=True)
@@ -346,27 +343,22 @@ class _CatalogBuilder:
                 found |= here
 
     def _add_titles(self) -> None:
-        """Title words, then the first description words, feed `other` (keys "title" and
-        "description"), each word once per item and none that repeats one of the item's own
-        attribute values: the model can then match what BM25 matches, and learn that a word in
-        the description is worth less than one in the title."""
+        """Title words, then the description's, feed `other` (keys "title" and "description"),
+        each word once per item and none that repeats one of the item's own attribute values."""
         title_mapped = facet_for_column("title", self.overrides) is not None
         descs = self.items["description"].astype(str).tolist() if "description" in self.items.columns else None
         for i, title in enumerate(self.items["title"].tolist()):
             own = {k for f in FACETS for a_idx in self.rows[f][i] for k in self.keys[f][a_idx]}
             title_words = words(title)
-            sources = [] if title_mapped else [("title", title_words, len(title_words))]
+            sources = [] if title_mapped else [("title", title_words)]
             if descs is not None:
-                sources.append(("description", words(descs[i]), MAX_DESCRIPTION_WORDS))
-            for key, found, limit in sources:
-                added = 0
+                sources.append(("description", words(descs[i])))
+            for key, found in sources:
                 for w in found:
                     k = match_key(w)
-                    if added >= limit:
-                        break
                     if w not in STOPWORDS and k not in own:
                         own.add(k)
-                        added += self.add(i, Attribute("other", key, w))
+                        self.add(i, Attribute("other", key, w))
 
     def _texts(self, vocab, item_attrs) -> list[str]:
         descs = self.items["description"].tolist() if "description" in self.items.columns else None

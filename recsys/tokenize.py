@@ -20,6 +20,15 @@ _STEMMER = snowballstemmer.stemmer("english")
 _STEMMER_LOCK = threading.Lock()  # the snowball stemmer keeps the current word on itself
 
 
+# Words that carry nothing in a product search: they never match in any head, a query made of
+# them matches nothing, and BM25 drops them too. English function words (bm25s' English list and
+# a few more a catalogue's titles are full of), compared in lower case before stemming.
+STOPWORDS = frozenset(
+    "a an and are as at be but by for from if in into is it its no not of on or our such that "
+    "the their then there these they this those to was will with your my his her & + - x".split()
+)
+
+
 def _fold(text: str) -> str:
     if text.isascii():  # nothing to fold: the common case, spared a pass per character
         return text.lower()
@@ -43,3 +52,8 @@ def match_key(word: str) -> str:
 
 def match_keys(text: str) -> list[str]:
     return [match_key(w) for w in words(text)]
+
+
+def content_keys(text: str) -> list[str]:
+    """Match keys of the words of `text` that are not stop words: what BM25 indexes."""
+    return [match_key(w) for w in words(text) if w not in STOPWORDS]

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .tokenize import match_key, words
+from .tokenize import STOPWORDS, match_key, words
 
 NGRAM_SLOTS = 16  # character n-grams kept per word; longer words keep their first ones
 MAX_QUERY_TOKENS = 16
@@ -52,10 +52,12 @@ class QueryToken(NamedTuple):  # a tuple: every query makes a few, and tuples ar
 
 
 def query_tokens(query: str) -> list[QueryToken]:
-    """Distinct words of a query, in order, at most MAX_QUERY_TOKENS."""
+    """Distinct words of a query that are not stop words, in order, at most MAX_QUERY_TOKENS."""
     seen: set[str] = set()
     out: list[QueryToken] = []
     for w in words(query):
+        if w in STOPWORDS:
+            continue
         k = match_key(w)
         if k not in seen:
             seen.add(k)

@@ -237,10 +237,12 @@ def test_description_words_feed_other_after_the_title_words():
         "description:breathable", "description:washable", "description:again"]
 
 
-def test_description_words_stop_at_the_limit():
-    from recsys.catalog import MAX_DESCRIPTION_WORDS
+def test_every_description_word_counts_up_to_the_per_item_bound():
+    """No cut after the first few description words: a word at the end of a long description
+    matches too; only the bound on work per item (MAX_ATTRIBUTES_PER_FACET) stops them."""
+    from recsys.catalog import MAX_ATTRIBUTES_PER_FACET
 
-    many = " ".join(f"word{i}x" for i in range(MAX_DESCRIPTION_WORDS + 10))
+    many = " ".join(f"word{i}x" for i in range(MAX_ATTRIBUTES_PER_FACET + 10))
     cat = Catalog.build(pd.DataFrame({"item_id": ["a"], "title": ["Hat"], "description": [many]}))
     described = [x for x in labels(cat, "a")["other"] if x.startswith("description:")]
-    assert described == [f"description:word{i}x" for i in range(MAX_DESCRIPTION_WORDS)]
+    assert described == [f"description:word{i}x" for i in range(MAX_ATTRIBUTES_PER_FACET - 1)]
