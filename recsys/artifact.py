@@ -44,7 +44,7 @@ from .model import FacetScorer, ModelConfig
 from .recommender import Recommender
 from .words import WordTable
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # 4: BM25 start (source_bias, BM25 IDF and mean count buffers)
 CURRENT_POINTER = "current"
 _FILES = ("manifest.json", "model.safetensors", "arrays.safetensors", "catalog.json", "words.json")
 VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
 from .catalog import Catalog
@@ -64,21 +65,61 @@ class Featurizer:
             self._specificity = spec
         return self._specificity
 
+    def attribute_df(self, facet: str) -> np.ndarray:
+        """(V,) float64 how many items have the attribute or another of the facet with the same
+        match keys: "title:clocks", "title:clock" and "description:clock" are one term to BM25,
+        so they share one document frequency (split by surface form, the rarer spelling would
+        look more specific than the word it spells)."""
+        cache = self.__dict__.setdefault("_df", {})
+        if facet not in cache:
+            vocab, x = self.catalog.vocab[facet], self.catalog.item_attrs[facet]
+            terms: dict[tuple[str, ...], int] = {}
+            term_of = np.array([terms.setdefault(a.match_keys, len(terms)) for a in vocab], dtype=np.int64)
+            group = sp.csr_matrix((np.ones(len(vocab), dtype=np.float32), (np.arange(len(vocab)), term_of)),
+                                  shape=(len(vocab), len(terms)))
+            per_term = (x @ group).tocsc()  # (n_items, n_terms)
+            per_term.data[:] = 1.0
+            term_df = np.asarray(per_term.sum(axis=0)).ravel() if len(terms) else np.zeros(0)
+            cache[facet] = term_df[term_of].astype(np.float64)
+        return cache[facet]
+
     def attribute_idf(self, facet: str) -> np.ndarray:
-        """(V,) float32 inverse document frequency of each attribute, scaled to [0, 1]: 0 when
-        every item has it, 1 when none does."""
-        counts = np.asarray(self.catalog.item_attrs[facet].sum(axis=0)).ravel()
-        n = self.catalog.n_items
+        """(V,) float32 inverse document frequency of each attribute's term (`attribute_df`),
+        scaled to [0, 1]: 0 when every item has it, 1 when none does."""
+        counts, n = self.attribute_df(facet), self.catalog.n_items
         return (np.log((n + 1.0) / (counts + 1.0)) / np.log(n + 1.0)).astype(np.float32)
 
-    # ---- model structure ----------------------------------------------------------------------
+    def attribute_bm25_idf(self, facet: str) -> np.ndarray:
+        """(V,) float32 BM25's (Lucene's) IDF of each attribute's term, log(1 + (N - df + 0.5) /
+        (df + 0.5)), divided by twice its mean over all facets' attribute occurrences: a typical
+        match is worth 0.5 in every catalogue, so the ranking loss trains at the same sharpness
+        whatever the catalogue's size (the ranking itself is unchanged by a common factor)."""
+        return (self._raw_bm25_idf(facet) / self._bm25_unit()).astype(np.float32)
 
-    def attribute_buffers(self) -> tuple[dict, dict, dict, dict]:
+    def _raw_bm25_idf(self, facet: str) -> np.ndarray:
+        df, n = self.attribute_df(facet), self.catalog.n_items
+        return np.log1p((n - df + 0.5) / (df + 0.5))
+
+    def _bm25_unit(self) -> float:
+        counts = {f: np.asarray(self.catalog.item_attrs[f].sum(axis=0)).ravel() for f in FACETS}
+        weighted = sum(float((counts[f] * self._raw_bm25_idf(f)).sum()) for f in FACETS)
+        occurrences = sum(float(counts[f].sum()) for f in FACETS)
+        return 2.0 * weighted / occurrences if weighted > 0 else 1.0
+
+    def attribute_mean_count(self, facet: str) -> np.ndarray:
+        """() float32 mean number of attributes of the facet over the items that have any (BM25's
+        average document length, per head; items without any never match in the head)."""
+        counts = np.diff(self.catalog.item_attrs[facet].indptr)
+        having = counts[counts > 0]
+        return np.float32(having.mean() if len(having) else 1.0)
+
+    def attribute_buffers(self) -> tuple[dict, ...]:
         """Per facet: word buckets of each attribute's value words (V, W), -1 padded; the bucket
-        of its key (V,); (V, 1) whether it has enough items to learn a vector of its own; and
-        its inverse document frequency scaled to [0, 1] (V,)."""
+        of its key (V,); (V, 1) whether it has enough items to learn a vector of its own; its
+        inverse document frequency scaled to [0, 1] (V,); its BM25 IDF (V,); and the mean
+        attribute count per item (), in `FacetScorer`'s argument order."""
         w_max = self.cfg.words_per_attribute
-        attr_words, attr_keys, learnable, idf = {}, {}, {}, {}
+        attr_words, attr_keys, learnable, idf, bm25_idf, mean_count = {}, {}, {}, {}, {}, {}
         for f in FACETS:
             vocab = self.catalog.vocab[f]
             table = np.full((len(vocab), w_max), -1, dtype=np.int64)
@@ -92,7 +133,9 @@ class Featurizer:
             common = (counts >= self.cfg.min_items_per_attribute).astype(np.float32)
             learnable[f] = torch.from_numpy(common).unsqueeze(1)
             idf[f] = torch.from_numpy(self.attribute_idf(f))
-        return attr_words, attr_keys, learnable, idf
+            bm25_idf[f] = torch.from_numpy(self.attribute_bm25_idf(f))
+            mean_count[f] = torch.tensor(float(self.attribute_mean_count(f)))
+        return attr_words, attr_keys, learnable, idf, bm25_idf, mean_count
 
     def _bucket(self, key: str) -> int:
         """An attribute word's own bucket (attribute words are always trained with their item)."""

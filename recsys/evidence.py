@@ -2,8 +2,12 @@
 
 Two kinds, both inputs to the attention logits (so explanations stay attention weights):
 - exact: the query word's stem is one of the attribute value's word stems;
-- association: positive pointwise mutual information between a word in the query and an
-  attribute of the chosen item, from training interactions. It is what a click-association
+- association: how far choosing an item with the attribute, when the query has the word, is
+  from chance to certain, from training interactions: (p(a | w) - p(a)) / (1 - p(a)), 0 when
+  the word tells nothing about the attribute, 1 when every chosen item has it. On the same 0..1
+  scale as an exact match, so "scarlet" that shoppers always answer with red items starts as
+  strong a match for `red` as the word "red" itself (PMI, log p(a | w) / p(a), cannot: it is
+  at most log 4 for a colour a quarter of the items have). It is what a click-association
   model knows, handed to the heads as evidence they learn how far to trust.
 """
 
@@ -19,8 +23,7 @@ from .facets import FACETS
 from .words import WordTable, query_tokens
 
 ASSOC_PSEUDO_COUNT = 5.0
-ASSOC_CAP = 6.0
-ASSOC_SHRINK = 3.0  # PMI is scaled by n / (n + ASSOC_SHRINK): a few clicks are weak evidence
+ASSOC_SHRINK = 3.0  # scaled by n / (n + ASSOC_SHRINK): a few clicks are weak evidence
 ASSOC_MIN_ITEMS = 3  # attributes of fewer items would let the evidence memorise single items
 
 
@@ -152,7 +155,8 @@ def build_association(
     item_idx: np.ndarray,
     mass: np.ndarray,
 ) -> dict[str, sp.csr_matrix]:
-    """PPMI(word, attribute) over positive interactions; `mass` = label x weight per row (> 0)."""
+    """Association of each (word, attribute) over positive interactions, 0..1 (the module's
+    docstring); `mass` = label x weight per row (> 0)."""
     positive = mass > 0
     q_words = query_word_matrix([q for q, p in zip(queries, positive) if p], table)
     mass, items = mass[positive].astype(np.float32), item_idx[positive]
@@ -170,12 +174,13 @@ def build_association(
         cond = (counts.data + ASSOC_PSEUDO_COUNT * p_attr[counts.col]) / (
             word_mass[counts.row] + ASSOC_PSEUDO_COUNT
         )
-        pmi = np.clip(np.log(cond / p_attr[counts.col]), 0.0, ASSOC_CAP)
-        pmi *= counts.data / (counts.data + ASSOC_SHRINK)
+        p = p_attr[counts.col]
+        lift = np.clip((cond - p) / (1.0 - p + 1e-9), 0.0, 1.0)
+        lift *= counts.data / (counts.data + ASSOC_SHRINK)
         items_with = np.asarray(x_all.sum(axis=0)).ravel()
-        keep = (pmi > 0) & (items_with[counts.col] >= ASSOC_MIN_ITEMS)
+        keep = (lift > 0) & (items_with[counts.col] >= ASSOC_MIN_ITEMS)
         m = sp.csr_matrix(
-            (pmi[keep].astype(np.float32), (counts.row[keep], counts.col[keep])),
+            (lift[keep].astype(np.float32), (counts.row[keep], counts.col[keep])),
             shape=counts.shape,
         )
         m.sort_indices()

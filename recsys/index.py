@@ -191,11 +191,14 @@ class ScoringIndex:
         catalog = featurizer.catalog
         self.n_items = n = catalog.n_items
         self.tables: dict[str, FacetTables] = {}
-        self._length_weight = {f: float(model.heads[f].length_weight.detach()) for f in FACETS}
+        # BM25's length normalisation of the no-match slot, per head: (b, mean attribute count)
+        self._length_norm = {f: (float(model.heads[f].length_b().detach()),
+                                 float(getattr(model, f"attr_mean_count_{f}"))) for f in FACETS}
+        biases = {}
         prior = np.zeros(n, dtype=np.float32)
         with torch.no_grad():
             for f in FACETS:
-                keys, values, attr_prior = model.head_tables(f)
+                keys, values, attr_prior, biases[f] = model.head_tables(f)
                 x = catalog.item_attrs[f]
                 sets, item_set = _distinct_rows(x)
                 counts = np.maximum(np.diff(sets.indptr), 1)
@@ -203,12 +206,12 @@ class ScoringIndex:
                 self.tables[f] = FacetTables(keys, values.numpy(), sets, item_set, set_prior)
                 prior += set_prior[item_set]
         self.prior = prior  # (n_items,)
-        self._fold_query_tables()
+        self._fold_query_tables(biases)
         self._fold_item_tables()
 
     # ---- build ---------------------------------------------------------------------------------
 
-    def _fold_query_tables(self) -> None:
+    def _fold_query_tables(self, biases: dict[str, torch.Tensor]) -> None:
         """Per-query work as a few whole-vocabulary numpy operations."""
         m, cfg = self.model, self.model.cfg
         ev = self.featurizer.evidence
@@ -238,7 +241,7 @@ class ScoringIndex:
                 nm_specific[h] = float(head.specific_weight)
                 w_exact[lo:hi], w_assoc[lo:hi], w_near[lo:hi] = head.evidence_weight.numpy()
                 w_rare[lo:hi] = float(head.rare_weight) * getattr(m, f"attr_idf_{f}").numpy()
-                bias[lo:hi] = float(head.match_bias)
+                bias[lo:hi] = biases[f].numpy()
         self._proj = proj.astype(np.float32)  # (D, sum V + H)
         self._nm_bias, self._w_exact, self._w_assoc, self._bias = nm_bias, w_exact, w_assoc, bias
         self._nm_specific = nm_specific
@@ -314,9 +317,11 @@ class ScoringIndex:
 
     def slot_multiplicity(self, facet: str, n_attributes: np.ndarray) -> np.ndarray:
         """How many slots the no-match alternative counts as for items with `n_attributes`
-        attributes in `facet`: max(n, 1) ** length_weight (`FacetHead.slot_log_count`)."""
+        attributes in `facet`: 1 - b + b * max(n, 1) / mean (`FacetHead.slot_log_count`, in
+        numpy: explanations call it per request)."""
+        b, mean = self._length_norm[facet]
         n = np.maximum(np.asarray(n_attributes, dtype=np.float64), 1.0)
-        return n ** self._length_weight[facet]
+        return 1.0 - b + b * n / mean
 
     def clear_caches(self) -> None:
         """Forget every per-word row and ratio: the next queries start cold."""

@@ -16,7 +16,8 @@ is prior + sum of head outputs: every score splits exactly into per-head contrib
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -38,24 +39,32 @@ class ModelConfig:
     logit_cap: float = 12.0
     words_per_attribute: int = 4
     min_items_per_attribute: int = 3
-    init_exact: float = 4.0
-    init_assoc: float = 1.0
-    init_near: float = 3.0
-    init_idf: float = 2.0
-    init_rare: float = 4.0
-    init_match_bias: float = -3.0
-    # the no-match slot counts as (number of the item's attributes in the facet) ** length_weight
-    # slots: without it every extra attribute takes a little attention off "no match", so long
-    # titles collect credit for words they do not have (BM25's length normalisation, learned)
-    init_length: float = 0.5
-    # the no-match logit rises with how specific the query word is in this catalogue (the IDF of
-    # what it matches exactly): an item without a specific word the shopper typed ("toro") gets
-    # little from lookalike matches ("riding"); exact matches rise by as much (init_rare)
-    init_specific: float = 4.0
+    # The start is BM25 over the items' attributes (title words, description words, values): an
+    # exact match's logit sits log(bm25_k1) below the no-match slot, attributes that do not
+    # match sit `-init_match_bias` below it (a leak of e^-8 each), the slot counts
+    # (1 - b + b * n / mean n) times (BM25's length normalisation, b learned per head), and a
+    # value is the attribute's BM25 IDF (in units that make a typical match worth 0.5: the scale
+    # of the scores sets how sharply the ranking loss trains). Softmax attention over [matches, no-match] is then
+    # BM25's term saturation exactly: tf x / (tf x + k1 (1 - b + b |d| / avgdl)).
+    # BM25's k1 in the heads. Items rarely repeat a word within a facet (tf is 0 or 1), so k1
+    # only sets how much length costs, and 0.5 ranks like the baseline's 1.5 while a word's one
+    # match keeps most of its head's attention (1 / (1 + k1) at average length): the heatmap
+    # shows the match, not "no match", for the word the item is ranked for
+    bm25_k1: float = 0.5
+    init_exact: float = 8.0
+    init_assoc: float = 8.0  # a certain association (1) is as strong as an exact match
+    init_near: float = 7.0
+    init_rare: float = 0.0
+    init_match_bias: float = -8.0
+    init_length: float = 0.75  # BM25's b: how much the item's attribute count raises the slot
+    # learned from 0 (the start is plain BM25): the no-match logit may rise with how specific
+    # the query word is in this catalogue (the scaled IDF of what it matches exactly) while its
+    # exact matches rise by as much (rare_weight), so only the lookalikes of a specific word
+    # ("riding" for "toro") lose ground against "no match"
+    init_specific: float = 0.0
     # a no-match logit per head that ignores the token: every word must earn a match with
     # evidence against the same bar, so a weak match cannot hide behind a tuned-up threshold
     token_no_match: bool = False
-    extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -67,6 +76,15 @@ class ModelConfig:
         d = dict(d)
         d["facets"] = tuple(d["facets"])
         return cls(**d)
+
+
+class HeadTables(NamedTuple):
+    """One facet's item-side tables, each (V, ...) over its attribute vocabulary."""
+
+    keys: torch.Tensor  # (V, K)
+    values: torch.Tensor  # (V,) > 0
+    prior: torch.Tensor  # (V,)
+    bias: torch.Tensor  # (V,) logit offset: match bias + the attribute source's offset
 
 
 def soft_cap(x: torch.Tensor, cap: float) -> torch.Tensor:
@@ -85,25 +103,33 @@ class FacetHead(nn.Module):
         self.no_match.weight.requires_grad_(cfg.token_no_match)
         self.value = nn.Linear(cfg.dim, 1)
         self.evidence_weight = nn.Parameter(torch.tensor([cfg.init_exact, cfg.init_assoc, cfg.init_near]))
-        # a match on a rare attribute is worth more, as in BM25: value grows with its IDF
-        self.idf_weight = nn.Parameter(torch.tensor(cfg.init_idf))
-        # and an exact match on a rare attribute is stronger evidence: a word no training query
-        # had can still outweigh "no match" when it names something few items have
+        # an exact match on a rare attribute is stronger evidence: a word no training query had
+        # can still outweigh "no match" when it names something few items have
         self.rare_weight = nn.Parameter(torch.tensor(cfg.init_rare))
+        # the cancelling exact-match and slot offsets put a full exact match log(k1) below the slot
         self.match_bias = nn.Parameter(torch.tensor(cfg.init_match_bias))
-        self.length_weight = nn.Parameter(torch.tensor(cfg.init_length))
+        # a logit offset per attribute source (title, description, a column), read from the
+        # key's word vector: a description word can learn to count less than a title word
+        self.source_bias = nn.Linear(cfg.dim, 1, bias=False)
+        self.length_weight = nn.Parameter(torch.logit(torch.tensor(cfg.init_length)))  # b = sigmoid
         self.specific_weight = nn.Parameter(torch.tensor(cfg.init_specific))
         for lin in (self.q_proj, self.k_proj):
             nn.init.normal_(lin.weight, std=0.02)
         nn.init.zeros_(self.no_match.weight)
-        nn.init.zeros_(self.no_match.bias)
+        nn.init.constant_(self.no_match.bias, cfg.init_exact + cfg.init_match_bias + math.log(cfg.bm25_k1))
         nn.init.zeros_(self.value.weight)
         nn.init.constant_(self.value.bias, math.log(math.e - 1.0))  # softplus(b) = 1
+        nn.init.zeros_(self.source_bias.weight)
 
-    def keys_values(self, attr_emb: torch.Tensor, idf: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """attr_emb (V, D), idf (V,) -> keys (V, K), values (V,) > 0."""
-        values = F.softplus(self.value(attr_emb).squeeze(-1) + self.idf_weight * idf)  # (V,)
+    def keys_values(self, attr_emb: torch.Tensor, bm25_idf: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """attr_emb (V, D), bm25_idf (V,) -> keys (V, K), values (V,) > 0: the attribute's BM25
+        IDF times a learned factor that starts at 1."""
+        values = bm25_idf * F.softplus(self.value(attr_emb).squeeze(-1))  # (V,)
         return self.k_proj(attr_emb), values
+
+    def attribute_bias(self, key_emb: torch.Tensor) -> torch.Tensor:
+        """key_emb (V, D) the word vector of each attribute's key -> (V,) its logit offset."""
+        return self.match_bias + self.source_bias(key_emb).squeeze(-1)
 
     def queries(self, tok_emb: torch.Tensor, specificity: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """tok_emb (..., T, D), specificity (..., T) -> queries (..., T, K), capped no-match
@@ -112,16 +138,23 @@ class FacetHead(nn.Module):
         no_match = soft_cap(pre, self.cap)
         return self.q_proj(tok_emb), no_match
 
-    def slot_log_count(self, n_attributes: torch.Tensor) -> torch.Tensor:
-        """n_attributes (...) of the item in this facet -> the no-match slot's log multiplicity
-        (...), added to its logit: length_weight * log(max(n, 1))."""
-        return self.length_weight * torch.log(n_attributes.clamp(min=1).to(torch.float32))
+    def length_b(self) -> torch.Tensor:
+        return torch.sigmoid(self.length_weight)
 
-    def match_logits(self, dot: torch.Tensor, evidence: torch.Tensor, idf: torch.Tensor) -> torch.Tensor:
-        """dot (...) = q.k, evidence (..., 3) exact, assoc, near, idf (...) of the attribute
-        -> capped logits (...)."""
+    def slot_log_count(self, n_attributes: torch.Tensor, mean_count: torch.Tensor) -> torch.Tensor:
+        """n_attributes (...) of the item in this facet, mean_count () over the catalogue -> the
+        no-match slot's log multiplicity (...), added to its logit: BM25's length normalisation
+        log(1 - b + b * max(n, 1) / mean)."""
+        b = self.length_b()
+        n = n_attributes.clamp(min=1).to(torch.float32)
+        return torch.log(1.0 - b + b * n / mean_count)
+
+    def match_logits(self, dot: torch.Tensor, evidence: torch.Tensor, idf: torch.Tensor,
+                     bias: torch.Tensor) -> torch.Tensor:
+        """dot (...) = q.k, evidence (..., 3) exact, assoc, near, idf (...) scaled IDF of the
+        attribute, bias (...) its `attribute_bias` -> capped logits (...)."""
         w = self.evidence_weight
-        raw = dot * self.scale + self.match_bias + evidence[..., 0] * idf * self.rare_weight
+        raw = dot * self.scale + bias + evidence[..., 0] * idf * self.rare_weight
         for j in range(len(EVIDENCE_KINDS)):
             raw = raw + evidence[..., j] * w[j]
         return soft_cap(raw, self.cap)
@@ -132,7 +165,8 @@ class FacetScorer(nn.Module):
 
     def __init__(self, cfg: ModelConfig, attr_words: dict[str, torch.Tensor],
                  attr_key_bucket: dict[str, torch.Tensor], attr_learnable: dict[str, torch.Tensor],
-                 attr_idf: dict[str, torch.Tensor]):
+                 attr_idf: dict[str, torch.Tensor], attr_bm25_idf: dict[str, torch.Tensor],
+                 attr_mean_count: dict[str, torch.Tensor]):
         super().__init__()
         self.cfg = cfg
         # sparse gradients: a step touches a few hundred of the hashed rows, not all of them
@@ -155,6 +189,10 @@ class FacetScorer(nn.Module):
             # own; rare ones (a model number, a one-off title word) would only memorise items
             self.register_buffer(f"attr_learnable_{f}", attr_learnable[f])
             self.register_buffer(f"attr_idf_{f}", attr_idf[f])  # (V,) IDF scaled to [0, 1]
+            # (V,) BM25's IDF in units of twice its mean over the catalogue's attribute occurrences
+            self.register_buffer(f"attr_bm25_idf_{f}", attr_bm25_idf[f])
+            # () mean number of attributes of this facet per item, BM25's avgdl
+            self.register_buffer(f"attr_mean_count_{f}", attr_mean_count[f])
 
     # ---- embeddings ---------------------------------------------------------------------------
 
@@ -174,12 +212,18 @@ class FacetScorer(nn.Module):
         own = self.attr_emb[facet].weight * getattr(self, f"attr_learnable_{facet}")  # (V, D)
         return own + mean_words + key_vec
 
-    def head_tables(self, facet: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Per-facet item-side tables: keys (V, K), values (V,), prior per attribute (V,)."""
-        idf = getattr(self, f"attr_idf_{facet}")
-        keys, values = self.heads[facet].keys_values(self.attribute_embeddings(facet), idf)
+    def head_tables(self, facet: str) -> HeadTables:
+        """Per-facet item-side tables: keys (V, K), values (V,), prior (V,) and logit offset
+        (V,) per attribute."""
+        head = self.heads[facet]
+        keys, values = head.keys_values(self.attribute_embeddings(facet), getattr(self, f"attr_bm25_idf_{facet}"))
         prior = self.prior[facet].weight * getattr(self, f"attr_learnable_{facet}")  # (V, 1)
-        return keys, values, prior.squeeze(-1)
+        bias = head.attribute_bias(self.word_emb(getattr(self, f"attr_key_{facet}")))  # (V,)
+        return HeadTables(keys, values, prior.squeeze(-1), bias)
+
+    def slot_log_count(self, facet: str, n_attributes: torch.Tensor) -> torch.Tensor:
+        """n_attributes (...) -> (...) the no-match slot's log multiplicity in `facet`."""
+        return self.heads[facet].slot_log_count(n_attributes, getattr(self, f"attr_mean_count_{facet}"))
 
     # ---- reference computation ----------------------------------------------------------------
 
@@ -190,7 +234,7 @@ class FacetScorer(nn.Module):
         tok_mask: torch.Tensor,  # (B, T) bool
         tok_specificity: torch.Tensor,  # (B, T) `EncodedQueries.specificity`
         item_attrs: dict[str, torch.Tensor],  # facet -> (B, I, M) attribute idx, -1 = padding
-        evidence: dict[str, torch.Tensor],  # facet -> (B, I, T, M, 2)
+        evidence: dict[str, torch.Tensor],  # facet -> (B, I, T, M, 3)
         head_weights: torch.Tensor | None = None,  # (H,)
         return_attention: bool = False,
     ) -> dict[str, torch.Tensor]:
@@ -199,16 +243,17 @@ class FacetScorer(nn.Module):
         contributions, attention = [], {}
         prior = 0.0
         for h, f in enumerate(self.cfg.facets):
-            keys, values, attr_prior = self.head_tables(f)
+            keys, values, attr_prior, bias = self.head_tables(f)
             attrs = item_attrs[f]  # (B, I, M)
             present = attrs >= 0  # (B, I, M)
             if keys.shape[0] == 0:  # a facet the catalogue has no attributes for
-                keys, values, attr_prior = keys.new_zeros(1, keys.shape[1]), values.new_zeros(1), attr_prior.new_zeros(1)
+                keys, values = keys.new_zeros(1, keys.shape[1]), values.new_zeros(1)
+                attr_prior, bias = attr_prior.new_zeros(1), bias.new_zeros(1)
             safe = attrs.clamp(min=0)
             idf = getattr(self, f"attr_idf_{f}")
             idf = idf[safe] if len(idf) else torch.zeros(safe.shape)  # (B, I, M)
-            out, att = self._head(f, tok, tok_mask, tok_specificity, keys[safe], values[safe], idf, present,
-                                  evidence[f])
+            out, att = self._head(f, tok, tok_mask, tok_specificity, keys[safe], values[safe], idf,
+                                  bias[safe], present, evidence[f])
             if head_weights is not None:
                 out = out * head_weights[h]
             contributions.append(out)
@@ -221,15 +266,15 @@ class FacetScorer(nn.Module):
             result["attention"] = attention
         return result
 
-    def _head(self, facet, tok, tok_mask, specificity, keys, values, idf, present, evidence):
+    def _head(self, facet, tok, tok_mask, specificity, keys, values, idf, bias, present, evidence):
         """One head over padded items: output (B, I) and attention (B, I, T, M + 1)."""
         head = self.heads[facet]
         q, no_match = head.queries(tok, specificity)  # (B, T, K), (B, T)
         dot = torch.einsum("btk,bimk->bitm", q, keys)  # (B, I, T, M)
-        logits = head.match_logits(dot, evidence, idf.unsqueeze(2))  # (B, I, T, M)
+        logits = head.match_logits(dot, evidence, idf.unsqueeze(2), bias.unsqueeze(2))  # (B, I, T, M)
         logits = logits.masked_fill(~present.unsqueeze(2), float("-inf"))
         b, i, t, _ = logits.shape
-        extra = head.slot_log_count(present.sum(-1))  # (B, I)
+        extra = self.slot_log_count(facet, present.sum(-1))  # (B, I)
         slot = (no_match[:, None, :] + extra[:, :, None]).unsqueeze(-1)  # (B, I, T, 1)
         att = torch.softmax(torch.cat([logits, slot], dim=-1), dim=-1)  # (B, I, T, M + 1)
         per_token = (att[..., :-1] * values.unsqueeze(2)).sum(-1)  # (B, I, T)

@@ -134,7 +134,8 @@ def test_query_state_equals_the_models_own_computation(index):
                 ev = np.stack(fz.evidence.dense_rows(f, enc.word_id[0, :n_tok], enc.near_id[0, :n_tok],
                                                      enc.near_sim[0, :n_tok]), -1)
                 idf = getattr(model, f"attr_idf_{f}")
-                logits = head.match_logits(q @ index.tables[f].keys.T, torch.from_numpy(ev), idf).numpy()
+                bias = model.head_tables(f).bias
+                logits = head.match_logits(q @ index.tables[f].keys.T, torch.from_numpy(ev), idf, bias).numpy()
                 np.testing.assert_allclose(state.logits[f], logits, atol=1e-5)
                 np.testing.assert_allclose(state.no_match[f], nm.numpy(), atol=1e-5)
                 np.testing.assert_allclose(state.evidence[f], ev, atol=1e-6)

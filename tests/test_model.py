@@ -83,19 +83,25 @@ def test_model_without_attributes_in_a_facet(tmp_path):
         assert abs(item.score - e.prior - sum(h.contribution for h in e.heads)) < 1e-4
 
 
-def test_no_match_slot_grows_with_the_number_of_attributes():
-    """With length_weight 1 the no-match slot counts once per attribute: a word that matches
-    nothing gives the same attention mass to attributes however many the item has, so long
-    titles collect no credit for words they do not have."""
+def test_the_no_match_slot_is_bm25s_length_normalisation():
+    """Untrained, a word's one exact match sits log(k1) below the no-match slot, and the slot
+    counts 1 - b + b n / mean times: the attention on the match is BM25's term saturation
+    1 / (1 + k1 (1 - b + b n / avgdl)), and shorter items than the average give it more."""
     from recsys.model import FacetHead, ModelConfig
 
-    head = FacetHead(ModelConfig(vocab_sizes={f: 1 for f in FACETS}, init_length=1.0))
-    for n in (1, 4, 40):
-        logits = torch.full((n,), -2.0)  # the word matches none of the n attributes
-        slot = torch.tensor([0.5]) + head.slot_log_count(torch.tensor(n))
-        att = torch.softmax(torch.cat([logits, slot]), 0)
-        expected = np.exp(-2.0) / (np.exp(-2.0) + np.exp(0.5))
-        assert float(att[:-1].sum().detach()) == pytest.approx(expected, rel=1e-5)
+    cfg = ModelConfig(vocab_sizes={f: 1 for f in FACETS})
+    head = FacetHead(cfg)
+    mean, b, k1 = torch.tensor(6.0), cfg.init_length, cfg.bm25_k1
+    shares = []
+    for n in (1, 6, 30):
+        match = torch.tensor([0.0])  # the word's match; the other n - 1 attributes do not match
+        others = torch.full((n - 1,), cfg.init_match_bias - cfg.init_exact)
+        slot = match + np.log(k1) + head.slot_log_count(torch.tensor(n), mean)
+        att = torch.softmax(torch.cat([match, others, slot.reshape(1)]), 0)
+        expected = 1.0 / (1.0 + k1 * (1 - b + b * n / 6.0))
+        assert float(att[0].detach()) == pytest.approx(expected, rel=2e-3)
+        shares.append(float(att[0].detach()))
+    assert shares[0] > shares[1] > shares[2]
 
 
 def test_word_specificity_is_the_idf_of_what_the_word_names(planted_model):
@@ -121,4 +127,6 @@ def test_a_specific_word_raises_the_no_match_bar():
     with torch.no_grad():
         _, no_match = head.queries(tok, torch.tensor([0.0, 0.5]))
     cap = head.cap  # logits are soft-capped: cap * tanh(x / cap)
-    assert float(no_match[1] - no_match[0]) == pytest.approx(cap * np.tanh(2.0 / cap), rel=1e-5)
+    c = float(head.no_match.bias.detach())
+    expected = cap * (np.tanh((c + 2.0) / cap) - np.tanh(c / cap))
+    assert float(no_match[1] - no_match[0]) == pytest.approx(expected, rel=1e-5)
