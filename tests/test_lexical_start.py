@@ -1,0 +1,130 @@
+"""The lexical floor: before any training the heads rank like BM25, descriptions count, stop words
+match nothing, and training never leaves the model below where it started."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recsys.baselines import BM25Ranker
+from recsys.catalog import Catalog
+from recsys.lexicon import LexiconConfig
+from recsys.metrics import ndcg_at_k
+from training.fit import TrainConfig, choose_alpha, train_recommender, untrained_recommender
+
+NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=str), "item_idx": np.zeros(0, dtype=np.int64),
+                        "label": np.zeros(0, dtype=np.float32), "weight": np.zeros(0, dtype=np.float32)})
+
+# titles of distinct lengths sharing words at different rates, so IDF and length both matter
+TITLES = [
+    "oak dining table", "oak dining table with two extending leaves and a walnut finish",
+    "walnut coffee table", "glass coffee table", "pine bookcase", "pine bookcase with five shelves",
+    "oak bookcase", "walnut sideboard", "glass display cabinet", "oak side table", "pine bed frame",
+    "walnut bed frame with storage drawers", "oak wardrobe", "glass shelf", "leather sofa",
+    "leather armchair", "velvet sofa", "velvet dining chair", "oak dining chair", "pine dining chair",
+]
+
+
+def title_catalog() -> Catalog:
+    items = pd.DataFrame({"item_id": [f"T{i:02d}" for i in range(len(TITLES))], "title": TITLES})
+    return Catalog.build(items, lexicon=LexiconConfig(enabled=False))
+
+
+def test_untrained_heads_rank_like_bm25_with_the_same_k1():
+    """Softmax over [the word's match, no match counted 1 - b + b n / avg times] is BM25's term
+    saturation with tf 1: the untrained model orders items as BM25 with the model's k1 does."""
+    catalog = title_catalog()
+    rec = untrained_recommender(catalog, NO_ROWS, TrainConfig())
+    bm25 = BM25Ranker(k1=rec.model.cfg.bm25_k1, b=rec.model.cfg.init_length).fit(catalog.texts)
+    for query in ["oak table", "walnut", "pine bookcase", "glass coffee table", "dining chair", "sofa"]:
+        model, lexical = rec.scores(query), bm25.score(query)
+        hit = lexical > 0
+        # items without a query word get almost nothing: e^-8 of attention per attribute
+        assert (model[~hit] < 0.02 * model.max()).all(), query
+        # every pair of items BM25 tells apart (by more than 2%) is in the same order
+        m, lx = model[hit], lexical[hit]
+        apart = np.abs(lx[:, None] - lx[None, :]) > 0.02 * lx.max()
+        same = np.sign(m[:, None] - m[None, :]) == np.sign(lx[:, None] - lx[None, :])
+        assert same[apart].all(), query
+        # the model's top 3 are BM25's top 3 (items BM25 ties may come in either order)
+        np.testing.assert_allclose(lexical[np.argsort(-model)[:3]], np.sort(lexical)[::-1][:3], rtol=1e-5)
+
+
+def test_an_item_found_only_through_its_description_ranks_first_and_says_so():
+    items = pd.DataFrame({
+        "item_id": ["jacket", "coat", "parka", "vest"],
+        "title": ["Trail jacket", "Town coat", "Arctic parka", "Fleece vest"],
+        "description": ["light shell for walking in the hills, packs into its pocket",
+                        "wool blend for the city",
+                        "down filled hood, fully waterproof seams and a long cut for the coldest days",
+                        "warm layer under a shell"],
+    })
+    catalog = Catalog.build(items, lexicon=LexiconConfig(enabled=False))
+    rec = untrained_recommender(catalog, NO_ROWS, TrainConfig())
+    result = rec.recommend("waterproof", k=2)
+    top = result.items[0]
+    assert top.item_id == "parka"
+    matches = [(m.query_token, m.attribute) for h in top.explanation.heads for m in h.matches]
+    assert ("waterproof", "description:waterproof") in matches
+    assert result.items[1].score < 0.05 * top.score  # nothing else has the word
+
+
+def test_the_last_words_of_a_long_description_count():
+    filler = " ".join(f"filler{i}" for i in range(120))
+    items = pd.DataFrame({"item_id": ["a", "b"], "title": ["Lamp", "Lamp"],
+                          "description": [f"{filler} dimmable", f"{filler} battery"]})
+    rec = untrained_recommender(Catalog.build(items, lexicon=LexiconConfig(enabled=False)), NO_ROWS,
+                                TrainConfig())
+    assert rec.recommend("dimmable", k=1).items[0].item_id == "a"
+    assert rec.recommend("battery", k=1).items[0].item_id == "b"
+
+
+def test_a_stop_word_query_matches_nothing():
+    catalog = title_catalog()
+    rec = untrained_recommender(catalog, NO_ROWS, TrainConfig())
+    result = rec.recommend("the and of with for in", k=5)
+    assert result.tokens == []
+    assert len(result.items) == 5  # still an answer, by prior
+    for item in result.items:
+        assert all(not h.matches for h in item.explanation.heads)
+        assert all(abs(h.contribution) < 1e-6 for h in item.explanation.heads)
+    # and a stop word beside a real word changes nothing
+    np.testing.assert_allclose(rec.scores("the oak table"), rec.scores("oak table"))
+
+
+def test_ten_training_queries_leave_the_model_where_it_started(planted_paths):
+    """Too few queries to hold any aside: nothing could show that a step off the lexical start
+    helps, so the start is served, and held-out NDCG is not below the untrained model's."""
+    from training.train import TrainInputs, load_training_data
+
+    catalog, rows, _ = load_training_data(TrainInputs(planted_paths["items"], planted_paths["interactions"]))
+    queries = sorted(rows["query"].unique())
+    few = rows[rows["query"].isin(queries[:10])].reset_index(drop=True)
+    held = rows[rows["query"].isin(queries[-20:]) & (rows["label"] > 0)]
+    judged = {q: {int(i): 1.0 for i in g["item_idx"]} for q, g in held.groupby("query")}
+    start = untrained_recommender(catalog, few, TrainConfig(seed=0))
+    trained, report = train_recommender(catalog, few, TrainConfig(seed=0, epochs=3))
+    assert report.alpha == 0.0
+    np.testing.assert_allclose(trained.scores("scarlet gown"), start.scores("scarlet gown"), atol=1e-6)
+
+    def ndcg(rec):
+        return np.mean([ndcg_at_k(np.argsort(-rec.scores(q))[:10], rel, 10) for q, rel in judged.items()])
+
+    assert ndcg(trained) >= ndcg(start) - 1e-9
+
+
+def test_a_step_off_the_start_must_beat_it_on_the_held_aside_queries():
+    start = np.array([0.5, 0.6, 0.4, 0.5])
+    assert choose_alpha({0.0: start, 1.0: start - np.array([0.1, 0.0, 0.0, 0.0])}) == 0.0
+    assert choose_alpha({0.0: start, 0.5: start + 0.05, 1.0: start + np.array([0.1, 0.1, 0.1, 0.0])}) == 1.0
+    assert choose_alpha({0.0: start, 0.5: start + 0.05, 1.0: start + 0.05}) == 0.5  # ties: the smaller
+    assert choose_alpha({0.0: start, 1.0: start}) == 0.0
+
+
+@pytest.mark.parametrize("query", ["zxqv blorf"])
+def test_words_no_item_has_add_nothing_to_any_head(query):
+    rec = untrained_recommender(title_catalog(), NO_ROWS, TrainConfig())
+    result = rec.recommend(query, k=3)
+    for item in result.items:
+        assert all(abs(h.contribution) < 1e-2 for h in item.explanation.heads)
