@@ -168,6 +168,8 @@ def read_interactions(
     table = _read(path, encoding, on_bad_lines)
     _require(table, "query", "item_id")
     _check_nonempty(table, "query")
+    if on_bad_lines == "skip":
+        _skip_unknown(table, item_ids)
     _check_known(table, item_ids)
     out = table.frame[["query", "item_id"]].copy()
     out["label"] = _labels(table)
@@ -191,6 +193,8 @@ def read_judgments(
     table = _read(path, encoding, on_bad_lines)
     _require(table, "query", "item_id", "grade")
     _check_nonempty(table, "query")
+    if on_bad_lines == "skip":
+        _skip_unknown(table, item_ids)
     _check_known(table, item_ids)
     out = table.frame[["query", "item_id"]].copy()
     out["grade"] = _numbers(table, "grade", positive=False)
@@ -501,6 +505,21 @@ def _check_unique(table: _Table, column: str) -> None:
         table.lines[later],
         column,
     )
+
+
+def _skip_unknown(table: _Table, item_ids: set[str]) -> None:
+    """With --on-bad-lines skip, rows whose item is not in the catalogue are skipped like
+    malformed lines: listed in the report's skipped lines and said in a warning."""
+    known = table.frame["item_id"].isin(item_ids).to_numpy()
+    if known.all():
+        return
+    skipped = [line for line, ok in zip(table.lines, known) if not ok]
+    table.frame = table.frame[known].reset_index(drop=True)
+    table.lines = [line for line, ok in zip(table.lines, known) if ok]
+    table.report.skipped_lines = sorted(table.report.skipped_lines + skipped)
+    shown = ", ".join(str(line) for line in skipped[:10]) + (", ..." if len(skipped) > 10 else "")
+    table.report.warnings.append(
+        f"skipped {_count(len(skipped), 'row')} whose item_id is not in the items file: lines {shown}")
 
 
 def _check_known(table: _Table, item_ids: set[str]) -> None:

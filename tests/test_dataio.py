@@ -664,3 +664,11 @@ def test_fashion_sample_bad_lines_are_named() -> None:
     assert report.skipped_lines == [12, 19]
     assert len(items) == report.rows == 18
     assert "skipped 2 lines with the wrong number of fields (expected 10): lines 12, 19" in report.warnings
+
+
+def test_skipping_bad_lines_skips_interactions_with_unknown_items_and_says_which() -> None:
+    path = str(BAD / "interactions_unknown_item.csv")
+    rows, report = read_interactions(path, {"A1"}, on_bad_lines="skip")
+    assert rows["item_id"].tolist() == ["A1"]
+    assert report.skipped_lines == [3, 4, 5]
+    assert any("3 rows whose item_id is not in the items file: lines 3, 4, 5" in w for w in report.warnings)
