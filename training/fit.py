@@ -117,7 +117,7 @@ def fit_model(
         torch.set_num_threads(cfg.threads)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
-    # the association evidence is learned pair by pair, starting from its PMI: the fit can then
+    # the association evidence is learned pair by pair, starting from its lift: the fit can then
     # explain a co-occurrence away ("carpet" clicked on oak items because shoppers asked for oak)
     pairs = {f: nn.Parameter(torch.from_numpy(featurizer.evidence.assoc[f].data.copy()))
              for f in featurizer.evidence.assoc}
