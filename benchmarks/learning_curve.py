@@ -83,9 +83,9 @@ def curve(name: str, folder: Path, counts: list[str], seed: int) -> dict:
     points = []
     bm25 = None
     for c in counts:
-        n = len(order) if c == "all" else min(int(c), len(order))
         if c != "all" and int(c) > len(order):
             continue
+        n = len(order) if c == "all" else int(c)
         if points and points[-1]["train_terms"] == n:
             continue
         subset = train[train["query"].isin(set(order[:n]))].reset_index(drop=True)

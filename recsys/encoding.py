@@ -77,7 +77,7 @@ class Featurizer:
             term_of = np.array([terms.setdefault(a.match_keys, len(terms)) for a in vocab], dtype=np.int64)
             group = sp.csr_matrix((np.ones(len(vocab), dtype=np.float32), (np.arange(len(vocab)), term_of)),
                                   shape=(len(vocab), len(terms)))
-            per_term = (x @ group).tocsc()  # (n_items, n_terms)
+            per_term = x @ group  # (n_items, n_terms): how many of the term's forms each item has
             per_term.data[:] = 1.0
             term_df = np.asarray(per_term.sum(axis=0)).ravel() if len(terms) else np.zeros(0)
             cache[facet] = term_df[term_of].astype(np.float64)
@@ -101,10 +101,13 @@ class Featurizer:
         return np.log1p((n - df + 0.5) / (df + 0.5))
 
     def _bm25_unit(self) -> float:
-        counts = {f: np.asarray(self.catalog.item_attrs[f].sum(axis=0)).ravel() for f in FACETS}
-        weighted = sum(float((counts[f] * self._raw_bm25_idf(f)).sum()) for f in FACETS)
-        occurrences = sum(float(counts[f].sum()) for f in FACETS)
-        return 2.0 * weighted / occurrences if weighted > 0 else 1.0
+        """Twice the mean raw BM25 IDF over all facets' attribute occurrences (computed once)."""
+        if "_unit" not in self.__dict__:
+            counts = {f: np.asarray(self.catalog.item_attrs[f].sum(axis=0)).ravel() for f in FACETS}
+            weighted = sum(float((counts[f] * self._raw_bm25_idf(f)).sum()) for f in FACETS)
+            occurrences = sum(float(counts[f].sum()) for f in FACETS)
+            self.__dict__["_unit"] = 2.0 * weighted / occurrences if weighted > 0 else 1.0
+        return self.__dict__["_unit"]
 
     def attribute_mean_count(self, facet: str) -> np.ndarray:
         """() float32 mean number of attributes of the facet over the items that have any (BM25's

@@ -43,13 +43,12 @@ class ModelConfig:
     # exact match's logit sits log(bm25_k1) below the no-match slot, attributes that do not
     # match sit `-init_match_bias` below it (a leak of e^-8 each), the slot counts
     # (1 - b + b * n / mean n) times (BM25's length normalisation, b learned per head), and a
-    # value is the attribute's BM25 IDF (in units that make a typical match worth 0.5: the scale
-    # of the scores sets how sharply the ranking loss trains). Softmax attention over [matches, no-match] is then
-    # BM25's term saturation exactly: tf x / (tf x + k1 (1 - b + b |d| / avgdl)).
-    # BM25's k1 in the heads. Items rarely repeat a word within a facet (tf is 0 or 1), so k1
-    # only sets how much length costs, and 0.5 ranks like the baseline's 1.5 while a word's one
-    # match keeps most of its head's attention (1 / (1 + k1) at average length): the heatmap
-    # shows the match, not "no match", for the word the item is ranked for
+    # value is the attribute's BM25 IDF (in units that make a typical match worth 0.5: the
+    # scale of the scores sets how sharply the ranking loss trains). Softmax attention over
+    # [matches, no-match] is then BM25's term saturation: tf x / (tf x + k1 (1 - b + b n / avg)).
+    # Items rarely repeat a word within a facet (tf is 0 or 1), so k1 only sets how much length
+    # costs; 0.5 ranks like the baseline's 1.5 while a word's one match keeps most of its head's
+    # attention (1 / (1 + k1) at average length): the heatmap shows the match, not "no match"
     bm25_k1: float = 0.5
     init_exact: float = 8.0
     init_assoc: float = 8.0  # a certain association (1) is as strong as an exact match
