@@ -1,4 +1,14 @@
-"""How errors become responses: every one is JSON with a `detail`, none of them is a bare 500."""
+"""How errors become responses: every one is JSON with a `detail`, by the kind of the error.
+
+- bad input, which the client can fix: 422 from request validation and the limits (`detail` a list
+  of errors, `message` one line naming the fields), 422 for the library's `InputError` (an unknown
+  filter key, a query the answer cannot hold, ...), 404 for an unknown item, both with the
+  library's message;
+- a broken model version: 409, named without server paths;
+- anything else is a bug, whatever its class (a ValueError from numpy is no bad request): a 500
+  with the request id, its traceback in the log under the same id. The request-context
+  middleware answers those (`api.middleware`), being the one that knows the id for sure.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from recsys.errors import ArtifactError, UnknownItemError
+from recsys.errors import ArtifactError, InputError, UnknownItemError
 
 from .logs import request_id_var
 
@@ -21,7 +31,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(UnknownItemError, _unknown_item)
-    app.add_exception_handler(ValueError, _bad_value)
+    app.add_exception_handler(InputError, _input_error)
     app.add_exception_handler(ArtifactError, _artifact_error)
     app.add_exception_handler(Exception, _unexpected)
 
@@ -48,8 +58,7 @@ async def _unknown_item(request: Request, exc: UnknownItemError) -> JSONResponse
     return JSONResponse(status_code=404, content={"detail": str(exc)})
 
 
-async def _bad_value(request: Request, exc: ValueError) -> JSONResponse:
-    """The library raises ValueError for inputs it cannot use (unknown filter key, head, ...)."""
+async def _input_error(request: Request, exc: InputError) -> JSONResponse:
     return JSONResponse(status_code=422, content={"detail": str(exc), "message": str(exc)})
 
 
@@ -58,6 +67,8 @@ async def _artifact_error(request: Request, exc: ArtifactError) -> JSONResponse:
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """The last resort: an error that got past the request-context middleware (one of its own,
+    or one raised after the response had started, which it has logged already)."""
     log.exception("unhandled error", exc_info=exc)
     return JSONResponse(status_code=500, content={"detail": "internal error",
                                                   "request_id": request_id_var.get()})

@@ -52,6 +52,11 @@ def check_query(query: str, s: Settings) -> None:
     if len(query) > s.max_query_chars:
         raise field_error(("query",), f"query must be at most {s.max_query_chars} characters, "
                                       f"got {len(query)}")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:  # JSON may escape a lone surrogate; no answer can echo it
+        raise field_error(("query",), f"the answer cannot be written as JSON: the query holds a "
+                                      f"lone surrogate ({query[exc.start]!r})") from None
     found = words(query)
     if len(found) > s.max_query_words:
         raise field_error(("query",), f"query must have at most {s.max_query_words} words, "

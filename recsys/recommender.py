@@ -9,6 +9,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .encoding import Featurizer
+from .errors import InputError
 from .explain import Explanation, HeadDetail, detail_item, explain_items, item_rows
 from .facets import FACETS
 from .index import ScoringIndex, fast_top_k
@@ -85,7 +86,7 @@ class Recommender:
         w = np.ones(len(FACETS), dtype=np.float32)
         for name, value in (head_weights or {}).items():
             if name not in FACETS:
-                raise ValueError(f"head_weights: unknown head {name!r}; the heads are {', '.join(FACETS)}")
+                raise InputError(f"head_weights: unknown head {name!r}; the heads are {', '.join(FACETS)}")
             w[FACETS.index(name)] = value
         return w
 
@@ -157,7 +158,7 @@ class Recommender:
             unknown = sorted(set(k.strip().lower() for k in filters) - self.catalog.filter_keys())
             if unknown:
                 keys = ", ".join(sorted(self.catalog.filter_keys()))
-                raise ValueError(f"filters: unknown key {unknown[0]!r}; filter on one of: {keys}")
+                raise InputError(f"filters: unknown key {unknown[0]!r}; filter on one of: {keys}")
             mask = self.catalog.filter_mask(filters)
         else:
             mask = np.ones(self.catalog.n_items, dtype=bool)

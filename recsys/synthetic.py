@@ -38,6 +38,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .errors import InputError
+
 __all__ = [
     "COLORS",
     "STYLES",
@@ -660,7 +662,7 @@ def generate(out_dir: str | Path, n_items: int = 3000, n_queries: int = 4000, se
     """
     t0 = time.perf_counter()
     if n_items < 1 or n_queries < 1:
-        raise ValueError("n_items and n_queries must be at least 1")
+        raise InputError(f"n_items and n_queries must be at least 1, got {n_items} and {n_queries}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)

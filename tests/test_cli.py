@@ -187,3 +187,11 @@ def test_a_broken_pipe_is_one_line(planted_artifacts, planted_model, monkeypatch
     assert code == 2
     _one_line_error(err)
     assert "broken pipe" in err
+
+
+def test_a_library_input_error_is_one_line_and_writes_nothing(tmp_path, capsys):
+    code = main(["generate", "--out", str(tmp_path / "d"), "--items", "0"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == "error: n_items and n_queries must be at least 1, got 0 and 4000\n"
+    assert not (tmp_path / "d").exists()

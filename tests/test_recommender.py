@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from recsys.errors import UnknownItemError
+from recsys.errors import InputError, UnknownItemError
 from recsys.facets import FACETS
 
 
@@ -51,7 +51,7 @@ def test_filters_exclude_and_candidates(planted_model):
     assert sorted(i.item_id for i in res.items) == sorted(chosen)
     with pytest.raises(UnknownItemError):
         planted_model.recommend("x", candidates=["missing"])
-    with pytest.raises(ValueError, match="unknown key 'size'"):
+    with pytest.raises(InputError, match="unknown key 'size'"):
         planted_model.recommend("x", filters={"size": ["m"]})
 
 
@@ -61,7 +61,7 @@ def test_muting_a_head_removes_its_contribution(planted_model):
         color = next(h for h in item.explanation.heads if h.head == "color")
         assert color.contribution == 0.0
         assert item.score == pytest.approx(item.explanation.prior + sum(h.contribution for h in item.explanation.heads), abs=1e-4)
-    with pytest.raises(ValueError, match="unknown head"):
+    with pytest.raises(InputError, match="unknown head"):
         planted_model.recommend("x", head_weights={"size": 1.0})
 
 

@@ -180,9 +180,14 @@ def test_wrong_methods_and_paths(lenient_client):
     assert lenient_client.delete("/model").status_code == 405
 
 
-def test_lone_surrogate_query_is_422(lenient_client):
+@pytest.mark.parametrize("path", ["/recommend", "/explain", "/compare"])
+def test_lone_surrogate_query_is_422(lenient_client, rec, path):
     """JSON may escape a lone surrogate; the answer, which echoes the query, cannot hold it."""
-    r = lenient_client.post("/recommend", content=b'{"query": "dress \\ud800"}',
-                            headers={"content-type": "application/json"})
+    item = rec.catalog.item_ids[0]
+    body = {"/recommend": {}, "/explain": {"item_id": item}, "/compare": {"item_a": item, "item_b": item}}
+    raw = json.dumps({"query": "dress \ud800", **body[path]}).encode()
+    assert b"\\ud800" in raw
+    r = lenient_client.post(path, content=raw, headers={"content-type": "application/json"})
     assert r.status_code == 422, r.text
-    assert "cannot be written as JSON" in r.json()["detail"]
+    assert r.json()["message"] == ("query: the answer cannot be written as JSON: the query holds a "
+                                   "lone surrogate ('\\ud800')")
