@@ -20,12 +20,16 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
 
 import numpy as np
 import pandas as pd
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
+from pydantic_core import PydanticCustomError
 
-from recsys.errors import DataError
-from recsys.facets import check_facet
+from recsys.errors import DataError, InputError
+from recsys.facets import FACETS
 from recsys.gc_pause import paused_gc
 from recsys.lexicon import LexiconConfig
 
@@ -64,6 +68,8 @@ class Schema:
       keeps only the schema's own entries; subtables add words, `[lexicon.color] teal = ["peacock",
       "petrol"]` (kind -> canonical value -> synonyms; kinds color, style, quality feed their facet,
       any other kind, like `material`, feeds `other` as `material:<value>`).
+
+    `load` checks the file against the pydantic models of the file (`SchemaFile`, below).
     """
 
     columns: dict[str, str] = field(default_factory=dict)
@@ -74,14 +80,7 @@ class Schema:
     @classmethod
     def load(cls, path: str | Path) -> Schema:
         name = str(path)
-        document = _schema_document(name, _read_bytes(name))
-        columns: dict[str, str] = {}
-        for key, value in _schema_subtable(name, document, "columns").items():
-            _add_schema_entry(name, columns, key, value)
-        rename = _schema_rename(name, _schema_subtable(name, document, "rename"))
-        lexicon = _schema_lexicon(name, _schema_subtable(name, document, "lexicon"))
-        missing = _schema_missing(name, _schema_subtable(name, document, "missing"))
-        return cls(columns, rename, lexicon, missing)
+        return _read_schema(name, _read_bytes(name))
 
     def to_json(self) -> dict:
         """Everything the file said, for a model's manifest."""
@@ -219,7 +218,7 @@ def fingerprint(path: str | Path) -> str:
 
 def _read(path: str | Path, encoding: str | None, on_bad_lines: str) -> _Table:
     if on_bad_lines not in ON_BAD_LINES:
-        raise ValueError(f"on_bad_lines must be 'error' or 'skip', got {on_bad_lines!r}")
+        raise InputError(f"on_bad_lines must be 'error' or 'skip', got {on_bad_lines!r}")
     name = str(path)
     text = _decode(name, _read_bytes(name), encoding)
     records = _records(name, text)
@@ -606,40 +605,32 @@ def _more(n: int, noun: str, problem: str) -> str:
 def check_rename(rename: dict[str, str], source: str) -> dict[str, str]:
     """The rename table, checked: string names, known targets, no target named twice.
 
-    Raises ValueError naming `source` (e.g. "[rename]") and the entry."""
-    out: dict[str, str] = {}
+    Raises InputError naming `source` (e.g. "rename") and the entry."""
+    for column, problem in _rename_problems(rename):
+        raise InputError(f"{source} {column}: {problem}")
+    return {column.strip(): target.strip() for column, target in rename.items()}
+
+
+def _rename_problems(rename: dict) -> Iterator[tuple[str, str]]:
+    """(column, what is wrong with its entry) for each bad entry of a rename table, in order."""
+    seen: dict[str, str] = {}
     for column, target in rename.items():
         if not isinstance(target, str) or not target.strip():
-            raise ValueError(
-                f"{source} {column}: expected a column name in quotes, "
-                f'e.g. {column} = "item_id", found {target!r}'
-            )
+            yield column, f'expected a column name in quotes, e.g. {column} = "item_id", found {target!r}'
+            continue
         target = target.strip()
         if target not in RENAME_TARGETS:
             hint = ""
-            if check_facet_name(target.lower()):
+            if target.lower() in FACETS:
                 hint = f' (to feed a facet, use [columns] {column} = "{target.lower()}")'
-            raise ValueError(
-                f"{source} {column}: unknown target {target!r}; a column can be renamed to one of "
-                f"{', '.join(RENAME_TARGETS)}{hint}"
-            )
-        if column.strip() in out:
-            raise ValueError(f"{source} {column}: names the same column as another entry")
-        twice = [c for c, t in out.items() if t == target]
-        if twice:
-            raise ValueError(
-                f"{source} {column}: renames a second column to {target!r} (so does {twice[0]!r})"
-            )
-        out[column.strip()] = target
-    return out
-
-
-def check_facet_name(name: str) -> bool:
-    try:
-        check_facet(name, "")
-    except ValueError:
-        return False
-    return name != "ignore"
+            yield column, (f"unknown target {target!r}; a column can be renamed to one of "
+                           f"{', '.join(RENAME_TARGETS)}{hint}")
+        elif column.strip() in seen:
+            yield column, "names the same column as another entry"
+        elif twice := [c for c, t in seen.items() if t == target]:
+            yield column, f"renames a second column to {target!r} (so does {twice[0]!r})"
+        else:
+            seen[column.strip()] = target
 
 
 def _apply_rename(table: _Table, rename: dict[str, str]) -> None:
@@ -696,111 +687,198 @@ def _blank_missing(table: _Table, markers: tuple[str, ...]) -> None:
 
 
 # --- schema file --------------------------------------------------------------------------------
+#
+# The file's shape is declared by the pydantic models below, one per table; each check raises a
+# `_problem`, whose message is what the user reads after "[table] entry: ". A later table (e.g.
+# `[facets] add = ["material"]`) is one more field of `SchemaFile`, and `SchemaFile.facets()` is
+# the one place that says which facet names `[columns]` may use.
 
 
-_SCHEMA_TABLES = ("columns", "rename", "missing", "lexicon")
+def _problem(message: str, *at: str) -> PydanticCustomError:
+    """A schema problem. `at`: the entry it is about, below the location pydantic reports (for a
+    check of a whole table, which pydantic locates at the table)."""
+    return PydanticCustomError("schema", "{message}", {"message": message, "at": at})
 
 
-def _schema_document(name: str, data: bytes) -> dict:
+def _schema_message(error: Any) -> str:
+    """'[table] entry: problem' (tables nested as in TOML, '[lexicon.color] teal: ...'); a problem
+    with the file's top level or a whole table stands alone: its message names the table."""
+    parts = [str(p) for p in error["loc"]] + list((error.get("ctx") or {}).get("at", ()))
+    message = error["msg"]
+    if len(parts) < 2:
+        return message
+    entry = f" {parts[-1]}" if parts[-1] else ""
+    return f"[{'.'.join(parts[:-1])}]{entry}: {message}"
+
+
+class _SchemaTable(BaseModel):
+    """A TOML table of the schema file: only its own keys, each checked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, value: Any) -> Any:
+        if cls.model_config.get("extra") == "allow":  # other keys are checked by the extras' type
+            return value
+        for key in value if isinstance(value, dict) else ():
+            if key not in cls.model_fields:
+                raise _problem(cls._unknown(key), key)
+        return value
+
+    @classmethod
+    def _unknown(cls, key: str) -> str:
+        """The problem with a key that is none of the table's own."""
+        return "unknown setting"
+
+
+def _table(example: str) -> BeforeValidator:
+    """A top-level entry must be a table: else a problem saying what the table holds."""
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, dict):
+            raise _problem(f"expected a [{info.field_name}] table of {example}, found {value!r}")
+        return value
+
+    return BeforeValidator(check)
+
+
+def _facet_name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _problem(f"expected a facet name in quotes, found {value!r}")
+    return value.strip().lower()
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):  # pydantic's own bool would take "no" as false
+        raise _problem(f"expected true or false, found {value!r}")
+    return value
+
+
+def _word_table(table: Any) -> dict[str, list[str]]:
+    """`[lexicon.<kind>]`: canonical value -> synonyms (one word in quotes is a list of one)."""
+    if not isinstance(table, dict):
+        raise _problem("unknown setting; expected enabled = true/false, builtin = true/false or a "
+                       'word table such as [lexicon.color] with teal = ["peacock", "petrol"]')
+    out: dict[str, list[str]] = {}
+    for canonical, synonyms in table.items():
+        if isinstance(synonyms, str):
+            synonyms = [synonyms]
+        if not isinstance(synonyms, list) or not all(isinstance(s, str) for s in synonyms):
+            raise _problem(f'expected a list of words in quotes, e.g. {canonical} = ["word", "two '
+                           f'words"], found {synonyms!r}', canonical)
+        if not canonical.strip():
+            raise _problem("a canonical value must not be empty", "")
+        out[canonical.strip().lower()] = [s.strip() for s in synonyms if s.strip()]
+    return out
+
+
+FacetName = Annotated[str, BeforeValidator(_facet_name)]
+Flag = Annotated[bool, BeforeValidator(_flag)]
+WordTable = Annotated[dict[str, list[str]], BeforeValidator(_word_table)]
+
+
+class MissingTable(_SchemaTable):
+    """`[missing]`: `values = ["NA"]`: cells holding exactly one of these are empty."""
+
+    values: tuple[str, ...] = ()
+
+    @classmethod
+    def _unknown(cls, key: str) -> str:
+        return 'unknown setting; expected values = ["NA", ...]'
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _non_empty_strings(cls, values: Any) -> tuple[str, ...]:
+        if not isinstance(values, list) or not all(isinstance(v, str) and v.strip() for v in values):
+            raise _problem(f'expected a list of non-empty strings, e.g. ["NA"], found {values!r}')
+        return tuple(v.strip() for v in values)
+
+
+class LexiconTable(_SchemaTable):
+    """`[lexicon]`: `enabled`, `builtin`, and a word table per kind (`[lexicon.color]`, ...)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    __pydantic_extra__: dict[str, WordTable] = Field(init=False)  # kind -> its word table
+    enabled: Flag = True
+    builtin: Flag = True
+
+    @model_validator(mode="after")
+    def _usable_kinds(self) -> LexiconTable:
+        for key in self.model_extra or {}:
+            if key.strip().lower() in ("", "ignore"):
+                raise _problem("not a usable kind name", key)
+        return self
+
+    def config(self) -> LexiconConfig:
+        entries: dict[str, dict[str, list[str]]] = {}
+        for key, words in (self.model_extra or {}).items():
+            entries.setdefault(key.strip().lower(), {}).update(words)
+        return LexiconConfig(self.enabled, self.builtin, entries)
+
+
+class SchemaFile(_SchemaTable):
+    """The whole file; its tables in the order their problems are reported."""
+
+    columns: Annotated[dict[str, FacetName],
+                       _table('column name = facet, e.g. baseColour = "color"')] = {}
+    rename: Annotated[dict[str, Any], _table('column = contract column, e.g. id = "item_id"')] = {}
+    missing: Annotated[MissingTable,
+                       _table('values = [markers of an empty cell], e.g. values = ["NA"]')
+                       ] = MissingTable()
+    lexicon: Annotated[LexiconTable,
+                       _table("settings and word lists, e.g. enabled = false or [lexicon.color]")
+                       ] = LexiconTable()
+
+    @classmethod
+    def _unknown(cls, key: str) -> str:
+        tables = [f"[{name}]" for name in cls.model_fields]
+        return (f"expected only {', '.join(tables[:-1])} and {tables[-1]} tables, found {key!r} "
+                "outside them")
+
+    def facets(self) -> tuple[str, ...]:
+        """The facet names `[columns]` may use (besides "ignore")."""
+        return FACETS
+
+    @field_validator("columns", mode="after")
+    @classmethod
+    def _one_facet_per_column(cls, columns: dict[str, str]) -> dict[str, str]:
+        seen: dict[str, str] = {}
+        for key, facet in columns.items():
+            if seen.setdefault(key.strip().lower(), facet) != facet:
+                raise _problem("names the same column as another entry, with another facet", key)
+        return columns
+
+    @field_validator("rename", mode="after")
+    @classmethod
+    def _usable_renames(cls, rename: dict[str, Any]) -> dict[str, Any]:
+        for column, problem in _rename_problems(rename):
+            raise _problem(problem, column)
+        return rename
+
+    @model_validator(mode="after")
+    def _known_facets(self) -> SchemaFile:
+        facets = self.facets()
+        for key, facet in self.columns.items():
+            if facet not in facets and facet != "ignore":
+                raise _problem(f"unknown facet {facet!r}; use one of {', '.join(facets)} or "
+                               "'ignore'", "columns", key)
+        return self
+
+    def to_schema(self) -> Schema:
+        return Schema({key.strip().lower(): facet for key, facet in self.columns.items()},
+                      check_rename(self.rename, "[rename]"), self.lexicon.config(),
+                      self.missing.values)
+
+
+def _read_schema(name: str, data: bytes) -> Schema:
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise _decode_error(name, data, None, error.start) from None
     except tomllib.TOMLDecodeError as error:
         raise DataError(name, f"not valid TOML: {error}") from None
-    extra = sorted(set(document) - set(_SCHEMA_TABLES))
-    if extra:
-        raise DataError(
-            name,
-            "expected only [columns], [rename], [missing] and [lexicon] tables, "
-            f"found {extra[0]!r} outside them",
-        )
-    return document
-
-
-def _schema_subtable(name: str, document: dict, key: str) -> dict:
-    table = document.get(key, {})
-    if not isinstance(table, dict):
-        examples = {
-            "columns": 'column name = facet, e.g. baseColour = "color"',
-            "rename": 'column = contract column, e.g. id = "item_id"',
-            "missing": 'values = [markers of an empty cell], e.g. values = ["NA"]',
-            "lexicon": 'settings and word lists, e.g. enabled = false or [lexicon.color]',
-        }
-        raise DataError(name, f"expected a [{key}] table of {examples[key]}, found {table!r}")
-    return table
-
-
-def _schema_rename(name: str, table: dict) -> dict[str, str]:
     try:
-        return check_rename(table, "[rename]")
-    except ValueError as error:
-        raise DataError(name, str(error)) from None
-
-
-def _schema_missing(name: str, table: dict) -> tuple[str, ...]:
-    extra = sorted(set(table) - {"values"})
-    if extra:
-        message = f'[missing] {extra[0]}: unknown setting; expected values = ["NA", ...]'
-        raise DataError(name, message)
-    values = table.get("values", [])
-    if not isinstance(values, list) or not all(isinstance(v, str) and v.strip() for v in values):
-        raise DataError(
-            name,
-            f'[missing] values: expected a list of non-empty strings, e.g. ["NA"], found {values!r}',
-        )
-    return tuple(v.strip() for v in values)
-
-
-def _schema_lexicon(name: str, table: dict) -> LexiconConfig:
-    settings: dict[str, bool] = {}
-    entries: dict[str, dict[str, list[str]]] = {}
-    for key, value in table.items():
-        where = f"[lexicon] {key}"
-        if key in ("enabled", "builtin"):
-            if not isinstance(value, bool):
-                raise DataError(name, f"{where}: expected true or false, found {value!r}")
-            settings[key] = value
-        elif isinstance(value, dict):
-            kind = key.strip().lower()
-            if not kind or kind == "ignore":
-                raise DataError(name, f"{where}: not a usable kind name")
-            entries.setdefault(kind, {}).update(_lexicon_words(name, f"[lexicon.{key}]", value))
-        else:
-            raise DataError(
-                name,
-                f"{where}: unknown setting; expected enabled = true/false, builtin = true/false "
-                f'or a word table such as [lexicon.color] with teal = ["peacock", "petrol"]',
-            )
-    return LexiconConfig(settings.get("enabled", True), settings.get("builtin", True), entries)
-
-
-def _lexicon_words(name: str, where: str, table: dict) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for canonical, synonyms in table.items():
-        if isinstance(synonyms, str):
-            synonyms = [synonyms]
-        if not isinstance(synonyms, list) or not all(isinstance(s, str) for s in synonyms):
-            raise DataError(
-                name,
-                f"{where} {canonical}: expected a list of words in quotes, e.g. "
-                f'{canonical} = ["word", "two words"], found {synonyms!r}',
-            )
-        if not canonical.strip():
-            raise DataError(name, f"{where}: a canonical value must not be empty")
-        out[canonical.strip().lower()] = [s.strip() for s in synonyms if s.strip()]
-    return out
-
-
-def _add_schema_entry(name: str, columns: dict[str, str], key: str, value: object) -> None:
-    if not isinstance(value, str):
-        raise DataError(name, f"[columns] {key}: expected a facet name in quotes, found {value!r}")
-    try:
-        facet = check_facet(value.strip().lower(), f"[columns] {key}")
-    except ValueError as error:
-        raise DataError(name, str(error)) from None
-    lower = key.strip().lower()
-    if columns.get(lower, facet) != facet:
-        message = f"[columns] {key}: names the same column as another entry, with another facet"
-        raise DataError(name, message)
-    columns[lower] = facet
+        return SchemaFile.model_validate(document).to_schema()
+    except ValidationError as error:
+        raise DataError(name, _schema_message(error.errors()[0])) from None

@@ -17,7 +17,7 @@ from recsys.dataio import (
     read_judgments,
     read_table,
 )
-from recsys.errors import DataError
+from recsys.errors import DataError, InputError
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -322,7 +322,7 @@ def test_rows_count_from_the_header_after_leading_blank_lines(tmp_path: Path) ->
 
 def test_on_bad_lines_must_be_known(tmp_path: Path) -> None:
     path = _write(tmp_path, "items.csv", b"item_id,title\nA1,x\n")
-    with pytest.raises(ValueError, match="on_bad_lines must be 'error' or 'skip', got 'warn'"):
+    with pytest.raises(InputError, match="on_bad_lines must be 'error' or 'skip', got 'warn'"):
         read_items(path, on_bad_lines="warn")
 
 
@@ -582,6 +582,13 @@ def test_schema_without_columns_table_is_fine(tmp_path: Path) -> None:
     ("[missing]\nvalues = 'NA'\n",
      "[missing] values: expected a list of non-empty strings, e.g. [\"NA\"], found 'NA'"),
     ("[missing]\nmarkers = ['NA']\n", '[missing] markers: unknown setting; expected values = ["NA", ...]'),
+    ("missing = ['NA']\n", 'expected a [missing] table of values = [markers of an empty cell], e.g. '
+     "values = [\"NA\"], found ['NA']"),
+    ('[lexicon.Ignore]\nx = "y"\n', "[lexicon] Ignore: not a usable kind name"),
+    ('[lexicon.color]\n" " = ["y"]\n', "[lexicon.color]: a canonical value must not be empty"),
+    ('[lexicon]\nbuiltin = 0\n', "[lexicon] builtin: expected true or false, found 0"),
+    ('[rename]\nsku = "id"\n[columns]\nyear = 2012\n',  # two problems: [columns] is checked first
+     "[columns] year: expected a facet name in quotes, found 2012"),
 ])
 def test_schema_errors_name_the_entry(tmp_path: Path, text: str, expected: str) -> None:
     assert _schema_message(tmp_path, text) == expected
@@ -632,7 +639,7 @@ def test_rename_of_a_column_the_file_lacks_is_an_error(tmp_path: Path) -> None:
 
 def test_rename_with_an_unknown_target_is_refused(tmp_path: Path) -> None:
     path = _write(tmp_path, "items.csv", b"id,title\nA1,x\n")
-    with pytest.raises(ValueError, match="rename id: unknown target 'sku'"):
+    with pytest.raises(InputError, match="rename id: unknown target 'sku'"):
         read_items(path, rename={"id": "sku"})
 
 
