@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
 # Serve the embedded default: generates the synthetic catalogue and trains a model on first start.

@@ -19,7 +19,7 @@ from .config import Settings, get_settings
 from .jobs import JobManager
 from .middleware import BodyLimitMiddleware, RequestContextMiddleware
 from .model_store import ModelStore, PointerWatcher
-from .routes import admin, compare, explain, health, items, metrics, model, page, recommend
+from .routes import admin, compare, docs, explain, health, items, metrics, model, page, recommend
 from .routes.page import STATIC
 from .telemetry import Telemetry
 
@@ -34,8 +34,8 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     telemetry = Telemetry()
     store = ModelStore(settings.artifacts_dir, pinned=model_path,
                        on_swap=lambda rec: telemetry.model_served(rec.version))
-    app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0",
-                  lifespan=_lifespan)
+    app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0", lifespan=_lifespan,
+                  docs_url=None, redoc_url=None)  # api.routes.docs: the same pages, without a CDN
     app.state.settings, app.state.telemetry, app.state.store = settings, telemetry, store
     app.state.jobs = JobManager(store, telemetry, settings.max_queued_jobs)
     app.state.initial_model = recommender
@@ -44,9 +44,10 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
-    for r in (health, recommend, explain, compare, items, model, metrics, admin, page):
+    for r in (health, recommend, explain, compare, items, model, metrics, admin, page, docs):
         app.include_router(r.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     return app
 
 

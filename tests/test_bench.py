@@ -28,3 +28,15 @@ def test_bench_json_smoke_run(capsys):
     assert result["training"]["interactions_per_s"] > 0
     report = format_report(result)
     assert "tantivy" in report and "interactions/s" in report and "bytes per item" in report
+
+
+def test_bench_without_tantivy_says_which_extra_to_install(monkeypatch, capsys):
+    import sys
+    import time
+
+    monkeypatch.setitem(sys.modules, "tantivy", None)  # `import tantivy` raises ImportError
+    t0 = time.perf_counter()
+    assert main(["bench", "--items", "100000", "--queries", "20"]) == 2
+    assert time.perf_counter() - t0 < 5  # said at once, not after generating and training
+    assert capsys.readouterr().err == ("error: recsys bench needs tantivy, which is not installed: "
+                                       "pip install -e '.[bench]'\n")

@@ -3,7 +3,8 @@
 The real service runs in its own process on 127.0.0.1 over a small trained model; the page is
 checked against the API it calls: bars against POST /recommend, heatmaps and erasure against
 POST /explain, the comparison against POST /compare; sliders re-rank, `/?q=` links open a query,
-and a 375 px phone viewport has no horizontal overflow. Screenshots go to docs/.
+and a 375 px phone viewport has no horizontal overflow; /docs and /redoc render with every request
+outside the service refused. Screenshots go to docs/.
 
 Chromium comes from `scripts/install_chromium.sh` (apt-get; `make test` runs it). The test never
 downloads a browser (no `playwright install`).
@@ -309,5 +310,34 @@ def test_phone_width_has_no_horizontal_overflow(browser, base_url, http):
         page.locator("#compare-button").click()
         page.wait_for_function("document.querySelector('#compare').dataset.state === 'ready'")
         assert page.evaluate(width) <= 375, "the comparison overflows a 375px viewport"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(("path", "operation"), [
+    ("/docs", "#swagger-ui .opblock"),  # Swagger UI: one block per operation
+    ("/redoc", "[data-section-id^='operation/']"),  # ReDoc: one section per operation
+])
+def test_api_docs_render_with_no_request_outside_the_service(browser, base_url, http, path, operation):
+    context = browser.new_context(base_url=base_url)
+    outside: list[str] = []
+
+    def only_the_service(route):
+        if route.request.url.startswith(base_url + "/"):
+            route.continue_()
+        else:  # a CDN, fonts, a validator badge: what an offline machine could not load
+            outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_the_service)
+    page = context.new_page()
+    try:
+        page.goto(path)
+        page.wait_for_selector(operation, timeout=30_000)
+        spec = http.get("/openapi.json").json()
+        operations = sum(len(methods) for methods in spec["paths"].values())
+        page.wait_for_function("([sel, n]) => document.querySelectorAll(sel).length === n",
+                               arg=[operation, operations], timeout=30_000)
+        assert outside == []
     finally:
         context.close()

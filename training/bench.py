@@ -20,12 +20,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
 import torch
 
 from recsys.baselines import BM25Ranker
+from recsys.errors import MissingExtraError
 from recsys.recommender import Recommender, top_k
 from recsys.synthetic import generate
 from recsys.tokenize import match_keys
@@ -62,6 +64,7 @@ def _r(x: float) -> float:
 def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessions: int | None = None,
               reference_budget_s: float = 30.0, log: Callable[[str], None] | None = None) -> dict:
     """Runs the whole benchmark and returns its figures (see `recsys bench --help`)."""
+    _import_tantivy()  # a missing extra is said before minutes of generating and training
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     sessions = sessions if sessions is not None else min(4000, max(300, n_items // 2))
     with tempfile.TemporaryDirectory(prefix="recsys-bench-") as tmp:
@@ -209,9 +212,18 @@ def _bm25s_numba(texts: list[str]) -> Engine | None:
 _NOT_WORD = re.compile(r"[^\w\s]+")
 
 
-def _tantivy(texts: list[str]) -> Engine:
-    import tantivy
+def _import_tantivy() -> ModuleType:
+    """tantivy, a bench-only dependency (the `bench` extra): the service never needs it."""
+    try:
+        import tantivy
+    except ImportError:
+        raise MissingExtraError("recsys bench needs tantivy, which is not installed: "
+                                "pip install -e '.[bench]'") from None
+    return tantivy
 
+
+def _tantivy(texts: list[str]) -> Engine:
+    tantivy = _import_tantivy()
     t0 = time.perf_counter()
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("body", stored=False, tokenizer_name="en_stem")
