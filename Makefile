@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench screenshots clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,12 @@ test: setup
 
 bench: setup
 	$(BIN)/recsys bench
+
+# Retake the README's screenshots of the web page into docs/ (the browser test writes them to a
+# temporary folder otherwise, so that `make test` leaves the tracked files alone).
+screenshots: setup
+	bash scripts/install_chromium.sh
+	SCREENSHOTS_DIR=$(CURDIR)/docs $(BIN)/pytest tests/test_web_page.py -q -k "heatmaps or phone"
 
 clean:
 	rm -rf $(VENV) artifacts data/generated .pytest_cache

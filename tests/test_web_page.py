@@ -4,7 +4,8 @@ The real service runs in its own process on 127.0.0.1 over a small trained model
 checked against the API it calls: bars against POST /recommend, heatmaps and erasure against
 POST /explain, the comparison against POST /compare; sliders re-rank, `/?q=` links open a query,
 and a 375 px phone viewport has no horizontal overflow; /docs and /redoc render with every request
-outside the service refused. Screenshots go to docs/.
+outside the service refused. Screenshots go to a temporary folder; `make screenshots` sets
+SCREENSHOTS_DIR to docs/ to update the README's.
 
 Chromium comes from `scripts/install_chromium.sh` (apt-get; `make test` runs it). The test never
 downloads a browser (no `playwright install`).
@@ -26,9 +27,10 @@ import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
 QUERY = "red casual cotton dress"
 
+if not CHROMIUM.exists() and os.environ.get("SCREENSHOTS_DIR"):  # `make screenshots`: no silent skip
+    pytest.fail(f"{CHROMIUM} not found: no screenshots taken", pytrace=False)
 if not CHROMIUM.exists():
     pytest.skip(f"{CHROMIUM} not found: run `bash scripts/install_chromium.sh` (as root) first",
                 allow_module_level=True)
@@ -104,6 +106,21 @@ def base_url(model_version, tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where screenshots go: a temporary folder, so that a test run leaves the tracked
+    docs/screenshot*.png alone, or SCREENSHOTS_DIR (`make screenshots`: docs/)."""
+    chosen = os.environ.get("SCREENSHOTS_DIR")
+    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _screenshot(page: Page, path: Path) -> None:
+    page.screenshot(path=str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", path
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +227,7 @@ def test_shared_link_opens_the_query_and_item(page: Page, http):
     assert page.locator("#q").input_value() == QUERY
 
 
-def test_item_heatmaps_match_explain(page: Page, http):
+def test_item_heatmaps_match_explain(page: Page, http, shots):
     page.goto(f"/?q={QUERY}")
     ids = _wait_results(page)
     first = page.locator("#results .result").first.locator("button.open")
@@ -233,10 +250,9 @@ def test_item_heatmaps_match_explain(page: Page, http):
                                                abs=1e-9)
     summary = page.locator("#detail .detail-summary").text_content()
     assert summary and len(summary) > 10
-    DOCS.mkdir(exist_ok=True)
     page.set_viewport_size({"width": 1280, "height": 1500})  # tall enough for all four heatmaps
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(DOCS / "screenshot.png"))
+    _screenshot(page, shots / "screenshot.png")
 
     page.keyboard.press("Escape")  # closes the item; focus returns to its button
     expect(page.locator("#detail")).to_be_hidden()
@@ -291,15 +307,14 @@ def test_controls_are_labelled(page: Page):
     assert sliders == [[h, "0", "2"] for h in ("quality", "color", "style", "other")]
 
 
-def test_phone_width_has_no_horizontal_overflow(browser, base_url, http):
+def test_phone_width_has_no_horizontal_overflow(browser, base_url, http, shots):
     context = browser.new_context(viewport={"width": 375, "height": 812}, base_url=base_url,
                                   device_scale_factor=2, is_mobile=True, has_touch=True)
     page = context.new_page()
     try:
         page.goto(f"/?q={QUERY}")
         ids = _wait_results(page)
-        DOCS.mkdir(exist_ok=True)
-        page.screenshot(path=str(DOCS / "screenshot-phone.png"))
+        _screenshot(page, shots / "screenshot-phone.png")
         width = "Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
         assert page.evaluate(width) <= 375, "the results overflow a 375px viewport"
         page.locator("#results .result").first.locator("button.open").click()
