@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import sys
 import traceback
 from dataclasses import asdict
@@ -16,31 +17,51 @@ EXIT_BAD_INPUT = 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Every failure is one line on stderr and exit code 2 (130 when interrupted)."""
+    """Every failure is one line on stderr and exit code 2 (130 when interrupted). Output whose
+    reader leaves early (`recsys ... | head`) ends quietly, exit code 0."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return args.run(args) or 0
+        code = args.run(args) or 0
+        sys.stdout.flush()  # a closed pipe shows here, not as a traceback when Python exits
+        return code
     except RecsysError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `recsys explain ... --json | head`: the reader left early
+    except BrokenPipeError as exc:
+        if not _stdout_closed():  # some other pipe: a bug like any other
+            return _internal_error(exc)
+        # the reader has what it wanted, and every command prints after its work is done
         _silence_stdout()
-        return _fail("the output was closed before it was all written (broken pipe)")
+        return 0
     except MemoryError:
         return _fail("out of memory")
     except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback with RECSYS_LOG_LEVEL=debug
-        if _debug():
-            traceback.print_exc()
-        return _fail(f"internal error: {type(exc).__name__}: {exc} (RECSYS_LOG_LEVEL=debug shows "
-                     f"the traceback)")
+        return _internal_error(exc)
 
 
 def _fail(message: str) -> int:
     print("error: " + " ".join(message.split("\n")), file=sys.stderr)
     return EXIT_BAD_INPUT
+
+
+def _internal_error(exc: BaseException) -> int:
+    if _debug():
+        traceback.print_exception(exc)
+    return _fail(f"internal error: {type(exc).__name__}: {exc} (RECSYS_LOG_LEVEL=debug shows "
+                 f"the traceback)")
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (its write end then polls as an error)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no descriptor (io.UnsupportedOperation), no poll
+        return False
 
 
 def _silence_stdout() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 from collections.abc import Iterator
 
 from rich.console import Console
@@ -12,7 +13,16 @@ from rich.text import Text
 
 from recsys.recommender import ItemDetail, Recommendation
 
-console = Console()
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """stdout's reader left (`recsys recommend ... | head`): rich would exit with status 1
+        here; the command line ends quietly instead (training.cli.main)."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the reader of stdout has gone")
+
+
+console = _Console()
 err_console = Console(stderr=True)
 HEAD_COLORS = {"quality": "magenta", "color": "red", "style": "cyan", "other": "green"}
 METRIC_ORDER = ("ndcg@10", "recall@10", "mrr", "queries")
