@@ -1,7 +1,8 @@
 """The README's two quick-start commands, run from a fresh clone of the committed tree.
 
 `make run` must set everything up, build the default model and serve it; `make test` must set up
-and run the suite (here a small part of it, so the suite does not run itself recursively).
+and run the suite (here a small part of it, so the suite does not run itself recursively) and
+leave `git status` clean.
 """
 
 from __future__ import annotations
@@ -94,8 +95,12 @@ def test_make_run_serves_the_default_model(fresh_clone):
 
 def test_make_test_sets_up_and_runs_the_suite(fresh_clone):
     env = _env(fresh_clone, _free_port())
-    env["PYTEST_ARGS"] = "-q tests/test_catalog.py tests/test_readme_commands.py"
+    # the browser test among them: it takes screenshots, which must not land in docs/
+    env["PYTEST_ARGS"] = "-q tests/test_catalog.py tests/test_readme_commands.py tests/test_web_page.py"
     out = subprocess.run(["make", "test"], cwd=fresh_clone, env=env, capture_output=True, text=True,
                          timeout=1200)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert re.search(r"\d+ passed", out.stdout)
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=fresh_clone, capture_output=True,
+                            text=True, check=True).stdout
+    assert status == "", f"make test changed the clone:\n{status}"
