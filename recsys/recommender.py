@@ -95,6 +95,11 @@ class Recommender:
         state = self.index.query_state(query)
         return self.index.score(state, self.head_weight_vector(head_weights))
 
+    def top_indices(self, query: str, k: int) -> np.ndarray:
+        """(k,) catalogue indices of the k best items for `query` over the whole catalogue, best
+        first (the index's exact top-k: what `rank` shows, without ids or filters)."""
+        return self.index.top_k(self.index.query_state(query), None, None, k)[0]
+
     def rank(
         self,
         query: str,

@@ -16,8 +16,7 @@ Judgments = Mapping[str, Mapping[int, float]]
 
 
 def model_rankings(rec: Recommender, queries: list[str], k: int = 10) -> dict[str, np.ndarray]:
-    everything = np.ones(rec.catalog.n_items, dtype=bool)
-    return {q: top_k(rec.scores(q), everything, k) for q in dict.fromkeys(queries)}
+    return {q: rec.top_indices(q, k) for q in dict.fromkeys(queries)}
 
 
 def make_baselines(rec: Recommender, train_rows: pd.DataFrame | None, seed: int = 0) -> dict:

@@ -315,14 +315,14 @@ def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConf
     queries are as new to the model as a shopper's will be."""
     rng = np.random.default_rng(cfg.seed + 2)
     positives = train_rows.loc[train_rows["label"] > 0, "query"]
-    if positives.empty:  # nothing to learn from: the lexical start is the model
-        return untrained_recommender(catalog, train_rows, cfg), FitReport([], [], 0.0, 0.0, "no positives")
-    validation, judged = None, None
-    if positives.nunique() >= MIN_QUERIES_FOR_VALIDATION:
-        fit_q, val_q = split_queries(positives, cfg.validation_fraction, rng)
-        val_rows = train_rows[train_rows["query"].isin(val_q)]
-        validation, judged = make_groups(val_rows, catalog.n_items), judgments_from_rows(val_rows)
-        train_rows = train_rows[~train_rows["query"].isin(val_q)]
+    if positives.nunique() < MIN_QUERIES_FOR_VALIDATION:
+        # nothing could show that a step helps, so none is taken: the lexical start is the model
+        rule = "no positives" if positives.empty else "too few queries to check a step"
+        return untrained_recommender(catalog, train_rows, cfg), FitReport([], [], 0.0, 0.0, rule)
+    fit_q, val_q = split_queries(positives, cfg.validation_fraction, rng)
+    val_rows = train_rows[train_rows["query"].isin(val_q)]
+    validation, judged = make_groups(val_rows, catalog.n_items), judgments_from_rows(val_rows)
+    train_rows = train_rows[~train_rows["query"].isin(val_q)]
     featurizer = build_featurizer(catalog, train_rows, cfg)
     model = new_model(featurizer, cfg.seed)
     groups = make_groups(train_rows, catalog.n_items)
