@@ -13,7 +13,7 @@ import orjson
 from fastapi import Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from recsys.explain import Explanation
+from recsys.explain import MATCH_THRESHOLD, Explanation
 from recsys.facets import FACETS
 from recsys.recommender import Recommendation
 
@@ -111,7 +111,9 @@ class HeadOut(_Out):
 
 class ExplanationOut(_Out):
     prior: float
-    summary: str
+    summary: str = Field(description="what sets the item apart from the others listed")
+    matched: bool = Field(description="some query word matched one of its attributes (an attention "
+                          f"share of at least {MATCH_THRESHOLD}, the match threshold)")
     heads: list[HeadOut] = Field(description="one per head, always all of them, in facet order")
 
 
@@ -137,6 +139,7 @@ class RecommendOut(_Out):
     model_version: str
     offset: int
     total: int = Field(description="items that passed filters, exclusions and candidates")
+    unmatched_tokens: list[str] = Field(description="query words that no item of the catalogue matches")
     items: list[RankedItemOut]
     took_ms: float
 
@@ -151,6 +154,7 @@ def recommend_json(result: Recommendation, offset: int, took_ms: float) -> Respo
         "model_version": result.model_version,
         "offset": offset,
         "total": result.total,
+        "unmatched_tokens": result.unmatched_tokens,
         "items": [{
             "item_id": item.item_id,
             "title": item.title,
@@ -171,6 +175,7 @@ def _explanation(e: Explanation) -> dict:
     return {
         "prior": e.prior,
         "summary": e.summary,
+        "matched": e.matched,
         "heads": [{
             "head": h.head,
             "contribution": h.contribution,
@@ -226,6 +231,7 @@ class CompareOut(_Out):
     score_b: float
     prior_difference: float
     heads: list[CompareHeadOut]
+    summary: str = Field(description="why A is above or below B, in the reason lines' words")
     model_version: str
     took_ms: float
 

@@ -15,7 +15,10 @@ from .facets import FACETS
 from .index import QueryState, ScoringIndex
 
 NO_MATCH = "(no match)"
-MATCH_THRESHOLD = 0.1  # attention weight below which a pair is not listed as a match
+# A query word matches an attribute when the attribute holds at least this share of the word's
+# attention in its head: below it, the pair is not listed as a match anywhere (explanations,
+# reason lines, `matched`, `unmatched_tokens`); the heatmap still shows every weight.
+MATCH_THRESHOLD = 0.1
 
 
 @dataclass
@@ -37,6 +40,11 @@ class Explanation:
     prior: float
     summary: str
     heads: list[HeadExplanation]
+    # some query word matched one of the item's attributes (MATCH_THRESHOLD)
+    matched: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.matched = any(h.matches for h in self.heads)
 
 
 @dataclass
@@ -252,12 +260,82 @@ def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
 
 
 def summarize(heads: list[HeadExplanation], prior: float, rank: int | None) -> str:
+    """The reason line of one item on its own: its strongest head and that head's best match."""
     lead = f"ranked {_ordinal(rank)}" if rank is not None else "scored"
-    best = max(heads, key=lambda h: h.contribution)
-    if best.contribution < 0.05 or not best.matches:
-        return f"{lead} on its prior ({prior:+.2f}): no query word matched its attributes"
+    if not any(h.matches for h in heads):
+        return _no_match_line(lead, prior)
+    best = max((h for h in heads if h.matches), key=lambda h: h.contribution)
     m = best.matches[0]
     return f"{lead} mostly for {best.head}: '{m.query_token}' matched {m.attribute}"
+
+
+def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> None:
+    """Rewrite the reason lines of a ranking (in place) to say what sets each item apart: a
+    match not every listed item has; failing that (all share the same matches), the head or the
+    prior that differs most from the next item (the previous one for the last)."""
+    if len(explanations) < 2:
+        return
+    keys = [{(h.head, m.query_token, m.attribute) for h in e.heads for m in h.matches}
+            for e in explanations]
+    common = set.intersection(*keys)
+    for i, (e, rank) in enumerate(zip(explanations, ranks)):
+        lead = f"ranked {_ordinal(rank)}"
+        if not e.matched:
+            e.summary = _no_match_line(lead, e.prior)
+            continue
+        own = [(h, m) for h in e.heads for m in h.matches if (h.head, m.query_token, m.attribute) not in common]
+        if own:
+            h, m = max(own, key=lambda hm: (hm[0].contribution, hm[1].weight))
+            shared = f"; every result matches {_match_list(common)}" if common else ""
+            e.summary = (f"{lead} for '{m.query_token}' matched {m.attribute} "
+                         f"({h.head} {h.contribution:+.2f}){shared}")
+            continue
+        j = i + 1 if i + 1 < len(explanations) else i - 1
+        e.summary = (f"{lead}: matches what every result matches ({_match_list(common)}); "
+                     + describe_difference(e, explanations[j], f"the {_ordinal(ranks[j])}"))
+
+
+def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
+    """The part of the score where `a` and `b` differ most (a head or the prior), in words: the
+    wording `/compare` and the reason lines share."""
+    diffs = {h.head: (ha.contribution, h.contribution) for ha, h in zip(a.heads, b.heads)}
+    diffs["prior"] = (a.prior, b.prior)
+    part, (va, vb) = max(diffs.items(), key=lambda kv: abs(kv[1][0] - kv[1][1]))
+    text = f"{part} {va:+.2f} against {vb:+.2f} for {other}"
+    if part != "prior":
+        head_a = next(h for h in a.heads if h.head == part)
+        head_b = next(h for h in b.heads if h.head == part)
+        theirs = {(m.query_token, m.attribute) for m in head_b.matches}
+        mine = [m for m in head_a.matches if (m.query_token, m.attribute) not in theirs]
+        if mine and va > vb:
+            text += f" ('{mine[0].query_token}' matched {mine[0].attribute})"
+    return text
+
+
+def _match_list(keys: set[tuple[str, str, str]]) -> str:
+    return ", ".join(f"'{tok}' {attr}" for _, tok, attr in sorted(keys, key=lambda k: (k[1], k[2])))
+
+
+def _no_match_line(lead: str, prior: float) -> str:
+    return f"{lead} on its prior ({prior:+.2f}): no query word matched its attributes"
+
+
+def unmatched_tokens(index: ScoringIndex, state: QueryState) -> list[str]:
+    """The query words that no item of the catalogue can match: in every head, even an item with
+    that one attribute alone (the no-match slot at its smallest multiplicity) would give the
+    best-scoring attribute less than MATCH_THRESHOLD of the word's attention."""
+    if not state.tokens:
+        return []
+    can_match = np.zeros(len(state.tokens), dtype=bool)
+    for f in FACETS:
+        logits = state.logits[f]  # (T, V)
+        if logits.shape[1] == 0:
+            continue
+        smallest = float(index.slot_multiplicity(f, np.array([1]))[0])
+        # weight of attribute v alone: 1 / (1 + e^(no_match - logit) * multiplicity)
+        gap = state.no_match[f].astype(np.float64) + np.log(smallest) - logits.max(1).astype(np.float64)
+        can_match |= 1.0 / (1.0 + np.exp(gap)) >= MATCH_THRESHOLD
+    return [tok.surface for tok, ok in zip(state.tokens, can_match.tolist()) if not ok]
 
 
 def _ordinal(n: int) -> str:

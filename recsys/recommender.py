@@ -10,7 +10,8 @@ import numpy as np
 from .catalog import Catalog
 from .encoding import Featurizer
 from .errors import InputError
-from .explain import Explanation, HeadDetail, detail_item, explain_items, item_rows
+from .explain import (Explanation, HeadDetail, HeadExplanation, contrast_summaries, describe_difference,
+                      detail_item, explain_items, item_rows, unmatched_tokens)
 from .facets import FACETS
 from .index import ScoringIndex, fast_top_k
 from .model import FacetScorer
@@ -33,6 +34,7 @@ class Recommendation:
     model_version: str
     items: list[RankedItem]
     total: int  # items that passed filters, exclusions and candidates
+    unmatched_tokens: list[str]  # query words no item of the catalogue matches
 
 
 @dataclass
@@ -65,6 +67,7 @@ class Comparison:
     score_b: float
     prior_difference: float
     heads: list[dict]  # head, contribution_a, contribution_b, difference, attributes (the ones that differ)
+    summary: str  # why A is above (or below) B, in the reason lines' words
 
 
 class Recommender:
@@ -131,6 +134,8 @@ class Recommender:
         ranks = list(range(offset + 1, offset + 1 + len(shown)))
         explanations = (explain_items(self.index, state, shown, weights, ranks) if explain
                         else [None] * len(shown))
+        if explain:
+            contrast_summaries(explanations, ranks)
         items = [
             RankedItem(
                 item_id=self.catalog.item_ids[i],
@@ -143,7 +148,7 @@ class Recommender:
             for i, s, rank, e in zip(shown.tolist(), shown_scores.tolist(), ranks, explanations)
         ]
         tokens = [t.surface for t in state.tokens]
-        return Recommendation(query, tokens, self.version, items, total)
+        return Recommendation(query, tokens, self.version, items, total, unmatched_tokens(self.index, state))
 
     def _top(self, query, k, offset, filters, exclude, candidates, head_weights):
         """(query state, head weights, the shown items' indices and scores, eligible count)."""
@@ -202,7 +207,11 @@ class Recommender:
                 "matches_a": ha.matches,
                 "matches_b": hb.matches,
             })
-        return Comparison(query, item_a, item_b, a.score, b.score, a.prior - b.prior, heads)
+        ea, eb = (Explanation(d.prior, "", [HeadExplanation(h.head, h.contribution, h.matches) for h in d.heads])
+                  for d in (a, b))
+        summary = (f"A scores {a.score - b.score:+.2f} against B; most of the difference: "
+                   + describe_difference(ea, eb, "B"))
+        return Comparison(query, item_a, item_b, a.score, b.score, a.prior - b.prior, heads, summary)
 
 
 def top_k(scores: np.ndarray, eligible: np.ndarray, k: int) -> np.ndarray:

@@ -294,6 +294,20 @@ def test_compare_two_items(page: Page, http):
     assert [h for h, _ in shown] == [h["head"] for h in api["heads"]]
     for (_, diff), head in zip(shown, api["heads"]):
         assert diff == pytest.approx(head["difference"], abs=1e-9)
+    # "why is A above B" in the API's words, the reason lines' wording
+    expect(page.locator("#compare-body .summary")).to_have_text(api["summary"])
+
+
+def test_words_that_match_nothing_are_said_in_words(page: Page):
+    page.goto("/?q=zxqv%20blorf")
+    _wait_results(page)
+    note = page.locator("#nomatch")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("ranked by their prior alone")
+    expect(note).to_contain_text("“zxqv”, “blorf”")
+    page.goto(f"/?q={QUERY}")
+    _wait_results(page)
+    expect(note).to_be_hidden()
 
 
 def test_controls_are_labelled(page: Page):

@@ -92,6 +92,10 @@ def contribution_bar(heads, width: int = 30) -> Text:
 def print_recommendation(result: Recommendation) -> None:
     console.print(f"[bold]{result.query}[/]  tokens: {' '.join(result.tokens)}  "
                   f"model {result.model_version}")
+    if result.unmatched_tokens:
+        console.print(f"no item matches: {', '.join(result.unmatched_tokens)}"
+                      + ("  (ranked by prior)" if not any(i.explanation and i.explanation.matched
+                                                          for i in result.items) else ""))
     table = Table(show_lines=False)
     for col in ("#", "item", "score", "heads", "why"):
         table.add_column(col)

@@ -234,11 +234,28 @@
     const took = data.took_ms !== undefined ? ` in ${Math.round(data.took_ms)} ms` : "";
     setStatus(shown ? `${shown} of ${state.total} items for “${state.query}”${took}`
       : `No items for “${state.query}”`);
+    renderNoMatch(data.unmatched_tokens || [], state.items);
     $("#more").hidden = shown >= state.total || shown >= 100;
     if (focusIndex !== null) {
       const btn = list.children[focusIndex]?.querySelector(".open");
       if (btn) btn.focus();
     }
+  }
+
+  // Say in words when query words match nothing: the ranking is then the items' prior alone
+  function renderNoMatch(unmatched, items) {
+    const note = $("#nomatch");
+    const anyMatch = items.some((it) => it.explanation && it.explanation.matched);
+    const words = unmatched.map((w) => `“${w}”`).join(", ");
+    let text = "";
+    if (items.length && items.every((it) => it.explanation) && !anyMatch) {
+      text = "No query word matched any item's attributes: these items are ranked by their prior alone"
+        + (words ? ` (no item matches ${words}).` : ".");
+    } else if (words) {
+      text = `No item matches ${words}: ${unmatched.length > 1 ? "these words add" : "this word adds"} nothing to the ranking.`;
+    }
+    note.textContent = text;
+    note.hidden = !text;
   }
 
   function contributions(item) {
@@ -420,7 +437,6 @@
 
   function renderCompare(d) {
     const ta = titleOf(d.item_a), tb = titleOf(d.item_b);
-    const diff = d.score_a - d.score_b;
     const maxAbs = Math.max(1e-9, ...d.heads.map((h) => Math.abs(h.difference)));
     const rows = d.heads.map((h) => el("tr", { "data-head": h.head },
       el("th", { scope: "row" }, el("span", { class: "swatch", style: `background:${colour(h.head)}`, "aria-hidden": "true" }), ` ${h.head}`),
@@ -441,12 +457,10 @@
       el("tbody", {}, rows),
       el("tfoot", {}, el("tr", {}, el("th", { scope: "row" }, "prior"), el("td", {}, ""), el("td", {}, ""),
         el("td", { class: "num" }, signed(d.prior_difference)), el("td", {}, ""), el("td", {}, ""))));
-    const lead = d.heads.reduce((best, h) => (Math.abs(h.difference) > Math.abs(best.difference) ? h : best), d.heads[0]);
     $("#compare-body").replaceChildren(
       el("p", {}, el("strong", {}, "A: "), ta, el("span", { class: "item-id" }, ` · ${d.item_a} · score ${fmt(d.score_a)}`)),
       el("p", {}, el("strong", {}, "B: "), tb, el("span", { class: "item-id" }, ` · ${d.item_b} · score ${fmt(d.score_b)}`)),
-      el("p", { class: "summary" }, `A scores ${signed(diff)} against B` +
-        (lead ? `, mostly through ${lead.head} (${signed(lead.difference)})` : "") + "."),
+      el("p", { class: "summary" }, d.summary),
       el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "comparison table" }, table));
   }
 

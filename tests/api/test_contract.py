@@ -95,7 +95,9 @@ def test_request_id_is_echoed_or_made(client):
 def test_recommend_shape_and_additivity(client, rec):
     r = client.post("/recommend", json={"query": QUERY, "k": 10})
     body = r.json()
-    assert set(body) >= {"query", "tokens", "model_version", "items", "took_ms", "total", "offset"}
+    assert set(body) >= {"query", "tokens", "model_version", "items", "took_ms", "total", "offset",
+                         "unmatched_tokens"}
+    assert body["unmatched_tokens"] == []  # every word of QUERY names something the catalogue has
     assert body["query"] == QUERY and body["tokens"] == ["red", "casual", "cotton", "dress"]
     assert body["model_version"] == rec.version == r.headers["x-model-version"]
     assert body["total"] == rec.catalog.n_items and body["took_ms"] >= 0
@@ -105,7 +107,8 @@ def test_recommend_shape_and_additivity(client, rec):
     for item in items:
         assert set(item) == {"item_id", "title", "rank", "score", "attributes", "explanation"}
         assert set(item["attributes"]) == set(FACETS)
-        assert set(item["explanation"]) == {"prior", "summary", "heads"}
+        assert set(item["explanation"]) == {"prior", "summary", "matched", "heads"}
+        assert item["explanation"]["matched"] == any(h["matches"] for h in item["explanation"]["heads"])
         for h in item["explanation"]["heads"]:
             assert set(h) == {"head", "contribution", "matches"}
             for m in h["matches"]:
@@ -150,7 +153,8 @@ def test_recommend_json_is_the_documented_model(client, rec, body):
                            head_weights=req.get("head_weights"), explain=req.get("explain", True))
     expected = RecommendOut.model_validate({
         "query": result.query, "tokens": result.tokens, "model_version": result.model_version,
-        "offset": req.get("offset", 0), "total": result.total, "items": result.items,
+        "offset": req.get("offset", 0), "total": result.total,
+        "unmatched_tokens": result.unmatched_tokens, "items": result.items,
         "took_ms": got["took_ms"]}).model_dump(mode="json")
     assert got == expected
     assert _key_order(got) == _key_order(expected)
@@ -374,3 +378,17 @@ def test_model(client, rec):
     assert body["trained_at"] and body["loaded_at"]
     assert body["data"]["items"]["file"] == "items.csv"  # no server path
     assert "/" not in str(body["data"])
+
+
+def test_unknown_words_come_back_as_unmatched_and_no_item_matches(client):
+    body = client.post("/recommend", json={"query": "zxqv blorf", "k": 5}).json()
+    assert body["unmatched_tokens"] == ["zxqv", "blorf"]
+    assert body["items"] and all(not i["explanation"]["matched"] for i in body["items"])
+    assert all(not h["matches"] for i in body["items"] for h in i["explanation"]["heads"])
+
+
+def test_compare_answers_with_a_reason_line(client, rec):
+    items = client.post("/recommend", json={"query": QUERY, "k": 10}).json()["items"]
+    body = client.post("/compare", json={"query": QUERY, "item_a": items[0]["item_id"],
+                                         "item_b": items[-1]["item_id"]}).json()
+    assert body["summary"].startswith(f"A scores {body['score_a'] - body['score_b']:+.2f} against B")
