@@ -227,6 +227,29 @@ def test_shared_link_opens_the_query_and_item(page: Page, http):
     assert page.locator("#q").input_value() == QUERY
 
 
+def test_header_names_the_metric_the_model_is_judged_by(page: Page, http):
+    page.goto("/")
+    held_out = http.get("/model").json()["metrics"]["held_out"]["model"]["ndcg@10"]
+    # this model was trained without judgments: the header says the figure is the click split's
+    expect(page.locator("#model-info")).to_contain_text(f"NDCG@10 on held-out clicks {held_out:.3f}")
+    expect(page.locator("#model-info")).to_contain_text("no judgments")
+
+
+def test_heatmap_column_headers_stay_inside_their_columns(page: Page):
+    page.goto(f"/?q={QUERY}")
+    ids = _wait_results(page)
+    page.locator("#results .result").first.locator("button.open").click()
+    _wait_detail(page, ids[0])
+    overflowing = page.eval_on_selector_all("#detail table.heatmap thead th", """ths => ths
+        .filter(th => th.scrollWidth > th.clientWidth + 1).map(th => th.textContent)""")
+    assert overflowing == []
+    boxes = page.eval_on_selector_all("#detail table.heatmap thead tr", """rows => rows.map(r =>
+        [...r.children].map(th => { const b = th.getBoundingClientRect(); return [b.left, b.right]; }))""")
+    for row in boxes:
+        for (_, right), (left, _) in zip(row, row[1:]):
+            assert right <= left + 1  # no header runs into the next one
+
+
 def test_item_heatmaps_match_explain(page: Page, http, shots):
     page.goto(f"/?q={QUERY}")
     ids = _wait_results(page)

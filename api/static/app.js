@@ -485,6 +485,22 @@
     }
   }
 
+  // The figure the model is judged by: NDCG@10 against graded judgments when training had them;
+  // otherwise the held-out click split, which says so (clicks are a noisier, lower bar)
+  function judgedMetric(metrics) {
+    const ndcg = (part) => metrics[part] && metrics[part].model && metrics[part].model["ndcg@10"];
+    const bm25 = (part) => metrics[part] && metrics[part].bm25 && metrics[part].bm25["ndcg@10"];
+    const versus = (part) => (Number.isFinite(bm25(part)) ? ` (BM25 ${bm25(part).toFixed(3)})` : "");
+    if (Number.isFinite(ndcg("judgments"))) {
+      return ` · NDCG@10 on graded judgments ${ndcg("judgments").toFixed(3)}${versus("judgments")}`;
+    }
+    if (Number.isFinite(ndcg("held_out"))) {
+      return ` · NDCG@10 on held-out clicks ${ndcg("held_out").toFixed(3)}${versus("held_out")}` +
+        " (no judgments: how often the items shoppers clicked for search terms the model never saw rank in its top 10)";
+    }
+    return "";
+  }
+
   async function loadModel() {
     try {
       const m = await api("/model");
@@ -492,9 +508,7 @@
         state.heads = m.facets;
         buildControls();
       }
-      const ndcg = m.metrics && m.metrics.held_out && m.metrics.held_out.model && m.metrics.held_out.model["ndcg@10"];
-      $("#model-info").textContent = `Model ${m.version} · ${m.n_items} items` +
-        (Number.isFinite(ndcg) ? ` · held-out NDCG@10 ${ndcg.toFixed(3)}` : "");
+      $("#model-info").textContent = `Model ${m.version} · ${m.n_items} items` + judgedMetric(m.metrics || {});
     } catch (err) {
       $("#model-info").textContent = err instanceof ApiError ? err.message : "Model information unavailable";
     }
