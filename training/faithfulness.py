@@ -22,6 +22,28 @@ so the gradient at p = 1 is  d out / d p_m = sum_t a_tm (v_m - out_t)  (a = atte
 token's output); integrated gradients integrate it along p = alpha * 1 and add up to out(1)
 (completeness). Both are closed forms here, checked against autograd in the tests.
 (Captum is not needed: the attribution target is a closed-form function of p.)
+
+Three more, on the same top-k items (ERASER: DeYoung et al., 2020):
+
+(e) **comprehensiveness and sufficiency** per head over >= 2 of the item's attributes: rank them
+    by attention (summed over the query tokens); erase the top 1 and the top m, with
+    m = min(number of query words, attributes - 1) (a query word names at most one attribute of a
+    facet, so a query's words point at up to that many; one attribute is always left out).
+    Comprehensiveness = the head's contribution minus its contribution without them (higher:
+    the attended attributes carry the score); sufficiency = the contribution minus the
+    contribution with only them kept (near 0 or below: they suffice). Next to each, the same
+    for as many attributes drawn at random. Erasing removes attributes from the item's list, as
+    `HeadAttention.without` does for one: their terms leave the sums and the no-match slot's
+    multiplicity falls with the count (`FacetScorer.forward` on the shortened list gives the
+    same, tests/test_faithfulness_eraser.py). The item prior, which attention does not explain,
+    is held fixed, as in /explain's erasure; the other heads do not change.
+(f) **Kendall's tau** (tau-b) between the head's attention over the item's attributes and their
+    leave-one-out importance (the contribution's drop when that attribute alone is removed),
+    per (query, item, head) with >= 2 attributes; NaN (constant attention or drops) skipped
+    and counted.
+(g) **what unnamed heads add**: for each probe query's top-k items, the mean contribution of a
+    head that none of the query's probe words names, against that of a named head, and their
+    ratio (contributions are >= 0, so these are mean absolute contributions).
 """
 
 from __future__ import annotations
@@ -34,6 +56,7 @@ import pandas as pd
 
 from recsys.explain import HeadAttention, head_attention
 from recsys.facets import FACETS
+from recsys.index import ScoringIndex
 from recsys.metrics import evaluate_rankings, group_judgments
 from recsys.recommender import Recommender, top_k
 
@@ -79,6 +102,56 @@ def integrated_gradients(att: HeadAttention) -> np.ndarray:
     return per_token.sum(0)
 
 
+def slot_counts(index: ScoringIndex, facet: str, n: int) -> np.ndarray:
+    """(n + 1,) the no-match slot's multiplicity for an item left with 0, 1, ..., n attributes
+    of `facet`."""
+    return index.slot_multiplicity(facet, np.arange(n + 1))
+
+
+def outputs_with(att: HeadAttention, slots: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """(S,) the head output if only the attributes where keep[s] (S, M) bool is true stayed on
+    the item: `HeadAttention.without` for any subsets. Erased attributes leave the sums and the
+    slot counts slots[number kept] times (`slot_counts`; constant = it stays)."""
+    e_slot = att.weights[:, -1] * att.den / slots[len(att.labels)]  # (T,) per unit multiplicity
+    kept = keep.astype(np.float64)  # (S, M)
+    num = att.exps @ (kept * att.values).T  # (T, S)
+    den = att.exps @ kept.T + e_slot[:, None] * slots[keep.sum(1)][None, :]  # (T, S)
+    return (num / den).sum(0)
+
+
+ERASER_SETS = ("top_1", "top_m", "random_1", "random_m")
+
+
+def eraser_case(att: HeadAttention, slots: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """(4, 2) comprehensiveness and sufficiency, one row per ERASER_SETS: the top 1 and top m
+    attributes by attention (summed over the tokens), then as many drawn at random (the
+    random 1 among the random m)."""
+    n = len(att.labels)
+    order = np.argsort(-att.weights[:, :-1].sum(0), kind="stable")
+    shuffled = rng.permutation(n)
+    erased = np.zeros((4, n), dtype=bool)
+    for row, chosen in enumerate((order[:1], order[:m], shuffled[:1], shuffled[:m])):
+        erased[row, chosen] = True
+    outs = att.output - outputs_with(att, slots, np.concatenate([~erased, erased]))  # (8,)
+    return np.stack([outs[:4], outs[4:]], 1)
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-b of two short vectors (ties counted as scipy.stats.kendalltau does, which
+    the tests check it against; this costs ~10 us, scipy's call ~300 us); NaN when either is
+    constant."""
+    dx = np.sign(x[:, None] - x[None, :])
+    dy = np.sign(y[:, None] - y[None, :])
+    den = np.sqrt(float(np.count_nonzero(dx)) * float(np.count_nonzero(dy)))
+    return float((dx * dy).sum() / den) if den else float("nan")
+
+
+def attention_loo_tau(att: HeadAttention, drops: np.ndarray) -> float:
+    """Kendall's tau-b between the attention on each attribute (summed over the tokens) and
+    its leave-one-out drop (`erasure_drops`); NaN when either is constant."""
+    return kendall_tau_b(att.weights[:, :-1].sum(0), drops)
+
+
 # ---- whole-catalogue head outputs under uniform attention ------------------------------------
 
 def uniform_head_outputs(rec: Recommender, n_tokens: int) -> np.ndarray:
@@ -106,12 +179,13 @@ def faithfulness_report(
     seed: int = 0,
     max_queries: int | None = 2000,
 ) -> dict:
-    """The four faithfulness checks as one JSON-able dict.
+    """The faithfulness checks (a)-(g) as one JSON-able dict.
 
-    queries: the queries whose top-k items (b) and (d) look at; None = the queries of the
-    judgments and probes. probes: DataFrame or CSV path (query, word, facet, value) for (a).
+    queries: the queries whose top-k items (b), (d), (e) and (f) look at; None = the queries of
+    the judgments and probes. probes: DataFrame or CSV path (query, word, facet, value) for (a)
+    and (g).
     judgments: DataFrame/CSV (query, item_id, grade) or {query: {item_idx: grade}} for (c).
-    Parts without their input are None. (b) and (d) look at a seeded sample of at most
+    Parts without their input are None. (b), (d), (e), (f) look at a seeded sample of at most
     `max_queries` queries (None = all), which bounds their cost on a large search log.
     """
     probes_df = _read_probes(probes)
@@ -128,17 +202,54 @@ def faithfulness_report(
     )
     report.update(_per_item_checks(rec, queries, k, seed))
     report["uniform_attention"] = _uniform_attention(rec, judged, k) if judged else None
+    report["unnamed_heads"] = (
+        unnamed_head_share(rec, probes_df, k) if probes_df is not None and len(probes_df) else None
+    )
     return report
+
+
+def unnamed_head_share(rec: Recommender, probes: pd.DataFrame, k: int = 10) -> dict:
+    """(g): over each probe query's top-k items, the mean contribution of a head that no probe
+    word of the query names (its probes' facets) against that of a named head, overall and per
+    head. Probe facets the model has no head for name nothing."""
+    sums = {f: np.zeros(4) for f in FACETS}  # unnamed total, unnamed cases, named total, named cases
+    n_queries = n_items = 0
+    for query, group in probes.groupby("query", sort=False):
+        state = rec.index.query_state(str(query))
+        if not state.tokens:
+            continue
+        ranked, _ = rec.index.top_k(state, None, None, k)
+        outs = np.abs(rec.index.head_outputs(state)[ranked].astype(np.float64))  # (k, H)
+        named = set(group["facet"].astype(str))
+        for h, f in enumerate(FACETS):
+            at = 2 if f in named else 0
+            sums[f][at:at + 2] += (outs[:, h].sum(), len(ranked))
+        n_queries += 1
+        n_items += len(ranked)
+    total = sum(sums.values())
+    return {**_named_means(total), "queries": n_queries, "items": n_items,
+            "heads": {f: _named_means(v) for f, v in sums.items()}}
+
+
+def _named_means(v: np.ndarray) -> dict:
+    unnamed = float(v[0] / v[1]) if v[1] else None
+    named = float(v[2] / v[3]) if v[3] else None
+    return {"mean_unnamed": unnamed, "unnamed_cases": int(v[1]),
+            "mean_named": named, "named_cases": int(v[3]),
+            "ratio": unnamed / named if unnamed is not None and named else None}
 
 
 def _per_item_checks(rec: Recommender, queries: list[str], k: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
+    eraser_rng = np.random.default_rng([seed, 5])  # its own draws: (b)'s stay as they were
     everything = np.ones(rec.catalog.n_items, dtype=bool)
     erasure = {f: [0, 0] for f in FACETS}  # hits, cases
     gxi = {f: [0, 0] for f in FACETS}
     ig = {f: [0, 0] for f in FACETS}
     clear = [0, 0]  # cases where the top attribute has >= 2x the attention of the runner-up
     drop_top, drop_random, ig_gap = [], [], 0.0
+    eraser = {f: [] for f in FACETS}  # (contribution, m, (4, 2) eraser_case) per case
+    taus = {f: [] for f in FACETS}  # Kendall's tau per case, NaN included
     for query in queries:
         state = rec.index.query_state(query)
         if not state.tokens:
@@ -169,6 +280,10 @@ def _per_item_checks(rec: Recommender, queries: list[str], k: int, seed: int) ->
                 ig[f][0] += int(int(np.argmax(a)) == top)
                 ig[f][1] += 1
                 ig_gap = max(ig_gap, abs(float(a.sum()) - att.output))
+                m = min(len(state.tokens), n - 1)
+                slots = slot_counts(rec.index, f, n)
+                eraser[f].append((att.output, m, eraser_case(att, slots, m, eraser_rng)))
+                taus[f].append(attention_loo_tau(att, drops))
     return {
         "erasure_agreement": {
             **_shares(erasure),
@@ -180,7 +295,31 @@ def _per_item_checks(rec: Recommender, queries: list[str], k: int, seed: int) ->
             "gradient_x_input": _shares(gxi),
             "integrated_gradients": {**_shares(ig), "max_completeness_gap": ig_gap},
         },
+        "eraser": {**_eraser_means(sum(eraser.values(), [])),
+                   "heads": {f: _eraser_means(cases) for f, cases in eraser.items()}},
+        "attention_vs_leave_one_out": {**_tau_means(sum(taus.values(), [])),
+                                       "heads": {f: _tau_means(t) for f, t in taus.items()}},
     }
+
+
+def _eraser_means(cases: list) -> dict:
+    """Means over (query, item, head) cases of `eraser_case`, with the mean contribution and m."""
+    out: dict = {"cases": len(cases)}
+    if not cases:
+        return {**out, "mean_contribution": None, "mean_m": None, **{name: None for name in ERASER_SETS}}
+    means = np.mean([c[2] for c in cases], axis=0)  # (4, 2)
+    out["mean_contribution"] = float(np.mean([c[0] for c in cases]))
+    out["mean_m"] = float(np.mean([c[1] for c in cases]))
+    for name, (comp, suff) in zip(ERASER_SETS, means.tolist()):
+        out[name] = {"comprehensiveness": comp, "sufficiency": suff}
+    return out
+
+
+def _tau_means(taus: list[float]) -> dict:
+    t = np.asarray(taus, dtype=np.float64)
+    ok = t[~np.isnan(t)]
+    return {"kendall_tau": float(ok.mean()) if len(ok) else None, "cases": len(ok),
+            "skipped_nan": len(t) - len(ok)}
 
 
 def _uniform_attention(rec: Recommender, judged: Mapping[str, Mapping[int, float]], k: int) -> dict:
@@ -255,6 +394,23 @@ def format_report(report: Mapping) -> str:
     ga = report["gradient_agreement"]
     lines.append(f"gradient agreement     x-input {ga['gradient_x_input']['agreement']:.3f}  "
                  f"integrated {ga['integrated_gradients']['agreement']:.3f}")
+    es = report.get("eraser")  # absent from the reports of versions trained before it
+    if es and es["cases"]:
+        t1, tm, r1, rm = (es[name] for name in ERASER_SETS)
+        lines.append(f"ERASER comprehensiveness top-1 {t1['comprehensiveness']:.3f} vs random "
+                     f"{r1['comprehensiveness']:.3f}, top-m {tm['comprehensiveness']:.3f} vs "
+                     f"{rm['comprehensiveness']:.3f}  ({es['cases']} cases, mean m {es['mean_m']:.2f})")
+        lines.append(f"ERASER sufficiency     top-1 {t1['sufficiency']:.3f} vs random "
+                     f"{r1['sufficiency']:.3f}, top-m {tm['sufficiency']:.3f} vs {rm['sufficiency']:.3f}"
+                     f"  (mean contribution {es['mean_contribution']:.3f})")
+    tau = report.get("attention_vs_leave_one_out")
+    if tau and tau["cases"]:
+        lines.append(f"attention vs leave-one-out  Kendall's tau {tau['kendall_tau']:.3f}  "
+                     f"({tau['cases']} cases, {tau['skipped_nan']} NaN skipped)")
+    un = report.get("unnamed_heads")
+    if un and un["ratio"] is not None:
+        lines.append(f"unnamed heads          mean contribution {un['mean_unnamed']:.3f} vs named "
+                     f"{un['mean_named']:.3f}  (ratio {un['ratio']:.3f})")
     uni = report.get("uniform_attention")
     if uni:
         key = f"ndcg@{report['k']}"
