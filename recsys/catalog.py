@@ -58,6 +58,11 @@ class Attribute:
         return tuple(match_key(w) for w in words(self.value))
 
 
+def _filter_form(value: str) -> str:
+    """A filter value as query words are matched: its words' stems, in order."""
+    return " ".join(match_key(w) for w in words(value)) or value.strip().lower()
+
+
 @dataclass
 class NumericBuckets:
     """Quantile edges of a numeric column, kept so a catalogue is bucketed the same way again."""
@@ -126,6 +131,8 @@ class Catalog:
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _label_views: list = field(default_factory=list, repr=False, compare=False)
+    # (filter key, value form) -> (facet, attribute idx) pairs; built on the first filter
+    _filter_lookup: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._index = {item_id: i for i, item_id in enumerate(self.item_ids)}
@@ -168,23 +175,49 @@ class Catalog:
         """Items that match every filter key (AND) with any of its values (OR).
 
         A key is a facet name or a source column / attribute key; a value matches an attribute's
-        value or its label, case-insensitively.
+        value or its label case-insensitively, or its words as query words match them (stems:
+        "Dresses" selects "dress"). A value that selects nothing is not an error here:
+        `unknown_filter_values` says which.
         """
         mask = np.ones(self.n_items, dtype=bool)
         for key, values in filters.items():
-            key_l, wanted = key.strip().lower(), {v.strip().lower() for v in values}
             hit = np.zeros(self.n_items, dtype=bool)
-            for facet in FACETS:
-                cols = [
-                    a_idx
-                    for a_idx, a in enumerate(self.vocab[facet])
-                    if (facet == key_l or a.key.lstrip("#") == key_l)
-                    and (a.value in wanted or a.label in wanted)
-                ]
-                if cols:
-                    hit |= np.asarray(self.item_attrs[facet][:, cols].sum(axis=1)).ravel() > 0
+            by_facet: dict[str, list[int]] = {}
+            for v in values:
+                for facet, a_idx in self.filter_columns(key, v):
+                    by_facet.setdefault(facet, []).append(a_idx)
+            for facet, cols in by_facet.items():
+                hit |= np.asarray(self.item_attrs[facet][:, sorted(set(cols))].sum(axis=1)).ravel() > 0
             mask &= hit
         return mask
+
+    def filter_columns(self, key: str, value: str) -> list[tuple[str, int]]:
+        """(facet, attribute idx) of every attribute that `value` of filter `key` selects."""
+        lookup = self._filters()
+        key_l = key.strip().lower()
+        found = lookup.get((key_l, value.strip().lower()), [])
+        return found or lookup.get((key_l, _filter_form(value)), [])
+
+    def filter_values(self, key: str) -> list[str]:
+        """The values filter `key` can take, as the catalogue writes them, sorted."""
+        key_l = key.strip().lower()
+        return sorted({a.value for f in FACETS for a in self.vocab[f] if key_l in (f, a.key.lstrip("#"))})
+
+    def unknown_filter_values(self, filters: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
+        """(key, value) of the filter values that select no attribute."""
+        return [(key, v) for key, values in filters.items() for v in values if not self.filter_columns(key, v)]
+
+    def _filters(self) -> dict:
+        if not self._filter_lookup:
+            lookup: dict[tuple[str, str], list[tuple[str, int]]] = {}
+            for f in FACETS:
+                for a_idx, a in enumerate(self.vocab[f]):
+                    forms = {a.value.lower(), a.label.lower(), _filter_form(a.value)}
+                    for key in {f, a.key.lstrip("#")}:
+                        for form in forms:
+                            lookup.setdefault((key, form), []).append((f, a_idx))
+            self._filter_lookup = lookup
+        return self._filter_lookup
 
     def filter_keys(self) -> set[str]:
         return set(FACETS) | {a.key.lstrip("#") for f in FACETS for a in self.vocab[f]}

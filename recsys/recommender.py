@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -10,7 +11,7 @@ import numpy as np
 from .catalog import Catalog
 from .encoding import Featurizer
 from .errors import InputError
-from .explain import (Explanation, HeadDetail, HeadExplanation, contrast_summaries, describe_difference,
+from .explain import (MATCH_THRESHOLD, Explanation, HeadDetail, HeadExplanation, contrast_summaries, describe_difference,
                       detail_item, explain_items, item_rows, unmatched_tokens)
 from .facets import FACETS
 from .index import ScoringIndex, fast_top_k
@@ -169,6 +170,9 @@ class Recommender:
             if unknown:
                 keys = ", ".join(sorted(self.catalog.filter_keys()))
                 raise InputError(f"filters: unknown key {unknown[0]!r}; filter on one of: {keys}")
+            unknown_values = self.catalog.unknown_filter_values(filters)
+            if unknown_values:
+                raise InputError(self._unknown_filter_value(*unknown_values[0]))
             mask = self.catalog.filter_mask(filters)
         else:
             mask = np.ones(self.catalog.n_items, dtype=bool)
@@ -180,6 +184,33 @@ class Recommender:
             if self.catalog.has(item_id):
                 mask[self.catalog.idx(item_id)] = False
         return mask
+
+    def _unknown_filter_value(self, key: str, value: str, shown: int = 20) -> str:
+        """The message for a filter value that selects nothing: the value the model would match
+        the word to ("crimson" -> red), or failing that the nearest spelling, and the values."""
+        values = self.catalog.filter_values(key)
+        suggestion = self._matched_value(key, value) or next(
+            iter(difflib.get_close_matches(value.strip().lower(), values, n=1)), None)
+        listed = ", ".join(values[:shown]) + (f", ... ({len(values)} in all)" if len(values) > shown else "")
+        hint = f"; did you mean {suggestion!r}?" if suggestion else "."
+        return f"filters: {key.strip()!r} has no value {value!r}{hint} Its values: {listed}"
+
+    def _matched_value(self, key: str, value: str) -> str | None:
+        """The attribute of filter `key` that the words of `value` match best as a query would,
+        if any matches (MATCH_THRESHOLD)."""
+        state = self.index.query_state(value)
+        key_l, best, best_margin = key.strip().lower(), None, -np.inf
+        for f in FACETS:
+            cols = [a for a, attr in enumerate(self.catalog.vocab[f]) if key_l in (f, attr.key.lstrip("#"))]
+            if not cols or not state.tokens:
+                continue
+            slot = state.no_match[f][:, None] + np.log(self.index.slot_multiplicity(f, np.array([1]))[0])
+            margin = (state.logits[f][:, cols] - slot).max(0)  # (len(cols),) over the value's words
+            m = int(np.argmax(margin))
+            if margin[m] > best_margin:
+                best, best_margin = self.catalog.vocab[f][cols[m]].value, float(margin[m])
+        # weight of the attribute alone against the no-match slot: 1 / (1 + e^-margin)
+        return best if best is not None and 1.0 / (1.0 + np.exp(-best_margin)) >= MATCH_THRESHOLD else None
 
     # ---- explanations -------------------------------------------------------------------------
 

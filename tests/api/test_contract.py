@@ -258,6 +258,15 @@ def test_unknown_filter_key_is_422(client):
     assert r.status_code == 422 and "flavour" in r.json()["detail"]
 
 
+def test_a_filter_value_that_selects_nothing_is_422_naming_the_values(client, rec):
+    values = rec.catalog.filter_values("color")
+    r = client.post("/recommend", json={"query": QUERY, "filters": {"color": ["zqzq"]}})
+    assert r.status_code == 422
+    assert r.json()["detail"] == f"filters: 'color' has no value 'zqzq'. Its values: {', '.join(values)}"
+    ok = client.post("/recommend", json={"query": QUERY, "filters": {"color": [values[0].upper() + "s"]}})
+    assert ok.status_code == 200 and ok.json()["total"] > 0  # case and plural read as query words
+
+
 def test_exclude(client):
     first = recommend(client, k=3)
     top = first["items"][0]["item_id"]

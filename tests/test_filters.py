@@ -1,0 +1,40 @@
+"""Filter values are read as query words are (case, stems), and a value that selects nothing is
+a clear error naming the value the model would match it to and the values that exist. Planted
+catalogue: red/blue/green/black x casual/formal x dress/shirt/shoes; "scarlet" means red."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recsys.errors import InputError
+
+
+def test_a_value_matches_as_a_query_word_would(planted_model):
+    catalog = planted_model.catalog
+    red = catalog.filter_mask({"color": ["red"]})
+    assert red.sum() > 0
+    for same in (["RED"], [" Red "], ["reds"]):
+        assert np.array_equal(catalog.filter_mask({"color": same}), red), same
+    res = planted_model.recommend("gown", k=50, filters={"color": ["Reds"]})
+    assert res.total == int(red.sum())
+    assert all(item.attributes["color"] == ["red"] for item in res.items)
+
+
+def test_a_synonym_is_refused_with_the_value_it_means(planted_model):
+    with pytest.raises(InputError) as err:
+        planted_model.recommend("gown", filters={"color": ["scarlet"]})
+    message = str(err.value)
+    assert message.startswith("filters: 'color' has no value 'scarlet'; did you mean 'red'?")
+    assert "Its values: black, blue, green, red" in message
+
+
+def test_a_value_nothing_resembles_lists_the_values(planted_model):
+    with pytest.raises(InputError) as err:
+        planted_model.recommend("gown", filters={"style": ["qqqq"]})
+    assert str(err.value) == "filters: 'style' has no value 'qqqq'. Its values: casual, formal"
+
+
+def test_a_misspelt_value_gets_the_nearest_spelling(planted_model):
+    with pytest.raises(InputError, match="did you mean 'formal'"):
+        planted_model.recommend("gown", filters={"style": ["fromal"]})
