@@ -46,11 +46,15 @@ class Settings(BaseSettings):
     # the default model `recsys serve` builds when there is none
     default_items: int = Field(3000, ge=1)
     default_queries: int = Field(4000, ge=1)
-    train_epochs: int = Field(
-        8, ge=1, description="most epochs of the default model and of admin retrains (training stops early)"
+    # training's defaults are TrainConfig's (training/config.py): these only override them for
+    # this server's own runs, and unset leaves them as they are
+    train_epochs: int | None = Field(
+        None, ge=1, description="most epochs of the default model and of admin retrains that name "
+                                "none (unset: TrainConfig's; training stops early)"
     )
     max_train_epochs: int = Field(50, ge=1)
-    train_threads: int = Field(1, ge=0, description="torch threads of a training job (0 = torch default)")
+    train_threads: int | None = Field(
+        None, ge=0, description="torch threads of a training job (unset: TrainConfig's; 0 = torch default)")
     max_queued_jobs: int = Field(8, ge=1)
 
     # serving

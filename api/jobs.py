@@ -56,9 +56,10 @@ class TrainSpec:
     judgments: Path | None = None
     probes: Path | None = None
     schema: Path | None = None
-    epochs: int = 8
-    seed: int = 0
-    threads: int = 1
+    # None: TrainConfig's default (the worker builds the config, training/config.py)
+    epochs: int | None = None
+    seed: int | None = None
+    threads: int | None = None
     force: bool = False
     upload: TempDir | None = None  # the job's copies of its files, removed when the job ends
     public_names: dict[str, str] = field(default_factory=dict)  # file path -> what errors show
@@ -370,7 +371,7 @@ def train_worker(args: dict, staging: str, messages) -> None:
         pass
     _limit_memory(args.get("memory_mb", 0))
     from recsys.errors import RecsysError
-    from training.fit import TrainConfig
+    from training.config import TrainConfig
     from training.train import TrainInputs, train
 
     last = 0.0
@@ -388,7 +389,7 @@ def train_worker(args: dict, staging: str, messages) -> None:
     try:
         inputs = TrainInputs(items=Path(args["items"]), interactions=Path(args["interactions"]),
                              schema=path("schema"), judgments=path("judgments"), probes=path("probes"))
-        cfg = TrainConfig(epochs=args["epochs"], seed=args["seed"], threads=args["threads"])
+        cfg = TrainConfig().overriding(epochs=args["epochs"], seed=args["seed"], threads=args["threads"])
         result = train(inputs, staging, cfg, on_step)
         messages.put(("done", {"version": result.version_dir.name, "metrics": result.metrics}))
     except RecsysError as exc:

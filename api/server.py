@@ -47,7 +47,7 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None,
 def build_default_model(settings: Settings) -> Path:
     """Generate the default synthetic data (if missing) and train the first version on it."""
     from recsys.synthetic import generate
-    from training.fit import TrainConfig
+    from training.config import TrainConfig
     from training.render import print_metrics, progress_bar
     from training.train import TrainInputs, train
 
@@ -60,7 +60,7 @@ def build_default_model(settings: Settings) -> Path:
                          probes=_optional(data / "probes.csv"))
     log.info("training the default model", extra={"artifacts_dir": str(settings.artifacts_dir)})
     with progress_bar("training the default model") as on_step:
-        cfg = TrainConfig(epochs=settings.train_epochs, seed=0)
+        cfg = TrainConfig().overriding(epochs=settings.train_epochs)
         result = train(inputs, settings.artifacts_dir, cfg, on_step)
     print_metrics(result.metrics)
     return result.version_dir

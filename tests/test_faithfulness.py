@@ -72,7 +72,7 @@ def planted(folder):
 def trained(tmp_path_factory):
     folder, judgments, probes = planted(tmp_path_factory.mktemp("planted"))
     catalog, rows, _ = load_training_data(TrainInputs(folder / "items.csv", folder / "interactions.csv"))
-    rec, _ = train_recommender(catalog, rows, TrainConfig(epochs=8, seed=0))
+    rec, _ = train_recommender(catalog, rows, TrainConfig(seed=0))
     return rec, judgments, probes
 
 

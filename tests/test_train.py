@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ import torch
 
 from recsys import artifact
 from recsys.artifact import current_version, list_versions, load_version
+from recsys.model_config import ModelOptions
 from recsys.reindex import with_catalog
 from training.evaluate_version import evaluate_version
 from training.fit import TrainConfig
@@ -34,7 +36,14 @@ def test_manifest_records_data_and_metrics(planted_artifacts, planted_paths):
     assert manifest["version"] == result.version_dir.name == current_version(out)
     assert manifest["data"]["items"]["fingerprint"].startswith("sha256:")
     assert manifest["facets"] == ["quality", "color", "style", "other"]
-    assert manifest["metrics"]["held_out"]["model"]["queries"] > 0
+    # a tenth of the distinct queries with a click is held out, and each is evaluated
+    clicked = pd.read_csv(planted_paths["interactions"]).query("label > 0")["query"].nunique()
+    held_out = manifest["training"]["held_out_queries"]
+    assert held_out == round(0.1 * clicked) and manifest["metrics"]["held_out"]["model"]["queries"] == held_out
+    # the run's training options, the model's among them, and the model built from those
+    assert manifest["training"]["epochs"] == FAST.epochs
+    assert manifest["training"]["model"] == asdict(ModelOptions())
+    assert {k: manifest["config"][k] for k in manifest["training"]["model"]} == asdict(ModelOptions())
 
 
 def test_saved_version_reloads_to_the_same_scores(planted_artifacts, planted_model):

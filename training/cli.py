@@ -12,6 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from recsys.errors import RecsysError
+from training.config import TrainConfig
 
 EXIT_BAD_INPUT = 2
 
@@ -103,9 +104,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--judgments", type=Path, help="extra held-out judgments to report on")
     t.add_argument("--probes", type=Path, help="query,word,facet,value: explanation ground truth")
     t.add_argument("--out", type=Path, help="artifacts folder (default: RECSYS_ARTIFACTS_DIR or ./artifacts)")
-    t.add_argument("--epochs", type=int, default=8,
-                   help="at most this many; training stops when held-aside queries stop improving")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--epochs", type=int, default=TrainConfig.epochs,
+                   help="at most this many (default: %(default)s); training stops when held-aside "
+                        "queries stop improving")
+    t.add_argument("--seed", type=int, default=TrainConfig.seed)
     t.add_argument("--json", action="store_true", help="print the metrics as JSON")
     t.set_defaults(run=cmd_train)
 
@@ -169,7 +171,6 @@ def cmd_generate(args) -> int:
 
 
 def cmd_train(args) -> int:
-    from training.fit import TrainConfig
     from training.render import print_metrics, progress_bar
     from training.train import TrainInputs, train
 

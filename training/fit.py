@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -14,52 +14,18 @@ from recsys.catalog import Catalog
 from recsys.encoding import EncodedQueries, Featurizer
 from recsys.evidence import Evidence, build_association, build_exact, catalog_word_keys
 from recsys.metrics import ndcg_at_k
-from recsys.model import FacetScorer, ModelConfig
+from recsys.model import FacetScorer
+from recsys.model_config import ModelConfig
 from recsys.recommender import Recommender
 from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
 
+from .config import TrainConfig
 from .evaluate import judgments_from_rows, model_rankings
 from .examples import TrainingGroups, make_groups, sample_negatives, split_queries
 
+# fewer distinct queries with a positive than this: none is held aside, and the lexical start
+# is served (see ALPHAS in training/config.py)
 MIN_QUERIES_FOR_VALIDATION = 50
-# Training moves the model off its lexical start (BM25 in the heads, plus the association
-# evidence of the logged queries) by a share alpha of the way to the fitted weights, chosen
-# among these on the held-aside queries' NDCG@10 (ties go to the smaller step). With too few
-# queries to hold any aside (MIN_QUERIES_FOR_VALIDATION), nothing can show that a step helps,
-# and the start is served (alpha 0): measured on Home Depot and CrowdFlower, a blind step of
-# n / (n + 100) toward weights fitted on 30 queries lost up to 0.01 NDCG@10.
-ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
-
-
-@dataclass
-class TrainConfig:
-    epochs: int = 8  # at most: training stops when the validation loss stops falling
-    patience: float = 1.0  # epochs without a better validation loss before stopping
-    validations_per_epoch: int = 2
-    validation_fraction: float = 0.1
-    batch_size: int = 128
-    lr: float = 0.02
-    # shown-but-not-chosen items are weak negatives in position-biased logs (often never looked
-    # at); random negatives drawn by popularity keep popularity from passing for relevance
-    n_shown_negatives: int = 0
-    n_random_negatives: int = 24
-    held_out_fraction: float = 0.1
-    seed: int = 0
-    dim: int = 16
-    d_k: int = 8
-    popular_fraction: float = 1.0  # share of random negatives drawn as often as items are chosen
-    weight_decay: float = 0.0
-    word_dropout: float = 0.2  # share of query words trained as if never seen
-    pair_decay: float = 0.01  # weight decay of the learned association pairs
-    # one thread: the small per-step tensors gain little from a second one, lose a lot when the
-    # other core is busy (10x measured), and one thread makes training bit-for-bit repeatable
-    threads: int = 1
-    # shares of the way from the lexical start to the fitted weights tried on held-aside queries
-    alphas: tuple[float, ...] = ALPHAS
-    model_options: dict = field(default_factory=dict)  # extra ModelConfig fields
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig) -> Featurizer:
@@ -73,10 +39,7 @@ def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfi
             catalog, table, train_rows["query"].tolist(), train_rows["item_idx"].to_numpy(), mass
         ),
     )
-    model_cfg = ModelConfig(
-        vocab_sizes={f: len(v) for f, v in catalog.vocab.items()}, dim=cfg.dim, d_k=cfg.d_k,
-        **cfg.model_options,
-    )
+    model_cfg = ModelConfig.for_catalog(cfg.model, {f: len(v) for f, v in catalog.vocab.items()})
     return Featurizer(catalog, table, evidence, model_cfg)
 
 

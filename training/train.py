@@ -18,7 +18,8 @@ from recsys.metrics import group_judgments
 
 from .evaluate import evaluate_all, judgments_from_rows, make_baselines
 from .faithfulness import faithfulness_report
-from .fit import TrainConfig, train_recommender
+from .config import TrainConfig
+from .fit import train_recommender
 from .examples import split_queries
 
 Progress = Callable[[int, int, float], None]

@@ -1,0 +1,74 @@
+"""The model's configuration, in two parts: the options a training run chooses (`ModelOptions`,
+the same for any catalogue) and the full config a model is built from (`ModelConfig`: the
+options plus what the catalogue decides, its facets and their vocabulary sizes).
+
+Each default is defined here once. The module is torch-free so that the command line and the
+service can show and record the defaults without loading torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from .facets import FACETS
+
+
+@dataclass
+class ModelOptions:
+    dim: int = 16  # D: the size of word, n-gram and attribute vectors
+    d_k: int = 8  # K: the size of a head's queries and keys
+    word_buckets: int = 1 << 17
+    ngram_buckets: int = 1 << 17
+    logit_cap: float = 12.0
+    words_per_attribute: int = 4
+    min_items_per_attribute: int = 3
+    # The start is BM25 over the items' attributes (title words, description words, values): an
+    # exact match's logit sits log(bm25_k1) below the no-match slot, attributes that do not
+    # match sit `-init_match_bias` below it (a leak of e^-8 each), the slot counts
+    # (1 - b + b * n / mean n) times (BM25's length normalisation, b learned per head), and a
+    # value is the attribute's BM25 IDF (in units that make a typical match worth 0.5: the
+    # scale of the scores sets how sharply the ranking loss trains). Softmax attention over
+    # [matches, no-match] is then BM25's term saturation: tf x / (tf x + k1 (1 - b + b n / avg)).
+    # Items rarely repeat a word within a facet (tf is 0 or 1), so k1 only sets how much length
+    # costs; 0.5 ranks like the baseline's 1.5 while a word's one match keeps most of its head's
+    # attention (1 / (1 + k1) at average length): the heatmap shows the match, not "no match"
+    bm25_k1: float = 0.5
+    init_exact: float = 8.0
+    init_assoc: float = 8.0  # a certain association (1) is as strong as an exact match
+    init_near: float = 7.0
+    init_rare: float = 0.0
+    init_match_bias: float = -8.0
+    init_length: float = 0.75  # BM25's b: how much the item's attribute count raises the slot
+    # learned from 0 (the start is plain BM25): the no-match logit may rise with how specific
+    # the query word is in this catalogue (the scaled IDF of what it matches exactly) while its
+    # exact matches rise by as much (rare_weight), so only the lookalikes of a specific word
+    # ("riding" for "toro") lose ground against "no match"
+    init_specific: float = 0.0
+    # a no-match logit per head that ignores the token: every word must earn a match with
+    # evidence against the same bar, so a weak match cannot hide behind a tuned-up threshold
+    token_no_match: bool = False
+
+
+# keyword-only: the catalogue's part has no default and comes after the options' fields
+@dataclass(kw_only=True)
+class ModelConfig(ModelOptions):
+    vocab_sizes: dict[str, int]  # facet -> number of attributes
+    facets: tuple[str, ...] = FACETS
+
+    @classmethod
+    def for_catalog(cls, options: ModelOptions, vocab_sizes: dict[str, int]) -> ModelConfig:
+        """The config of a model with these options over a catalogue of these vocabularies."""
+        chosen = {f.name: getattr(options, f.name) for f in fields(ModelOptions)}
+        return cls(**chosen, vocab_sizes=dict(vocab_sizes))
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["facets"] = list(self.facets)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> ModelConfig:
+        """A manifest's `config` (the flat object `to_json` writes, older formats' included)."""
+        d = dict(d)
+        d["facets"] = tuple(d["facets"])
+        return cls(**d)

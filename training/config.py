@@ -1,0 +1,55 @@
+"""What one training run does: `TrainConfig`, the training options and the model's, each
+default defined here once. The command line's `--epochs`, the service's first model and its
+training jobs start from these; a version's manifest records the run's (`training`).
+
+Torch-free, so that `recsys --help` shows the defaults without loading torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+from recsys.model_config import ModelOptions
+
+# Training moves the model off its lexical start (BM25 in the heads, plus the association
+# evidence of the logged queries) by a share alpha of the way to the fitted weights, chosen
+# among these on the held-aside queries' NDCG@10 (ties go to the smaller step). With too few
+# queries to hold any aside (training.fit.MIN_QUERIES_FOR_VALIDATION), nothing can show that a
+# step helps, and the start is served (alpha 0): measured on Home Depot and CrowdFlower, a blind
+# step of n / (n + 100) toward weights fitted on 30 queries lost up to 0.01 NDCG@10.
+ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 8  # at most: training stops when the validation loss stops falling
+    patience: float = 1.0  # epochs without a better validation loss before stopping
+    validations_per_epoch: int = 2
+    validation_fraction: float = 0.1
+    batch_size: int = 128
+    lr: float = 0.02
+    # shown-but-not-chosen items are weak negatives in position-biased logs (often never looked
+    # at); random negatives drawn by popularity keep popularity from passing for relevance
+    n_shown_negatives: int = 0
+    n_random_negatives: int = 24
+    held_out_fraction: float = 0.1
+    seed: int = 0
+    popular_fraction: float = 1.0  # share of random negatives drawn as often as items are chosen
+    weight_decay: float = 0.0
+    word_dropout: float = 0.2  # share of query words trained as if never seen
+    pair_decay: float = 0.01  # weight decay of the learned association pairs
+    # one thread: the small per-step tensors gain little from a second one, lose a lot when the
+    # other core is busy (10x measured), and one thread makes training bit-for-bit repeatable
+    threads: int = 1
+    # shares of the way from the lexical start to the fitted weights tried on held-aside queries
+    alphas: tuple[float, ...] = ALPHAS
+    # the model's options; the catalogue adds its facets' vocabulary sizes (build_featurizer)
+    model: ModelOptions = field(default_factory=ModelOptions)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def overriding(self, **options: object) -> TrainConfig:
+        """This config with the options that are given (not None) replaced: where a caller's
+        setting may be left unset (a job's epochs, RECSYS_TRAIN_EPOCHS), unset means ours."""
+        return replace(self, **{k: v for k, v in options.items() if v is not None})
