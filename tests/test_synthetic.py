@@ -238,7 +238,7 @@ def test_exact_word_overlap_is_not_enough(data):
     # and the held-out queries carry words that match nothing, too
     queries = probes["query"].unique()
     noisy = [q for q in queries if set(q.split()) & set(synthetic.NOISE_WORDS)]
-    assert len(noisy) > 0
+    assert abs(len(noisy) / len(queries) - synthetic.P_NOISE_WORD) < 0.15, (len(noisy), len(queries))
 
 
 def test_default_size(tmp_path):

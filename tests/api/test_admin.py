@@ -195,7 +195,7 @@ def test_retrain_from_the_data_folder(admin, v1, rec):
     assert first["status"] in ("queued", "running")
     job = wait_job(c, r.json()["id"])
     assert job["status"] == "succeeded", job
-    assert job["progress"]["total"] > 0 and job["progress"]["fraction"] == 1.0
+    assert job["progress"]["step"] == job["progress"]["total"] > 0 and job["progress"]["fraction"] == 1.0
     new = job["version"]
     assert (artifacts / new / "manifest.json").is_file()
     assert read_manifest(artifacts / new)["training"]["epochs"] == 1

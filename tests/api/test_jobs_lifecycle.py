@@ -87,14 +87,18 @@ def _refuse_rows(c, artifacts, data_dir):
     assert version_dirs(artifacts) == before
 
 
-@pytest.mark.parametrize("name", ["shop/" + "x" * 300 + ".csv", "x" * 5000, "shop/\\udcff.csv",
-                                  "shop/items.csv/x"])
-def test_unusable_paths_are_422_and_the_connection_goes_on(admin, name):
+@pytest.mark.parametrize("name, message", [
+    ("shop/" + "x" * 300 + ".csv", "items: a path component is over 255 characters"),
+    ("x" * 5000, "items: a path component is over 255 characters"),
+    ("shop/\\udcff.csv", "body: Invalid JSON: lone leading surrogate"),  # JSON cannot hold it
+    ("shop/items.csv/x", "items: no such file in the data folder"),
+])
+def test_unusable_paths_are_422_and_the_connection_goes_on(admin, name, message):
     c, _, _ = admin
     body = '{"items": "%s", "interactions": "shop/interactions.csv"}' % name
     r = c.post("/admin/train", content=body, headers={**AUTH, "content-type": "application/json"})
     assert r.status_code == 422, r.text
-    assert "items" in r.json()["message"] or "surrogate" in r.json()["message"]
+    assert r.json()["message"].startswith(message), r.json()["message"]
     assert c.get("/admin/versions", headers=AUTH).status_code == 200
 
 
