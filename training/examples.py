@@ -67,14 +67,14 @@ def make_groups(rows: pd.DataFrame, n_items: int) -> TrainingGroups:
 
 
 def sample_negatives(groups: TrainingGroups, batch: np.ndarray, n_items: int, n_shown: int,
-                     n_random: int, rng: np.random.Generator,
-                     popular: np.ndarray | None = None,
-                     popular_fraction: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+                     n_random: int, rng: np.random.Generator, popular: np.ndarray | None,
+                     popular_fraction: float) -> tuple[np.ndarray, np.ndarray]:
     """Items (B, 1 + n_shown + n_random) with the positive first, and a validity mask.
 
     Random negatives that are positives of the same query are masked out, not counted against.
     `popular` (cumulative weights over items) draws `popular_fraction` of the random negatives as
-    often as items are chosen, so that popularity alone does not tell positives from negatives.
+    often as items are chosen, so that popularity alone does not tell positives from negatives;
+    both come from TrainConfig, which holds their defaults.
     """
     width = 1 + n_shown + n_random
     items = np.zeros((len(batch), width), dtype=np.int64)
