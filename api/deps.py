@@ -10,7 +10,6 @@ import secrets
 from typing import Annotated
 
 import anyio
-
 from fastapi import Depends, HTTPException, Request, Response
 
 from recsys.recommender import Recommender

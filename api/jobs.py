@@ -14,6 +14,7 @@ and upload folders are locked `TempDir`s: whatever a kill leaves, the next start
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing as mp
 import os
@@ -25,7 +26,7 @@ import time
 import traceback
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ class TrainSpec:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -200,7 +201,7 @@ class JobManager:
             try:
                 if job.status == "queued":  # not cancelled meanwhile
                     self._run(job)
-            except Exception:  # noqa: BLE001 - a job error must not stop the runner
+            except Exception:  # a job error must not stop the runner
                 log.exception("training job crashed", extra={"job": job.id})
                 job.finish("failed", "internal error (see the service's log)")
             finally:
@@ -289,7 +290,7 @@ class JobManager:
             return
         try:
             self.store.activate(version)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             why = getattr(exc, "public", None) or "internal error (see the service's log)"
             log.exception("a trained version could not be served", extra={"job": job.id})
             job.finish("failed", f"trained {version} but could not serve it: {why}")
@@ -353,7 +354,7 @@ def _limit_memory(mb: int) -> None:
         import resource
 
         limit = mb << 20
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
@@ -365,10 +366,8 @@ def train_worker(args: dict, staging: str, messages) -> None:
     """Runs in the spawned process: train into `staging`, report progress and the outcome."""
     die_with_parent(args["parent_pid"])
     lock = hold_lock(Path(staging))  # noqa: F841 - held until this process ends
-    try:
+    with contextlib.suppress(OSError):
         os.nice(10)  # serving requests come first
-    except OSError:
-        pass
     _limit_memory(args.get("memory_mb", 0))
     from recsys.errors import RecsysError
     from training.config import TrainConfig

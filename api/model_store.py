@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from recsys.artifact import (
@@ -61,7 +61,7 @@ class ModelStore:
     def install(self, rec: Recommender) -> None:
         """Serve `rec` from now on."""
         self._current = rec
-        self.loaded_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.loaded_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.error = None
         freeze_heap()
         log.info("serving model", extra={"model_version": rec.version})
@@ -76,7 +76,7 @@ class ModelStore:
         except ArtifactError as exc:
             self.error = exc.public
             log.error("model failed to load", extra={"error": str(exc)})
-        except Exception:  # noqa: BLE001 - any failure must leave the service up and say why
+        except Exception:  # any failure must leave the service up and say why
             self.error = "the model failed to load (internal error, see the service's log)"
             log.exception("model failed to load")
 
@@ -137,7 +137,7 @@ class ModelStore:
             except ArtifactError as exc:
                 self._pointer_refused(f"current names {name}, which was refused: {exc.public}", str(exc))
                 return
-            except Exception:  # noqa: BLE001
+            except Exception:
                 self._refused[name] = (_signature(self.artifacts_dir / name), "internal error")
                 log.exception("new current version failed to load; still serving the old one")
                 return
@@ -210,5 +210,5 @@ class PointerWatcher:
         while not self._stop.wait(self.interval_s):
             try:
                 self.store.follow_pointer()
-            except Exception:  # noqa: BLE001 - a failed poll must not kill the watcher
+            except Exception:  # a failed poll must not kill the watcher
                 log.exception("watching the current pointer failed")

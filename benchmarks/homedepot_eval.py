@@ -77,7 +77,7 @@ def split(rows: pd.DataFrame, fraction: float, eval_fraction: float, seed: int
     rng = np.random.default_rng(seed)
     terms = np.array(sorted(rows["query"].unique()))
     if fraction < 1.0:
-        keep = set(rng.choice(terms, size=max(10, int(round(len(terms) * fraction))), replace=False))
+        keep = set(rng.choice(terms, size=max(10, round(len(terms) * fraction)), replace=False))
         rows = rows[rows["query"].isin(keep)]
     _, held = split_queries(rows["query"], eval_fraction, rng)
     train = rows[~rows["query"].isin(held)].reset_index(drop=True)

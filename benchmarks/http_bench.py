@@ -61,7 +61,7 @@ def main() -> None:
         env["RECSYS_TORCH_THREADS"] = str(args.torch_threads)
     recsys = shutil.which("recsys", path=str(Path(sys.executable).parent)) or "recsys"
     cache.mkdir(parents=True, exist_ok=True)
-    log = open(cache / "server.log", "wb")
+    log = open(cache / "server.log", "wb")  # noqa: SIM115 - the server's, open while it runs
     if not (cache / "artifacts" / "current").is_file():
         print(f"first run: the server generates and trains the model, see {cache / 'server.log'}")
     server = subprocess.Popen([recsys, "serve", "--host", "127.0.0.1"], env=env, stdout=log, stderr=log,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import itertools
 import json
 import math
 import os
@@ -24,7 +25,7 @@ import shutil
 import struct
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +60,7 @@ _TEMP_PREFIXES = (".tmp-", ".v", ".staging-", ".upload-")
 
 
 def new_version_name(now: datetime | None = None) -> str:
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return now.strftime("v%Y%m%d-%H%M%S-%f")
 
 
@@ -112,8 +113,8 @@ def remove_stale_temp(artifacts_dir: str | Path, min_age_s: float = 60.0) -> lis
                 if _unlocked(entry, min_age_s):
                     shutil.rmtree(entry, ignore_errors=True)
                     removed.append(name)
-            elif name.startswith(f".{CURRENT_POINTER}.") and name.endswith(".tmp"):
-                if time.time() - entry.lstat().st_mtime > min_age_s:
+            elif (name.startswith(f".{CURRENT_POINTER}.") and name.endswith(".tmp")
+                  and time.time() - entry.lstat().st_mtime > min_age_s):
                     entry.unlink(missing_ok=True)
                     removed.append(name)
         except OSError:
@@ -565,7 +566,7 @@ def _check_catalog(folder: Path, c, cfg: ModelConfig) -> tuple[int, dict[str, in
     for key, edges in buckets.items():
         if not isinstance(edges, list) or not all(
                 isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e)
-                for e in edges) or any(a > b for a, b in zip(edges, edges[1:])):
+                for e in edges) or any(a > b for a, b in itertools.pairwise(edges)):
             raise bad(f"'buckets.{key}' must be ascending finite numbers")
     return len(ids), sizes
 

@@ -19,6 +19,7 @@ words learn their own weight against the title's (`FacetHead.source_bias`).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -27,7 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .errors import UnknownItemError
-from .facets import FACETS, RESERVED_COLUMNS, facet_for_column
+from .facets import FACETS, facet_for_column
 from .gc_pause import paused_gc
 from .lexicon import Lexicon, LexiconConfig
 from .tokenize import STOPWORDS, match_key, words
@@ -79,7 +80,7 @@ class NumericBuckets:
     def labels(self) -> list[str]:
         """Each bucket's token, by bucket number: "<lo", "lo-hi" ..., "hi+"."""
         e = self.edges
-        return ([f"<{_fmt(e[0])}"] + [f"{_fmt(lo)}-{_fmt(hi)}" for lo, hi in zip(e, e[1:])]
+        return ([f"<{_fmt(e[0])}"] + [f"{_fmt(lo)}-{_fmt(hi)}" for lo, hi in itertools.pairwise(e)]
                 + [f"{_fmt(e[-1])}+"])
 
 

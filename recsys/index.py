@@ -47,7 +47,6 @@ from .kernels import compiled
 from .model import FacetScorer
 from .words import QueryToken, query_tokens
 
-
 CACHE_BYTES = 32 << 20  # bound of each per-word cache of an index (rows of floats per word)
 
 
@@ -303,7 +302,7 @@ class ScoringIndex:
         # in merged groups: a one-facet group's table part IS its facet's ratios, stored once
         self._ratio_place: list[tuple[int, int]] = []  # facet -> its ratios in the record
         merged, at = [], int(self._tab_off[-1])
-        for h, f in enumerate(FACETS):
+        for h in range(len(FACETS)):
             r = next(r for r, g in enumerate(self.groups) if h in g.facets)
             if self.groups[r].members is None:
                 self._ratio_place.append((int(self._tab_off[r]), int(self._tab_off[r + 1])))

@@ -18,7 +18,7 @@ import numpy as np
 
 try:
     import numba
-except Exception:  # not installed (or broken): the numpy path does the same work
+except Exception:  # noqa: BLE001 - not installed (or broken): the numpy path does the same work
     numba = None
 
 
@@ -50,7 +50,7 @@ def compiled() -> Kernels | None:
             try:
                 kernels = Kernels(_query_logits, _word_parts, _word_tables, _weighted_tables, _top_k_kernel)
                 _warm_up(kernels)
-            except Exception as exc:  # it cannot compile here: numpy does the work
+            except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
                 warnings.warn(f"recsys.kernels: compiled scoring unavailable ({exc}); using numpy",
                               stacklevel=2)
                 kernels = None

@@ -222,7 +222,6 @@ class FacetScorer(nn.Module):
         dot = torch.einsum("btk,bimk->bitm", q, keys)  # (B, I, T, M)
         logits = head.match_logits(dot, evidence, idf.unsqueeze(2), bias.unsqueeze(2))  # (B, I, T, M)
         logits = logits.masked_fill(~present.unsqueeze(2), float("-inf"))
-        b, i, t, _ = logits.shape
         extra = self.slot_log_count(facet, present.sum(-1))  # (B, I)
         slot = (no_match[:, None, :] + extra[:, :, None]).unsqueeze(-1)  # (B, I, T, 1)
         att = torch.softmax(torch.cat([logits, slot], dim=-1), dim=-1)  # (B, I, T, M + 1)

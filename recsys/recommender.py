@@ -11,8 +11,18 @@ import numpy as np
 from .catalog import Catalog
 from .encoding import Featurizer
 from .errors import InputError
-from .explain import (MATCH_THRESHOLD, Explanation, HeadDetail, HeadExplanation, contrast_summaries, describe_difference,
-                      detail_item, explain_items, item_rows, unmatched_tokens)
+from .explain import (
+    MATCH_THRESHOLD,
+    Explanation,
+    HeadDetail,
+    HeadExplanation,
+    contrast_summaries,
+    describe_difference,
+    detail_item,
+    explain_items,
+    item_rows,
+    unmatched_tokens,
+)
 from .facets import FACETS
 from .index import ScoringIndex, fast_top_k
 from .model import FacetScorer

@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from functools import lru_cache
 from itertools import combinations
 
-
 MAX_NEAR_CHARS = 32  # longer words (a pasted id, a run of letters) have no near spellings
 
 

@@ -41,23 +41,23 @@ import pandas as pd
 from .errors import InputError
 
 __all__ = [
-    "COLORS",
-    "STYLES",
-    "QUALITIES",
-    "CATEGORIES",
-    "MATERIALS",
     "BRANDS",
-    "INTENT_FACETS",
+    "CATEGORIES",
+    "COLORS",
     "FACET_OF",
     "FACET_WEIGHTS",
     "FILLER_WORDS",
+    "INTENT_FACETS",
+    "MATERIALS",
     "NOISE_WORDS",
+    "QUALITIES",
+    "STYLES",
     "facet_values",
-    "synonyms",
-    "word_index",
-    "true_utility",
-    "grade_from_matches",
     "generate",
+    "grade_from_matches",
+    "synonyms",
+    "true_utility",
+    "word_index",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -736,10 +736,9 @@ def generate(out_dir: str | Path, n_items: int = 3000, n_queries: int = 4000, se
         if not (grade == 3).any():
             continue
         keep = grade >= 1
-        if max_judged_per_query is not None:
-            if keep.sum() > max_judged_per_query:
-                truncated += 1
-                keep = grade >= (2 if (grade >= 2).sum() <= max_judged_per_query else 3)
+        if max_judged_per_query is not None and keep.sum() > max_judged_per_query:
+            truncated += 1
+            keep = grade >= (2 if (grade >= 2).sum() <= max_judged_per_query else 3)
         idx = np.flatnonzero(keep)
         order = np.lexsort((idx, -grade[idx]))
         idx = idx[order]
@@ -775,16 +774,16 @@ def generate(out_dir: str | Path, n_items: int = 3000, n_queries: int = 4000, se
         "seed": seed,
         "items": int(cat.n),
         "sessions": int(n_queries),
-        "interactions": int(len(inter)),
+        "interactions": len(inter),
         "labels": {"0": int(labels[0]), "1": int(labels[1]), "2": int(labels[2])},
-        "distinct_training_queries": int(len(pd.unique(sess_query))),
-        "training_intents": int(len(train_int)),
-        "training_intents_used": int(len(np.unique(sess_int))),
+        "distinct_training_queries": len(pd.unique(sess_query)),
+        "training_intents": len(train_int),
+        "training_intents_used": len(np.unique(sess_int)),
         "heldout_queries": len(held_queries),
-        "judgments": int(len(judg)),
+        "judgments": len(judg),
         "judgments_grade3": int((jg == 3).sum()),
         "judgments_truncated_queries": truncated,
-        "probes": int(len(probes_df)),
+        "probes": len(probes_df),
         "users": int(n_users),
         "vocabulary": {
             facet: {"values": len(_VALUE_LISTS[facet]),

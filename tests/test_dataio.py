@@ -477,7 +477,7 @@ def test_schema_names_one_column_twice(tmp_path: Path) -> None:
 
 def test_schema_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "schema.toml"
-    with pytest.raises(DataError, match="schema.toml: file not found$"):
+    with pytest.raises(DataError, match=r"schema\.toml: file not found$"):
         Schema.load(path)
 
 

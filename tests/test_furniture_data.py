@@ -151,7 +151,7 @@ def test_probes_consistent(data):
     where = {"color": column_values["finish_colour"], "style": column_values["design_style"],
              "quality": column_values["grade"], "other": other}
     synonyms = {}
-    for f, table in fd.SYNONYMS.items():
+    for table in fd.SYNONYMS.values():
         for v, syns in table.items():
             synonyms.setdefault(v, set()).update(fd.words(s)[0] for s in [v, *syns])
     canonical = 0

@@ -17,9 +17,8 @@ def test_the_collector_is_restored_as_it_was(enabled):
         with paused_gc():
             assert not gc.isenabled()
         assert gc.isenabled() == enabled
-        with pytest.raises(ValueError):
-            with paused_gc():
-                raise ValueError("a failed load")
+        with pytest.raises(ValueError), paused_gc():
+            raise ValueError("a failed load")
         assert gc.isenabled() == enabled
     finally:
         (gc.enable if was else gc.disable)()

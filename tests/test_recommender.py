@@ -64,7 +64,8 @@ def test_muting_a_head_removes_its_contribution(planted_model):
     for item in res.items:
         color = next(h for h in item.explanation.heads if h.head == "color")
         assert color.contribution == 0.0
-        assert item.score == pytest.approx(item.explanation.prior + sum(h.contribution for h in item.explanation.heads), abs=1e-4)
+        heads = sum(h.contribution for h in item.explanation.heads)
+        assert item.score == pytest.approx(item.explanation.prior + heads, abs=1e-4)
     with pytest.raises(InputError, match="unknown head"):
         planted_model.recommend("x", head_weights={"size": 1.0})
 
@@ -98,7 +99,8 @@ def test_empty_query_ranks_by_prior(planted_model):
     res = planted_model.recommend("", k=3)
     assert res.tokens == []
     prior = planted_model.index.prior
-    assert [i.item_id for i in res.items] == [planted_model.catalog.item_ids[j] for j in np.argsort(-prior, kind="stable")[:3]]
+    by_prior = np.argsort(-prior, kind="stable")[:3]
+    assert [i.item_id for i in res.items] == [planted_model.catalog.item_ids[j] for j in by_prior]
 
 
 def test_erasure_is_the_reference_output_without_the_attribute(planted_model):

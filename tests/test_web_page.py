@@ -13,6 +13,7 @@ downloads a browser (no `playwright install`).
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import subprocess
@@ -246,7 +247,7 @@ def test_heatmap_column_headers_stay_inside_their_columns(page: Page):
     boxes = page.eval_on_selector_all("#detail table.heatmap thead tr", """rows => rows.map(r =>
         [...r.children].map(th => { const b = th.getBoundingClientRect(); return [b.left, b.right]; }))""")
     for row in boxes:
-        for (_, right), (left, _) in zip(row, row[1:]):
+        for (_, right), (left, _) in itertools.pairwise(row):
             assert right <= left + 1  # no header runs into the next one
 
 

@@ -129,7 +129,7 @@ def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessi
     result["reference"] = ref.summary()
     result["agree@10"] = _r(agree)
     result["max_abs_score_diff"] = float(f"{max_diff:.3g}")
-    result["bytes_per_item"] = int(round(rec.index.nbytes() / max(catalog.n_items, 1)))
+    result["bytes_per_item"] = round(rec.index.nbytes() / max(catalog.n_items, 1))
     result["training"] = training
     p50 = result["model"]["p50_ms"]
     tantivy = result["tantivy"]["p50_ms"]
@@ -263,7 +263,8 @@ def reference_scores(rec: Recommender, query: str, block: int = REFERENCE_BLOCK)
         for lo in range(0, n, block):
             items = np.arange(lo, min(n, lo + block))[None, :]
             attrs, evidence = feat.item_batch(items, enc)
-            out[lo : lo + items.shape[1]] = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)["scores"][0].numpy()
+            scores = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)["scores"]
+            out[lo : lo + items.shape[1]] = scores[0].numpy()
     return out
 
 
@@ -271,7 +272,7 @@ def _reference(rec: Recommender, queries: list[str], budget_s: float, log) -> tu
     n = rec.catalog.n_items
     everything = np.ones(n, dtype=bool)
     engine = Engine("reference", lambda q: top_k(reference_scores(rec, q), everything, K), 0.0,
-                    "FacetScorer.forward over all items in blocks of %d, 1 torch thread" % REFERENCE_BLOCK)
+                    f"FacetScorer.forward over all items in blocks of {REFERENCE_BLOCK}, 1 torch thread")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     agreements, max_diff = [], 0.0

@@ -171,10 +171,9 @@ def cmd_generate(args) -> int:
 
 
 def cmd_train(args) -> int:
+    from training.evaluate_version import read_probes
     from training.render import print_metrics, progress_bar
     from training.train import TrainInputs, train
-
-    from training.evaluate_version import read_probes
 
     if args.probes:
         read_probes(args.probes)  # a DataError now, not a KeyError after training
@@ -205,8 +204,8 @@ def _print_skipped(data: dict) -> None:
 
 
 def cmd_evaluate(args) -> int:
-    from training.render import print_metrics
     from training.evaluate_version import evaluate_version
+    from training.render import print_metrics
 
     report = evaluate_version(_model_path(args.model), args.items, args.judgments, args.probes,
                               args.schema, args.encoding, args.on_bad_lines)

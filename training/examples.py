@@ -25,7 +25,7 @@ def split_queries(queries: pd.Series, held_out_fraction: float, rng: np.random.G
                   min_held_out: int = 1) -> tuple[set[str], set[str]]:
     """Query-level split: no query string is in both parts."""
     distinct = np.array(sorted(queries.unique()))
-    n_hold = int(round(len(distinct) * held_out_fraction))
+    n_hold = round(len(distinct) * held_out_fraction)
     if held_out_fraction > 0:
         n_hold = max(min_held_out, n_hold)
     n_hold = min(n_hold, len(distinct) - 1)
@@ -87,7 +87,7 @@ def sample_negatives(groups: TrainingGroups, batch: np.ndarray, n_items: int, n_
             items[r, 1 : 1 + len(pick)], valid[r, 1 : 1 + len(pick)] = pick, True
         rand = rng.integers(0, n_items, n_random)
         if popular is not None:
-            n_pop = int(round(n_random * popular_fraction))
+            n_pop = round(n_random * popular_fraction)
             rand[:n_pop] = np.searchsorted(popular, rng.random(n_pop) * popular[-1])
         positives = groups.positives_of_query[groups.query_idx[g]]
         items[r, 1 + n_shown :] = rand

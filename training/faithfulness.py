@@ -62,8 +62,6 @@ from recsys.recommender import Recommender, top_k
 
 from .evaluate import explanation_accuracy
 
-
-
 # ---- per item and head ----------------------------------------------------------------------
 
 def top_attended(att: HeadAttention) -> int:
@@ -295,9 +293,9 @@ def _per_item_checks(rec: Recommender, queries: list[str], k: int, seed: int) ->
             "gradient_x_input": _shares(gxi),
             "integrated_gradients": {**_shares(ig), "max_completeness_gap": ig_gap},
         },
-        "eraser": {**_eraser_means(sum(eraser.values(), [])),
+        "eraser": {**_eraser_means([c for cases in eraser.values() for c in cases]),
                    "heads": {f: _eraser_means(cases) for f, cases in eraser.items()}},
-        "attention_vs_leave_one_out": {**_tau_means(sum(taus.values(), [])),
+        "attention_vs_leave_one_out": {**_tau_means([t for ts in taus.values() for t in ts]),
                                        "heads": {f: _tau_means(t) for f, t in taus.items()}},
     }
 

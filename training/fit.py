@@ -100,7 +100,7 @@ def fit_model(
         best_state, report.best_epoch = start, 0.0
     # validation a few times per epoch: on small logs the best point is often inside epoch 1
     checks = max(1, min(cfg.validations_per_epoch, steps_per_epoch))
-    check_at = {int(round(steps_per_epoch * (c + 1) / checks)) for c in range(checks)}
+    check_at = {round(steps_per_epoch * (c + 1) / checks) for c in range(checks)}
     for epoch in range(cfg.epochs):
         model.train()
         epoch_loss = 0.0
@@ -282,7 +282,7 @@ def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConf
         # nothing could show that a step helps, so none is taken: the lexical start is the model
         rule = "no positives" if positives.empty else "too few queries to check a step"
         return untrained_recommender(catalog, train_rows, cfg), FitReport([], [], 0.0, 0.0, rule)
-    fit_q, val_q = split_queries(positives, cfg.validation_fraction, rng)
+    _, val_q = split_queries(positives, cfg.validation_fraction, rng)
     val_rows = train_rows[train_rows["query"].isin(val_q)]
     validation, judged = make_groups(val_rows, catalog.n_items), judgments_from_rows(val_rows)
     train_rows = train_rows[~train_rows["query"].isin(val_q)]

@@ -84,7 +84,7 @@ def contribution_bar(heads, width: int = 30) -> Text:
     total = sum(max(h.contribution, 0.0) for h in heads) or 1.0
     bar = Text()
     for h in heads:
-        n = int(round(width * max(h.contribution, 0.0) / total))
+        n = round(width * max(h.contribution, 0.0) / total)
         bar.append("█" * n, style=HEAD_COLORS.get(h.head, "white"))
     return bar
 
@@ -129,5 +129,5 @@ def print_explanation(detail: ItemDetail, title: str) -> None:
 
 
 def _cell(weight: float) -> Text:
-    shade = int(round(255 - 200 * weight))
+    shade = round(255 - 200 * weight)
     return Text(f"{weight:.2f}", style=f"black on rgb(255,{shade},{shade})" if weight >= 0.05 else "dim")

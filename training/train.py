@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +16,11 @@ from recsys.dataio import Schema, fingerprint, read_interactions, read_items, re
 from recsys.errors import DataError
 from recsys.metrics import group_judgments
 
-from .evaluate import evaluate_all, judgments_from_rows, make_baselines
-from .faithfulness import faithfulness_report
 from .config import TrainConfig
-from .fit import train_recommender
+from .evaluate import evaluate_all, judgments_from_rows, make_baselines
 from .examples import split_queries
+from .faithfulness import faithfulness_report
+from .fit import train_recommender
 
 Progress = Callable[[int, int, float], None]
 
@@ -96,7 +96,7 @@ def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     popularity = np.bincount(train_rows["item_idx"], weights=train_rows["label"] * train_rows["weight"],
                              minlength=catalog.n_items)
     manifest = {
-        "trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "data": data,
         "training": {**cfg.to_json(), "fit": asdict(fit_report), "train_queries": len(train_q),
                      "held_out_queries": len(held_q), "train_rows": len(train_rows)},

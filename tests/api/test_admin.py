@@ -7,13 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
-
-from recsys.synthetic import generate
 from fastapi.testclient import TestClient
 
 from api.main import create_app
 from api.model_store import held_out_ndcg
 from recsys.artifact import current_version, read_manifest
+from recsys.synthetic import generate
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 

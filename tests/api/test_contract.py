@@ -176,7 +176,8 @@ def test_scoring_runs_off_the_event_loop(client, monkeypatch, path, body):
     """Scoring and explaining run in a worker thread: the event loop stays free for others."""
     import asyncio
 
-    from api.routes import compare, explain, recommend as rec_route
+    from api.routes import compare, explain
+    from api.routes import recommend as rec_route
 
     module, name = {"/recommend": (rec_route, "_recommend"), "/explain": (explain, "_explain"),
                     "/compare": (compare, "_compare")}[path]
@@ -202,6 +203,7 @@ def test_a_request_over_its_time_budget_is_503(rec, v1, data_dir, tmp_path, monk
 
     from api.main import create_app
     from api.routes import recommend as rec_route
+
     from api_support import make_artifacts, make_settings
 
     work = rec_route._recommend

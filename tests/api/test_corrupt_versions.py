@@ -4,8 +4,6 @@ the `current` pointer watcher of a real server process, which stays up serving i
 
 from __future__ import annotations
 
-import contextlib
-import io
 import subprocess
 import sys
 import time

@@ -95,7 +95,7 @@ def _refuse_rows(c, artifacts, data_dir):
 ])
 def test_unusable_paths_are_422_and_the_connection_goes_on(admin, name, message):
     c, _, _ = admin
-    body = '{"items": "%s", "interactions": "shop/interactions.csv"}' % name
+    body = f'{{"items": "{name}", "interactions": "shop/interactions.csv"}}'
     r = c.post("/admin/train", content=body, headers={**AUTH, "content-type": "application/json"})
     assert r.status_code == 422, r.text
     assert r.json()["message"].startswith(message), r.json()["message"]
