@@ -25,8 +25,10 @@ import shutil
 import struct
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,9 +43,12 @@ from .encoding import Featurizer
 from .errors import ArtifactError
 from .evidence import Evidence
 from .facets import FACETS
-from .model import FacetScorer, ModelConfig
+from .model import FacetScorer
+from .model_config import ModelConfig
 from .recommender import Recommender
 from .words import WordTable
+
+T = TypeVar("T")
 
 FORMAT_VERSION = 4  # 4: BM25 start (source_bias, BM25 IDF and mean count buffers)
 CURRENT_POINTER = "current"
@@ -139,7 +144,7 @@ def _unlocked(folder: Path, min_age_s: float) -> bool:
 # ---- writing ----------------------------------------------------------------------------------
 
 
-def save_version(rec: Recommender, artifacts_dir: str | Path, manifest: dict,
+def save_version(rec: Recommender, artifacts_dir: str | Path, manifest: dict[str, Any],
                  popularity: np.ndarray | None = None, make_current: bool = True) -> Path:
     """Write a new version folder atomically (temp folder + rename) and return its path."""
     root = Path(artifacts_dir)
@@ -163,7 +168,8 @@ def save_version(rec: Recommender, artifacts_dir: str | Path, manifest: dict,
     return final
 
 
-def _write_version(rec: Recommender, folder: Path, manifest: dict, popularity) -> None:
+def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
+                   popularity: np.ndarray | None) -> None:
     cat, fz = rec.catalog, rec.featurizer
     state = {k: v.contiguous() for k, v in rec.model.state_dict().items()}
     save_tensors(state, str(folder / "model.safetensors"))
@@ -187,14 +193,14 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict, popularity) -
     _write_json(folder / "manifest.json", manifest)  # last: its presence marks a complete folder
 
 
-def _put_csr(arrays: dict, prefix: str, m: sp.csr_matrix) -> None:
+def _put_csr(arrays: dict[str, np.ndarray], prefix: str, m: sp.csr_matrix) -> None:
     arrays[f"{prefix}.indptr"] = m.indptr.astype(np.int64)
     arrays[f"{prefix}.indices"] = m.indices.astype(np.int64)
     arrays[f"{prefix}.data"] = m.data.astype(np.float32)
     arrays[f"{prefix}.shape"] = np.asarray(m.shape, dtype=np.int64)
 
 
-def _write_json(path: Path, obj) -> None:
+def _write_json(path: Path, obj: object) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(obj, fh, ensure_ascii=False)
         fh.flush()
@@ -244,7 +250,7 @@ def resolve_version_dir(path: str | Path) -> Path:
     return p / name
 
 
-def list_versions(artifacts_dir: str | Path) -> list[dict]:
+def list_versions(artifacts_dir: str | Path) -> list[dict[str, Any]]:
     """Every version folder, good or broken: `ok` and `problem` come from `check_version` (the
     manifest and the files' headers; the arrays themselves are checked when loading)."""
     root = Path(artifacts_dir)
@@ -271,15 +277,15 @@ def list_versions(artifacts_dir: str | Path) -> list[dict]:
     return out
 
 
-def read_manifest(version_dir: str | Path) -> dict:
+def read_manifest(version_dir: str | Path) -> dict[str, Any]:
     """The manifest, checked: a JSON object of this format with a config of the right types."""
     folder = Path(version_dir)
-    manifest = _read_json(folder, "manifest.json")
+    manifest: dict[str, Any] = _read_json(folder, "manifest.json")
     _check_manifest(folder, manifest)
     return manifest
 
 
-def check_version(version_dir: str | Path) -> dict:
+def check_version(version_dir: str | Path) -> dict[str, Any]:
     """The quick check of a version folder: every file there, the manifest valid, the weights'
     and arrays' headers whole (a truncated file is caught here). Returns the manifest."""
     folder = Path(version_dir)
@@ -399,7 +405,7 @@ def _check_files(folder: Path) -> None:
                             folder, missing[0])
 
 
-def _read_json(folder: Path, name: str):
+def _read_json(folder: Path, name: str) -> Any:  # any JSON value
     path = folder / name
     if not path.is_file():
         raise ArtifactError("missing (or not a regular file)", folder, name)
@@ -413,7 +419,7 @@ def _read_json(folder: Path, name: str):
         raise ArtifactError(f"cannot be read: {exc.strerror}", folder, name) from None
 
 
-def _no_constant(name: str):
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
@@ -458,14 +464,14 @@ def _safetensors_header(folder: Path, name: str) -> dict[str, tuple[str, list[in
     return out
 
 
-def _read_safetensors(folder: Path, name: str, loader):
+def _read_safetensors(folder: Path, name: str, loader: Callable[[str], dict[str, T]]) -> dict[str, T]:
     try:
         return loader(str(folder / name))
     except Exception as exc:  # noqa: BLE001 - SafetensorError, OSError, ...: any is a bad file
         raise ArtifactError(f"cannot be read: {str(exc)[:200]}", folder, name) from None
 
 
-def _check_manifest(folder: Path, m) -> None:
+def _check_manifest(folder: Path, m: object) -> None:
     file = "manifest.json"
     if not isinstance(m, dict):
         raise ArtifactError(f"a JSON object expected, found {_json_type(m)}", folder, file)
@@ -485,7 +491,7 @@ def _check_manifest(folder: Path, m) -> None:
     _check_config(folder, m["config"])
 
 
-def _check_config(folder: Path, config: dict) -> None:
+def _check_config(folder: Path, config: dict[str, Any]) -> None:
     """Every field of the config of the type of its default (ints in range, floats finite)."""
     file = "manifest.json"
     try:
@@ -511,7 +517,7 @@ def _check_config(folder: Path, config: dict) -> None:
         raise ArtifactError("config 'vocab_sizes' must give a size to every facet", folder, file)
 
 
-def _same_kind(value, default) -> bool:
+def _same_kind(value: object, default: object) -> bool:
     if default is None:
         return True
     if isinstance(default, bool):
@@ -526,7 +532,7 @@ def _same_kind(value, default) -> bool:
     return isinstance(value, type(default))
 
 
-def _check_catalog(folder: Path, c, cfg: ModelConfig) -> tuple[int, dict[str, int]]:
+def _check_catalog(folder: Path, c: object, cfg: ModelConfig) -> tuple[int, dict[str, int]]:
     file = "catalog.json"
 
     def bad(problem: str) -> ArtifactError:
@@ -571,7 +577,7 @@ def _check_catalog(folder: Path, c, cfg: ModelConfig) -> tuple[int, dict[str, in
     return len(ids), sizes
 
 
-def _check_words(folder: Path, w) -> int:
+def _check_words(folder: Path, w: object) -> int:
     file = "words.json"
     if not isinstance(w, dict) or not isinstance(w.get("keys"), list) or not isinstance(
             w.get("query_words"), list):
@@ -597,7 +603,7 @@ def _check_arrays(folder: Path, arrays: dict[str, np.ndarray], rows: dict[str, i
     for prefix in sorted(prefixes):
         kind, _, facet = prefix.partition(".")
         want = (rows[_CSR_ROWS[kind]] if kind in _CSR_ROWS else None, vocab_sizes.get(facet),
-                {"items": "catalogue", "words": "word table"}.get(_CSR_ROWS.get(kind)))
+                {"items": "catalogue", "words": "word table"}.get(_CSR_ROWS.get(kind, "")))
         out[prefix] = _checked_csr(folder, file, arrays, prefix, want, kind in _CSR_SORTED)
     for name, a in arrays.items():
         if name.rsplit(".", 1)[0] in prefixes:
@@ -611,7 +617,7 @@ def _check_arrays(folder: Path, arrays: dict[str, np.ndarray], rows: dict[str, i
     return out
 
 
-def _checked_csr(folder: Path, file: str, arrays: dict, prefix: str,
+def _checked_csr(folder: Path, file: str, arrays: dict[str, np.ndarray], prefix: str,
                  want: tuple[int | None, int | None, str | None], sorted_rows: bool) -> sp.csr_matrix:
     def bad(problem: str) -> ArtifactError:
         return ArtifactError(f"{prefix}: {problem}", folder, file)
@@ -654,10 +660,10 @@ def _checked_csr(folder: Path, file: str, arrays: dict, prefix: str,
     return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols), copy=False)
 
 
-def _strings(xs) -> bool:
+def _strings(xs: object) -> bool:
     return isinstance(xs, list) and all(isinstance(x, str) for x in xs)
 
 
-def _json_type(x) -> str:
+def _json_type(x: object) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
             type(None): "null"}.get(type(x), "a number")

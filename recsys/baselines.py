@@ -11,7 +11,7 @@ and `label` (number >= 0; > 0 is a positive).
 from __future__ import annotations
 
 import hashlib
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import bm25s
 import numpy as np
@@ -59,6 +59,9 @@ class _Base:
                 "before score() or top_k()"
             )
 
+    def score(self, query: str) -> np.ndarray:
+        raise NotImplementedError  # each ranker's own
+
     def top_k(self, query: str, k: int) -> np.ndarray:
         return top_k_indices(self.score(query), k)
 
@@ -102,7 +105,7 @@ class BM25Ranker(_Base):
     def fit(self, item_texts: list[str], interactions: pd.DataFrame | None = None) -> BM25Ranker:
         n_items = _check_items(item_texts)
         corpus = [content_keys(text) for text in item_texts]
-        self.retriever_ = None
+        self.retriever_: Any = None  # bm25s.BM25 (untyped)
         self.vocab_: dict[str, int] = {}
         if any(corpus):  # bm25s cannot index a catalogue without a single token
             self.retriever_ = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
@@ -116,7 +119,8 @@ class BM25Ranker(_Base):
         tokens = [t for t in content_keys(query) if t in self.vocab_]
         if not tokens:  # also an empty query: bm25s would fail on an empty token list
             return np.zeros(self.n_items_, dtype=np.float32)
-        return self.retriever_.get_scores(tokens).astype(np.float32, copy=False)
+        scores: np.ndarray = self.retriever_.get_scores(tokens).astype(np.float32, copy=False)
+        return scores
 
 
 class PopularityRanker(_Base):

@@ -131,9 +131,11 @@ class Catalog:
     buckets: dict[str, NumericBuckets] = field(default_factory=dict)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
-    _label_views: list = field(default_factory=list, repr=False, compare=False)
+    _label_views: list[tuple[str, memoryview, memoryview, list[str]]] = field(
+        default_factory=list, repr=False, compare=False)
     # (filter key, value form) -> (facet, attribute idx) pairs; built on the first filter
-    _filter_lookup: dict = field(default_factory=dict, repr=False, compare=False)
+    _filter_lookup: dict[tuple[str, str], list[tuple[str, int]]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._index = {item_id: i for i, item_id in enumerate(self.item_ids)}
@@ -167,8 +169,10 @@ class Catalog:
         # every ranked item is shown with these: read through memoryviews of the CSR arrays,
         # which give Python ints at half the cost of numpy indexing
         if not self._label_views:
-            self._label_views = [(f, memoryview(self.item_attrs[f].indptr),
-                                  memoryview(self.item_attrs[f].indices), self.labels(f)) for f in FACETS]
+            # numpy's stubs do not declare ndarray's buffer protocol (__buffer__) for 3.11
+            self._label_views = [(f, memoryview(self.item_attrs[f].indptr),  # type: ignore[arg-type]
+                                  memoryview(self.item_attrs[f].indices),  # type: ignore[arg-type]
+                                  self.labels(f)) for f in FACETS]
         return {f: [labels[a] for a in indices[indptr[item_idx] : indptr[item_idx + 1]]]
                 for f, indptr, indices, labels in self._label_views}
 
@@ -208,7 +212,7 @@ class Catalog:
         """(key, value) of the filter values that select no attribute."""
         return [(key, v) for key, values in filters.items() for v in values if not self.filter_columns(key, v)]
 
-    def _filters(self) -> dict:
+    def _filters(self) -> dict[tuple[str, str], list[tuple[str, int]]]:
         if not self._filter_lookup:
             lookup: dict[tuple[str, str], list[tuple[str, int]]] = {}
             for f in FACETS:
@@ -249,7 +253,7 @@ class Catalog:
 
 
 class _CatalogBuilder:
-    def __init__(self, items: pd.DataFrame, overrides: Mapping[str, str], buckets: dict,
+    def __init__(self, items: pd.DataFrame, overrides: Mapping[str, str], buckets: dict[str, NumericBuckets],
                  lexicon: Lexicon | None = None):
         self.items = items
         self.overrides = {k.lower(): v for k, v in overrides.items()}
@@ -310,6 +314,7 @@ class _CatalogBuilder:
 
     def _add_column(self, column: str) -> None:
         facet = facet_for_column(column, self.overrides)
+        assert facet is not None  # build() adds the columns that feed a facet
         key = column.strip().lower()
         cells = self.items[column].astype(str)
         numeric, floats = self.buckets.get(key), None
@@ -321,11 +326,12 @@ class _CatalogBuilder:
             if floats is None:
                 floats = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
             have = np.flatnonzero(np.isfinite(floats))
-            labels, indices = numeric.labels(), {}  # bucket number -> attribute index
+            labels = numeric.labels()
+            bucket_attr: dict[int, int] = {}  # bucket number -> attribute index
             for i, b in zip(have.tolist(), numeric.bucket(floats[have]).tolist()):
-                a_idx = indices.get(b)
+                a_idx = bucket_attr.get(b)
                 if a_idx is None:
-                    a_idx = indices[b] = self.index_of(Attribute(facet, "#" + key, labels[b]))
+                    a_idx = bucket_attr[b] = self.index_of(Attribute(facet, "#" + key, labels[b]))
                 self.add_index(i, facet, a_idx)
             return
         # cells repeat (colours, brands, sizes): each distinct cell is split and indexed once
@@ -394,7 +400,7 @@ class _CatalogBuilder:
                         own.add(k)
                         self.add(i, Attribute("other", key, w))
 
-    def _texts(self, vocab, item_attrs) -> list[str]:
+    def _texts(self, vocab: dict[str, list[Attribute]], item_attrs: dict[str, sp.csr_matrix]) -> list[str]:
         descs = self.items["description"].tolist() if "description" in self.items.columns else None
         texts = []
         for i, title in enumerate(self.items["title"].tolist()):

@@ -90,13 +90,13 @@ class Schema:
         name = str(path)
         return _read_schema(name, _read_bytes(name))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """Everything the file said, for a model's manifest."""
         return {"columns": dict(self.columns), "rename": dict(self.rename),
                 "missing": list(self.missing), "lexicon": self.lexicon.to_json()}
 
     @classmethod
-    def from_json(cls, obj: dict | None) -> Schema:
+    def from_json(cls, obj: dict[str, Any] | None) -> Schema:
         """What `to_json` wrote (a model version keeps it in its manifest)."""
         obj = obj or {}
         return cls(dict(obj.get("columns", {})), dict(obj.get("rename", {})),
@@ -619,7 +619,7 @@ def check_rename(rename: dict[str, str], source: str) -> dict[str, str]:
     return {column.strip(): target.strip() for column, target in rename.items()}
 
 
-def _rename_problems(rename: dict) -> Iterator[tuple[str, str]]:
+def _rename_problems(rename: dict[str, str]) -> Iterator[tuple[str, str]]:
     """(column, what is wrong with its entry) for each bad entry of a rename table, in order."""
     seen: dict[str, str] = {}
     for column, target in rename.items():
@@ -712,7 +712,7 @@ def _schema_message(error: Any) -> str:
     """'[table] entry: problem' (tables nested as in TOML, '[lexicon.color] teal: ...'); a problem
     with the file's top level or a whole table stands alone: its message names the table."""
     parts = [str(p) for p in error["loc"]] + list((error.get("ctx") or {}).get("at", ()))
-    message = error["msg"]
+    message = str(error["msg"])
     if len(parts) < 2:
         return message
     entry = f" {parts[-1]}" if parts[-1] else ""

@@ -16,7 +16,7 @@ import torch
 from .catalog import Catalog
 from .evidence import Evidence, catalog_word_keys
 from .facets import FACETS
-from .model import ModelConfig
+from .model_config import ModelConfig
 from .spelling import NearWords
 from .words import NGRAM_SLOTS, QueryToken, WordTable, hashed_features, query_tokens
 
@@ -81,13 +81,15 @@ class Featurizer:
             per_term.data[:] = 1.0
             term_df = np.asarray(per_term.sum(axis=0)).ravel() if len(terms) else np.zeros(0)
             cache[facet] = term_df[term_of].astype(np.float64)
-        return cache[facet]
+        df: np.ndarray = cache[facet]
+        return df
 
     def attribute_idf(self, facet: str) -> np.ndarray:
         """(V,) float32 inverse document frequency of each attribute's term (`attribute_df`),
         scaled to [0, 1]: 0 when every item has it, 1 when none does."""
         counts, n = self.attribute_df(facet), self.catalog.n_items
-        return (np.log((n + 1.0) / (counts + 1.0)) / np.log(n + 1.0)).astype(np.float32)
+        idf: np.ndarray = (np.log((n + 1.0) / (counts + 1.0)) / np.log(n + 1.0)).astype(np.float32)
+        return idf
 
     def attribute_bm25_idf(self, facet: str) -> np.ndarray:
         """(V,) float32 BM25's (Lucene's) IDF of each attribute's term, log(1 + (N - df + 0.5) /
@@ -107,22 +109,28 @@ class Featurizer:
             weighted = sum(float((counts[f] * self._raw_bm25_idf(f)).sum()) for f in FACETS)
             occurrences = sum(float(counts[f].sum()) for f in FACETS)
             self.__dict__["_unit"] = 2.0 * weighted / occurrences if weighted > 0 else 1.0
-        return self.__dict__["_unit"]
+        unit: float = self.__dict__["_unit"]
+        return unit
 
-    def attribute_mean_count(self, facet: str) -> np.ndarray:
+    def attribute_mean_count(self, facet: str) -> np.float32:
         """() float32 mean number of attributes of the facet over the items that have any (BM25's
         average document length, per head; items without any never match in the head)."""
         counts = np.diff(self.catalog.item_attrs[facet].indptr)
         having = counts[counts > 0]
         return np.float32(having.mean() if len(having) else 1.0)
 
-    def attribute_buffers(self) -> tuple[dict, ...]:
+    def attribute_buffers(self) -> tuple[dict[str, torch.Tensor], ...]:
         """Per facet: word buckets of each attribute's value words (V, W), -1 padded; the bucket
         of its key (V,); (V, 1) whether it has enough items to learn a vector of its own; its
         inverse document frequency scaled to [0, 1] (V,); its BM25 IDF (V,); and the mean
         attribute count per item (), in `FacetScorer`'s argument order."""
         w_max = self.cfg.words_per_attribute
-        attr_words, attr_keys, learnable, idf, bm25_idf, mean_count = {}, {}, {}, {}, {}, {}
+        attr_words: dict[str, torch.Tensor] = {}
+        attr_keys: dict[str, torch.Tensor] = {}
+        learnable: dict[str, torch.Tensor] = {}
+        idf: dict[str, torch.Tensor] = {}
+        bm25_idf: dict[str, torch.Tensor] = {}
+        mean_count: dict[str, torch.Tensor] = {}
         for f in FACETS:
             vocab = self.catalog.vocab[f]
             table = np.full((len(vocab), w_max), -1, dtype=np.int64)
@@ -191,12 +199,14 @@ class Featurizer:
         return self._padded[facet]
 
     def item_batch(self, item_idx: np.ndarray, enc: EncodedQueries,
-                   assoc_values: dict[str, torch.Tensor] | None = None) -> tuple[dict, dict]:
+                   assoc_values: dict[str, torch.Tensor] | None = None,
+                   ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """item_idx (B, I) -> attributes {facet: (B, I, M)} and evidence {facet: (B, I, T, M, 3)}.
 
         `assoc_values` replaces the association table's stored values (training learns them).
         """
-        attrs, evidence = {}, {}
+        attrs: dict[str, torch.Tensor] = {}
+        evidence: dict[str, torch.Tensor] = {}
         for f in FACETS:
             a = self.padded_attributes(f)[item_idx]  # (B, I, M)
             a = a[..., : max(1, int((a >= 0).sum(-1).max(initial=0)))]  # trim padding columns

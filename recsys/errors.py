@@ -59,7 +59,8 @@ class ArtifactError(RecsysError):
     `exc.public` only by the version's name and the file (what the HTTP API may show).
     """
 
-    def __init__(self, problem: str, folder=None, file: str | None = None):
+    def __init__(self, problem: str, folder: str | Path | None = None,
+                 file: str | None = None):
         self.problem, self.folder, self.file = problem, folder, file
         super().__init__(self._where(str(folder) if folder is not None else None))
 

@@ -53,7 +53,7 @@ class Evidence:
                     attr_ids: np.ndarray) -> np.ndarray:
         """Near-spelling evidence for broadcast pairs: the best similarity among the query
         word's near-spelled words (..., J) that are words of the attribute."""
-        out = None
+        out: np.ndarray | None = None
         for j in range(near_ids.shape[-1]):
             ids, sims = near_ids[..., j], near_sims[..., j]
             ids, attrs = np.broadcast_arrays(ids, attr_ids)
@@ -62,6 +62,7 @@ class Evidence:
             hit[ok] = _pair_positions(self.exact[facet], ids[ok], attrs[ok]) >= 0
             value = hit * np.broadcast_to(sims, hit.shape)
             out = value if out is None else np.maximum(out, value)
+        assert out is not None  # near_ids has J >= 1 columns
         return out.astype(np.float32)
 
     def _coverage(self, facet: str, exact: np.ndarray, attr_ids: np.ndarray | None) -> np.ndarray:
@@ -72,14 +73,16 @@ class Evidence:
         n_words = self._words_per_attribute(facet)
         if attr_ids is not None:
             n_words = n_words[np.maximum(attr_ids, 0)] if len(n_words) else np.ones(attr_ids.shape)
-        return exact.sum(axis=-2, keepdims=True) / n_words
+        coverage: np.ndarray = exact.sum(axis=-2, keepdims=True) / n_words
+        return coverage
 
     def _words_per_attribute(self, facet: str) -> np.ndarray:
         cache = self.__dict__.setdefault("_n_words", {})
         if facet not in cache:
             counts = np.asarray(self.exact[facet].sum(axis=0)).ravel()
             cache[facet] = np.maximum(counts, 1.0).astype(np.float32)
-        return cache[facet]
+        n_words: np.ndarray = cache[facet]
+        return n_words
 
     def locate(self, facet: str, word_ids: np.ndarray, attr_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For pairs broadcast as (..., T, M) (query tokens x attributes): exact evidence and the
@@ -111,7 +114,7 @@ def _sorted_keys(table: sp.csr_matrix) -> np.ndarray:
     if keys is None:
         rows = np.repeat(np.arange(table.shape[0], dtype=np.int64), np.diff(table.indptr))
         keys = rows * table.shape[1] + table.indices
-        table._pair_keys = keys  # tables are never mutated after they are built
+        table._pair_keys = keys  # type: ignore[attr-defined]  # never mutated after they are built
     return keys
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -155,6 +156,7 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
         if flat is None:  # a state built by hand
             flat = np.concatenate([state.logits[f] for f in FACETS], axis=1)
             flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
+        assert flat_nm is not None  # set with flat_logits
         exps = np.exp(flat[:, cols].astype(np.float64))  # (T, N)
         per_head = lengths.reshape(n, n_heads)
         multiplicity = np.stack([index.slot_multiplicity(f, per_head[:, h]) for h, f in enumerate(FACETS)], 1)  # (n, H)
@@ -203,7 +205,7 @@ class _ItemRows:
     labels: list[str]  # (sum V,) each attribute's display label
 
 
-_ITEM_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ITEM_ROWS: weakref.WeakKeyDictionary[Any, _ItemRows] = weakref.WeakKeyDictionary()
 
 
 def item_rows(index: ScoringIndex) -> _ItemRows:

@@ -34,8 +34,9 @@ the top k equals `recsys.recommender.top_k` over those scores (tests/test_index.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,11 +44,12 @@ import torch
 
 from .encoding import Featurizer
 from .facets import FACETS
-from .kernels import compiled
+from .kernels import Kernels, compiled
 from .model import FacetScorer
 from .words import QueryToken, query_tokens
 
 CACHE_BYTES = 32 << 20  # bound of each per-word cache of an index (rows of floats per word)
+V = TypeVar("V")  # what a WordCache holds per word
 
 
 @dataclass
@@ -77,12 +79,13 @@ class QueryState:
     context_free: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
-class _LazyEvidence(Mapping):
+class _LazyEvidence(Mapping[str, np.ndarray]):
     """facet -> (T, V, 3) exact, assoc, near evidence, stacked only when asked for: ranking
     never reads it, and on a large vocabulary it is the biggest array a query would build."""
 
     def __init__(self, exact: np.ndarray, assoc: np.ndarray, near: np.ndarray, offsets: np.ndarray):
-        self._parts, self._offsets, self._done = (exact, assoc, near), offsets, {}
+        self._parts, self._offsets = (exact, assoc, near), offsets
+        self._done: dict[str, np.ndarray] = {}
 
     def __getitem__(self, facet: str) -> np.ndarray:
         if facet not in self._done:
@@ -91,9 +94,10 @@ class _LazyEvidence(Mapping):
             h = FACETS.index(facet)
             lo, hi = self._offsets[h], self._offsets[h + 1]
             self._done[facet] = np.stack([p[:, lo:hi] for p in self._parts], -1)  # (T, V, 3)
-        return self._done[facet]
+        stacked: np.ndarray = self._done[facet]
+        return stacked
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(FACETS)
 
     def __len__(self) -> int:
@@ -104,11 +108,13 @@ class _LazyQueryState(QueryState):
     """A `QueryState` whose logits, no-match logits and evidence are computed by `fill` (which
     returns them by name) when one of them is first read."""
 
-    def __init__(self, tokens: list[QueryToken], context_free: np.ndarray, fill):
+    def __init__(self, tokens: list[QueryToken], context_free: np.ndarray,
+                 fill: Callable[[], dict[str, Any]]):
         self.tokens, self.context_free = tokens, context_free
-        self._fill, self._values = fill, None
+        self._fill = fill
+        self._values: dict[str, Any] | None = None
 
-    def _get(self, name: str):
+    def _get(self, name: str) -> Any:
         if self._values is None:
             self._values = self._fill()
         return self._values[name]
@@ -132,21 +138,22 @@ def _context_free(exact_columns: list[np.ndarray]) -> np.ndarray:
     return np.array([all(seen[c] == 1 for c in cols.tolist()) for cols in exact_columns], dtype=bool)
 
 
-class WordCache:
+class WordCache(Generic[V]):
     """Rows computed per query word, at most `capacity` words, the least recently used dropped
     first (a dict keeps insertion order: a hit moves its word to the end). Safe to share
     between threads: a race at worst drops a word or computes it twice."""
 
     def __init__(self, capacity: int):
-        self.capacity, self._rows = capacity, {}
+        self.capacity = capacity
+        self._rows: dict[str, V] = {}
 
-    def get(self, key: str):
+    def get(self, key: str) -> V | None:
         rows = self._rows.pop(key, None)
         if rows is not None:
             self._rows[key] = rows
         return rows
 
-    def put(self, key: str, rows) -> None:
+    def put(self, key: str, rows: V) -> None:
         self._rows[key] = rows
         while len(self._rows) > self.capacity:
             try:
@@ -191,7 +198,7 @@ class ScoringIndex:
         self.n_items = n = catalog.n_items
         self.tables: dict[str, FacetTables] = {}
         # BM25's length normalisation of the no-match slot, per head: (b, mean attribute count)
-        self._length_norm = {f: (float(model.heads[f].length_b().detach()),
+        self._length_norm = {f: (float(model.head(f).length_b().detach()),
                                  float(getattr(model, f"attr_mean_count_{f}"))) for f in FACETS}
         biases = {}
         prior = np.zeros(n, dtype=np.float32)
@@ -230,7 +237,7 @@ class ScoringIndex:
             w_rare = np.zeros(v_total, dtype=np.float32)  # rare_weight x the attribute's IDF
             bias = np.zeros(v_total, dtype=np.float32)
             for h, f in enumerate(FACETS):
-                head = m.heads[f]
+                head = m.head(f)
                 lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
                 wq = head.q_proj.weight.double().numpy()  # (K, D)
                 keys = self.tables[f].keys.double().numpy()  # (V, K)
@@ -254,7 +261,8 @@ class ScoringIndex:
         for t in (self._exact, self._assoc):
             t.sum_duplicates()
         self._attr_words = np.maximum(np.asarray(self._exact.sum(axis=0)).ravel(), 1.0).astype(np.float32)
-        self._token_cache = WordCache(max(16, CACHE_BYTES // (16 * (v_total + len(FACETS)))))  # 4 float rows
+        self._token_cache: WordCache[tuple[np.ndarray, np.ndarray]] = WordCache(
+            max(16, CACHE_BYTES // (16 * (v_total + len(FACETS)))))  # 4 float rows
 
     def _fold_item_tables(self) -> None:
         """Distinct sets of all facets as one block-diagonal matrix, and the scoring groups."""
@@ -312,7 +320,7 @@ class ScoringIndex:
                 self._ratio_place.append((at, at + hi - lo))
                 at += hi - lo
         self._merged_sets = np.concatenate(merged or [np.zeros(0, dtype=np.int64)])
-        self._ratio_cache = WordCache(max(16, CACHE_BYTES // (4 * max(at, 1))))
+        self._ratio_cache: WordCache[np.ndarray] = WordCache(max(16, CACHE_BYTES // (4 * max(at, 1))))
 
     def slot_multiplicity(self, facet: str, n_attributes: np.ndarray) -> np.ndarray:
         """How many slots the no-match alternative counts as for items with `n_attributes`
@@ -338,7 +346,7 @@ class ScoringIndex:
         return _LazyQueryState(tokens, _context_free([cols for _, cols in entries]),
                                lambda: self._state_arrays([rows for rows, _ in entries]))
 
-    def _state_arrays(self, word_rows: list[np.ndarray]) -> dict:
+    def _state_arrays(self, word_rows: list[np.ndarray]) -> dict[str, Any]:
         """A query state's logits, no-match logits and evidence, by name, from its words' rows."""
         v_total = int(self.vocab_offsets[-1])
         if word_rows:
@@ -422,20 +430,21 @@ class ScoringIndex:
         (bounded); the floats are the same either way."""
         t = len(state.tokens)
         cacheable = state.context_free if state.context_free is not None else np.zeros(t, dtype=bool)
-        parts = [self._ratio_cache.get(tok.key) if cacheable[i] else None
-                 for i, tok in enumerate(state.tokens)]
+        parts: list[np.ndarray | None] = [self._ratio_cache.get(tok.key) if cacheable[i] else None
+                                          for i, tok in enumerate(state.tokens)]
         missing = [i for i in range(t) if parts[i] is None]
         if missing:  # only now are the logits needed (a lazy state computes them on this read)
             flat, flat_nm = state.flat_logits, state.flat_no_match
             if flat is None:  # a state built by hand
                 flat = np.concatenate([state.logits[f] for f in FACETS], axis=1)
                 flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
+            assert flat_nm is not None  # set with flat_logits
             ratios, tables = self._new_word_parts(flat[missing], flat_nm[missing])
             for j, i in enumerate(missing):
-                parts[i] = np.concatenate([tables[j], ratios[j, self._merged_sets]])
+                part = parts[i] = np.concatenate([tables[j], ratios[j, self._merged_sets]])
                 if cacheable[i]:
-                    self._ratio_cache.put(state.tokens[i].key, parts[i])
-        return parts
+                    self._ratio_cache.put(state.tokens[i].key, part)
+        return cast(list[np.ndarray], parts)  # every token's part is filled in now
 
     def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(m, sum U) per-set ratios and (m, sum G) table parts of m words from their logits."""
@@ -456,7 +465,8 @@ class ScoringIndex:
         e = np.exp(flat)  # (m, sum V)
         y = self._all_sets @ np.concatenate([(e * self._values_flat).T, e.T], axis=1)  # (sum U, 2m)
         slot = self._slot_count[:, None] * np.exp(flat_nm).T[self._set_facet]  # (sum U, m)
-        return (y[:, :m] / (y[:, m:] + slot)).T
+        ratios: np.ndarray = (y[:, :m] / (y[:, m:] + slot)).T
+        return ratios
 
     def _tables_of_sets(self, per_set: np.ndarray) -> np.ndarray:
         """(m, sum G) from (m, sum U): each group's table entry is the sum of its member sets."""
@@ -475,7 +485,7 @@ class ScoringIndex:
             out.append(table)
         return np.concatenate(out, axis=1)
 
-    def _compiled(self):
+    def _compiled(self) -> Kernels | None:
         return compiled() if self.use_kernel else None
 
     def head_outputs(self, state: QueryState) -> np.ndarray:
@@ -536,13 +546,14 @@ class ScoringIndex:
     def _item_scores(self, tables: list[np.ndarray], items: np.ndarray | None) -> np.ndarray:
         """Scores of `items` (all when None); always summed in the same order, so an item's
         score is the same float whichever way it is reached."""
-        scores = None
+        scores: np.ndarray | None = None
         for g, table in zip(self.groups, tables):
             part = np.take(table, g.ids if items is None else g.ids[items])
             if scores is None:
                 scores = part
             else:
                 scores += part
+        assert scores is not None  # an index has at least one group
         return scores
 
     def top_k(self, state: QueryState, head_weights: np.ndarray | None, eligible: np.ndarray | None,
@@ -570,11 +581,12 @@ class ScoringIndex:
                                  self._seed_group)
         flat = self._flat_tables(state, head_weights)
         tables = [flat[self._tab_off[r] : self._tab_off[r + 1]] for r in range(len(self.groups))]
-        if few:
+        if few and eligible is not None:  # few: eligible is not None
             return self._top_of_items(tables, np.flatnonzero(eligible), k)
         return self._top_k_numpy(tables, eligible, k)
 
-    def _top_k_numpy(self, tables, eligible, k):
+    def _top_k_numpy(self, tables: list[np.ndarray], eligible: np.ndarray | None,
+                     k: int) -> tuple[np.ndarray, np.ndarray]:
         n = self.n_items
         bound = -np.inf
         for g, table in zip(self.groups, tables):
@@ -615,12 +627,14 @@ class ScoringIndex:
         m = int(np.searchsorted(np.cumsum(g.counts[top]), want)) + 1
         return _ranges(g.order, g.ptr[top[:m]], g.counts[top[:m]])
 
-    def _top_of_items(self, tables, items, k):
+    def _top_of_items(self, tables: list[np.ndarray], items: np.ndarray,
+                      k: int) -> tuple[np.ndarray, np.ndarray]:
         s = self._item_scores(tables, items)
         pos = _top_of(items, s, k)
         return items[pos], s[pos]
 
-    def _full_top_k(self, tables, eligible, k):
+    def _full_top_k(self, tables: list[np.ndarray], eligible: np.ndarray | None,
+                    k: int) -> tuple[np.ndarray, np.ndarray]:
         if eligible is not None:
             return self._top_of_items(tables, np.flatnonzero(eligible), k)
         scores = self._item_scores(tables, None)
@@ -661,17 +675,20 @@ def fast_top_k(scores: np.ndarray, eligible: np.ndarray | None, k: int) -> np.nd
         n_ok = int(np.count_nonzero(eligible))
         if n_ok * 8 < n or n_ok <= 4 * k:  # few eligible items: look at them only
             idx = np.flatnonzero(eligible)
-            return idx[_top_of(idx, scores[idx], k)]
+            best: np.ndarray = idx[_top_of(idx, scores[idx], k)]
+            return best
     stride = max(1, n // (64 * k))
     sample = scores[::stride] if eligible is None else scores[::stride][eligible[::stride]]
     if len(sample) <= k:
         idx = np.arange(n) if eligible is None else np.flatnonzero(eligible)
-        return idx[_top_of(idx, scores[idx], k)]
+        best = idx[_top_of(idx, scores[idx], k)]
+        return best
     threshold = np.partition(sample, len(sample) - k)[len(sample) - k]
     cand = np.flatnonzero(scores >= threshold)
     if eligible is not None:
         cand = cand[eligible[cand]]
-    return cand[_top_of(cand, scores[cand], k)]
+    best = cand[_top_of(cand, scores[cand], k)]
+    return best
 
 
 def _top_of(items: np.ndarray, s: np.ndarray, k: int) -> np.ndarray:
@@ -706,7 +723,8 @@ def _mix64(x: np.ndarray) -> np.ndarray:
     x = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    mixed: np.ndarray = x ^ (x >> np.uint64(31))
+    return mixed
 
 
 def _distinct_rows(x: sp.csr_matrix) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -737,7 +755,7 @@ def _distinct_rows(x: sp.csr_matrix) -> tuple[sp.csr_matrix, np.ndarray]:
     return sets, item_set
 
 
-def _prefix_tree(x: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _prefix_tree(x: sp.csr_matrix | sp.csr_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows of x (column lists, in stored order) as a prefix tree: (parent, column) of
     each node, int32, numbered depth by depth so that parents come first (-1: the root), and
     the node where each row ends (-1 for an empty row)."""
@@ -816,7 +834,7 @@ def _choose_groups(item_sets: list[np.ndarray], sizes: list[int], offsets: np.nd
     return groups
 
 
-def _partitions(items: list[int]):
+def _partitions(items: list[int]) -> Iterator[list[tuple[int, ...]]]:
     if not items:
         yield []
         return

@@ -12,33 +12,43 @@ Module-level functions, so that numba's on-disk cache serves them to every later
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
 try:
     import numba
 except Exception:  # noqa: BLE001 - not installed (or broken): the numpy path does the same work
-    numba = None
+    numba = None  # type: ignore[assignment]
 
+
+A = np.ndarray  # the kernels' arrays (numba reads no annotations: it compiles for the arguments)
 
 SEEDS = 1024  # items scored first to bound the k-th best score (k is ten or so)
 
 
-def _jit(fn):
-    return numba.njit(cache=True, nogil=True)(fn) if numba is not None else None
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _jit(fn: F) -> F:
+    """numba's compiled dispatcher, called like `fn` (the plain function without numba: only
+    `compiled()` hands the kernels out, and it does so only with numba)."""
+    # numba types njit(fn) as a Dispatcher, which it calls like fn
+    return numba.njit(cache=True, nogil=True)(fn) if numba is not None else fn  # type: ignore[return-value]
 
 
 @dataclass
 class Kernels:
-    query_logits: object
-    word_parts: object
-    word_tables: object
-    weighted_tables: object
-    top_k: object
+    query_logits: Callable[..., tuple[np.ndarray, np.ndarray]]
+    word_parts: Callable[..., tuple[np.ndarray, np.ndarray]]
+    word_tables: Callable[..., np.ndarray]
+    weighted_tables: Callable[..., np.ndarray]
+    top_k: Callable[..., tuple[np.ndarray, np.ndarray]]
 
 
-_KERNELS: list = []
+_KERNELS: list[Kernels | None] = []
 
 
 def compiled() -> Kernels | None:
@@ -81,7 +91,8 @@ def _warm_up(kernels: Kernels) -> None:
 
 
 @_jit
-def _query_logits(rows, v_total, w_exact, w_assoc, w_near, bias, attr_words, nm_bias):
+def _query_logits(rows: A, v_total: int, w_exact: A, w_assoc: A, w_near: A, bias: A, attr_words: A,
+                  nm_bias: A) -> tuple[A, A]:
     """From a query's stacked word rows (T, 4, sum V + H) [q.k, exact, assoc, near]:
     (T, sum V + H) match then no-match pre-activations (before the soft cap: numpy's vectorised
     tanh is ten times faster than a compiled loop's) and (T, sum V) exact evidence after
@@ -106,7 +117,8 @@ def _query_logits(rows, v_total, w_exact, w_assoc, w_near, bias, attr_words, nm_
 
 
 @_jit
-def _set_ratios(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, values):
+def _set_ratios(parent: A, attr: A, set_node: A, slot_count: A, set_facet: A, flat: A, flat_nm: A,
+                values: A) -> A:
     """(m, U) per-set head output of each of m words: the sum over the set's attributes of
     e^l * v, over the same sum of e^l plus the no-match slot's e^l times its multiplicity.
 
@@ -149,7 +161,7 @@ def _set_ratios(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, va
 
 
 @_jit
-def _word_tables(ratios, mem_rows, mem_off, mem_count, tab_off):
+def _word_tables(ratios: A, mem_rows: A, mem_off: A, mem_count: A, tab_off: A) -> A:
     """(m, sum G) each word's part of every group's table: per entry the sum of its member
     sets' ratios (group r's member i of entry j at mem_rows[mem_off[r] + i * size_r + j]).
     Loops run over 1-d slices: numba then keeps them tight (3x faster than 2-d indexing)."""
@@ -171,15 +183,16 @@ def _word_tables(ratios, mem_rows, mem_off, mem_count, tab_off):
 
 
 @_jit
-def _word_parts(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, values, mem_rows, mem_off,
-                mem_count, tab_off):
+def _word_parts(parent: A, attr: A, set_node: A, slot_count: A, set_facet: A, flat: A, flat_nm: A, values: A,
+                mem_rows: A, mem_off: A, mem_count: A, tab_off: A) -> tuple[A, A]:
     """`_set_ratios` then `_word_tables` of them, in one call."""
     ratios = _set_ratios(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, values)
     return ratios, _word_tables(ratios, mem_rows, mem_off, mem_count, tab_off)
 
 
 @_jit
-def _weighted_tables(ratios, weights, set_facet, set_prior, mem_rows, mem_off, mem_count, tab_off):
+def _weighted_tables(ratios: A, weights: A, set_facet: A, set_prior: A, mem_rows: A, mem_off: A,
+                     mem_count: A, tab_off: A) -> A:
     """All groups' tables end to end under head weights, from (T, U) per-set ratios: per set
     the sum over words times its facet's weight plus its prior; per entry the sum of its
     member sets."""
@@ -190,17 +203,18 @@ def _weighted_tables(ratios, weights, set_facet, set_prior, mem_rows, mem_off, m
         for t in range(t_count):
             acc += ratios[t, s]
         per_set[0, s] = acc * weights[set_facet[s]] + set_prior[s]
-    return _word_tables(per_set, mem_rows, mem_off, mem_count, tab_off)[0]
+    tables: A = _word_tables(per_set, mem_rows, mem_off, mem_count, tab_off)[0]
+    return tables
 
 
 @_jit
-def _worse(s_a, i_a, s_b, i_b):
+def _worse(s_a: float, i_a: int, s_b: float, i_b: int) -> bool:
     """Whether item a ranks below item b: lower score, or the same score and a later index."""
     return s_a < s_b or (s_a == s_b and i_a > i_b)
 
 
 @_jit
-def _sift_down(heap_s, heap_i, size, s, i):
+def _sift_down(heap_s: A, heap_i: A, size: int, s: float, i: int) -> None:
     """Puts item (s, i) at the root of the heap's first `size` entries and sifts it down."""
     c = 0
     while True:
@@ -219,7 +233,7 @@ def _sift_down(heap_s, heap_i, size, s, i):
 
 
 @_jit
-def _offer(heap_s, heap_i, size, s, i):
+def _offer(heap_s: A, heap_i: A, size: int, s: float, i: int) -> int:
     """Keeps the `len(heap_s)` best items offered so far in a heap whose root is the worst
     of them; returns the new size."""
     k = len(heap_s)
@@ -243,8 +257,8 @@ def _offer(heap_s, heap_i, size, s, i):
 
 
 @_jit
-def _top_k_kernel(parts, base, tab_off, ids, order, by_id, ptr, counts, eligible, use_eligible, k,
-                  seed_group):
+def _top_k_kernel(parts: A, base: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, counts: A,
+                  eligible: A, use_eligible: bool, k: int, seed_group: int) -> tuple[A, A]:
     """The k best eligible items, best first (ties by index), and their scores:
     what `ScoringIndex._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from .facets import FACETS
 from .tokenize import words
@@ -224,12 +225,12 @@ class LexiconConfig:
     builtin: bool = True
     entries: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"enabled": self.enabled, "builtin": self.builtin,
                 "entries": {k: {c: list(s) for c, s in v.items()} for k, v in self.entries.items()}}
 
     @classmethod
-    def from_json(cls, obj: Mapping | None) -> LexiconConfig:
+    def from_json(cls, obj: Mapping[str, Any] | None) -> LexiconConfig:
         if not obj:
             return cls()
         entries = {k: {c: list(s) for c, s in v.items()} for k, v in obj.get("entries", {}).items()}
@@ -259,8 +260,8 @@ class Lexicon:
         elif stop_phrases is not None:
             for phrase in stop_phrases:
                 self._phrases.setdefault(_phrase(phrase), {})
-        for kind, table in (entries or {}).items():
-            self._add_kind(kind, table, override=True)
+        for kind, kind_entries in (entries or {}).items():
+            self._add_kind(kind, kind_entries, override=True)
         self._phrases.pop((), None)
         self.max_len = max((len(p) for p in self._phrases), default=1)
         # first word -> the lengths of the phrases it starts, longest first: most words of a

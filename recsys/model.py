@@ -16,7 +16,7 @@ is prior + sum of head outputs: every score splits exactly into per-head contrib
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -78,7 +78,8 @@ class FacetHead(nn.Module):
 
     def attribute_bias(self, key_emb: torch.Tensor) -> torch.Tensor:
         """key_emb (V, D) the word vector of each attribute's key -> (V,) its logit offset."""
-        return self.match_bias + self.source_bias(key_emb).squeeze(-1)
+        offset: torch.Tensor = self.match_bias + self.source_bias(key_emb).squeeze(-1)
+        return offset
 
     def queries(self, tok_emb: torch.Tensor, specificity: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """tok_emb (..., T, D), specificity (..., T) -> queries (..., T, K), capped no-match
@@ -128,8 +129,8 @@ class FacetScorer(nn.Module):
         self.attr_emb = nn.ModuleDict({f: nn.Embedding(cfg.vocab_sizes[f], cfg.dim) for f in cfg.facets})
         self.prior = nn.ModuleDict({f: nn.Embedding(cfg.vocab_sizes[f], 1) for f in cfg.facets})
         for f in cfg.facets:
-            nn.init.normal_(self.attr_emb[f].weight, std=0.01)
-            nn.init.zeros_(self.prior[f].weight)
+            nn.init.normal_(self._attr_emb(f).weight, std=0.01)
+            nn.init.zeros_(self._prior(f).weight)
         self.heads = nn.ModuleDict({f: FacetHead(cfg) for f in cfg.facets})
         for f in cfg.facets:
             self.register_buffer(f"attr_words_{f}", attr_words[f])  # (V, W) word buckets, -1 pad
@@ -143,13 +144,27 @@ class FacetScorer(nn.Module):
             # () mean number of attributes of this facet per item, BM25's avgdl
             self.register_buffer(f"attr_mean_count_{f}", attr_mean_count[f])
 
+    def head(self, facet: str) -> FacetHead:
+        """The facet's head (`heads[facet]`, typed)."""
+        head: FacetHead = self.heads[facet]  # type: ignore[assignment]  # ModuleDict items are typed Module
+        return head
+
+    def _attr_emb(self, facet: str) -> nn.Embedding:
+        emb: nn.Embedding = self.attr_emb[facet]  # type: ignore[assignment]  # as in `head`
+        return emb
+
+    def _prior(self, facet: str) -> nn.Embedding:
+        emb: nn.Embedding = self.prior[facet]  # type: ignore[assignment]  # as in `head`
+        return emb
+
     # ---- embeddings ---------------------------------------------------------------------------
 
     def embed_tokens(self, bucket: torch.Tensor, grams: torch.Tensor) -> torch.Tensor:
         """bucket (...), grams (..., G) -> (..., D): the word plus the mean of its n-grams."""
         gram_vecs = self.ngram_emb(grams)  # (..., G, D)
         n = (grams > 0).sum(-1, keepdim=True).clamp(min=1)  # (..., 1)
-        return self.word_emb(bucket) + gram_vecs.sum(-2) / n
+        vecs: torch.Tensor = self.word_emb(bucket) + gram_vecs.sum(-2) / n
+        return vecs
 
     def attribute_embeddings(self, facet: str) -> torch.Tensor:
         """(V, D): the attribute's own vector, its key's and the mean of its words' vectors."""
@@ -158,21 +173,22 @@ class FacetScorer(nn.Module):
         word_vecs = self.word_emb(words.clamp(min=0)) * mask  # (V, W, D)
         mean_words = word_vecs.sum(1) / mask.sum(1).clamp(min=1)  # (V, D)
         key_vec = self.word_emb(getattr(self, f"attr_key_{facet}"))  # (V, D)
-        own = self.attr_emb[facet].weight * getattr(self, f"attr_learnable_{facet}")  # (V, D)
-        return own + mean_words + key_vec
+        own = self._attr_emb(facet).weight * getattr(self, f"attr_learnable_{facet}")  # (V, D)
+        vecs: torch.Tensor = own + mean_words + key_vec
+        return vecs
 
     def head_tables(self, facet: str) -> HeadTables:
         """Per-facet item-side tables: keys (V, K), values (V,), prior (V,) and logit offset
         (V,) per attribute."""
-        head = self.heads[facet]
+        head = self.head(facet)
         keys, values = head.keys_values(self.attribute_embeddings(facet), getattr(self, f"attr_bm25_idf_{facet}"))
-        prior = self.prior[facet].weight * getattr(self, f"attr_learnable_{facet}")  # (V, 1)
+        prior = self._prior(facet).weight * getattr(self, f"attr_learnable_{facet}")  # (V, 1)
         bias = head.attribute_bias(self.word_emb(getattr(self, f"attr_key_{facet}")))  # (V,)
         return HeadTables(keys, values, prior.squeeze(-1), bias)
 
     def slot_log_count(self, facet: str, n_attributes: torch.Tensor) -> torch.Tensor:
         """n_attributes (...) -> (...) the no-match slot's log multiplicity in `facet`."""
-        return self.heads[facet].slot_log_count(n_attributes, getattr(self, f"attr_mean_count_{facet}"))
+        return self.head(facet).slot_log_count(n_attributes, getattr(self, f"attr_mean_count_{facet}"))
 
     # ---- reference computation ----------------------------------------------------------------
 
@@ -186,11 +202,13 @@ class FacetScorer(nn.Module):
         evidence: dict[str, torch.Tensor],  # facet -> (B, I, T, M, 3)
         head_weights: torch.Tensor | None = None,  # (H,)
         return_attention: bool = False,
-    ) -> dict[str, torch.Tensor]:
-        """Scores (B, I), contributions (B, I, H), prior (B, I); attention per facet on request."""
+    ) -> dict[str, Any]:
+        """Scores (B, I), contributions (B, I, H), prior (B, I); attention per facet on request
+        (a dict: facet -> (B, I, T, M + 1))."""
         tok = self.embed_tokens(tok_bucket, tok_grams)  # (B, T, D)
-        contributions, attention = [], {}
-        prior = 0.0
+        contributions: list[torch.Tensor] = []
+        attention: dict[str, torch.Tensor] = {}
+        prior: torch.Tensor | float = 0.0
         for h, f in enumerate(self.cfg.facets):
             keys, values, attr_prior, bias = self.head_tables(f)
             attrs = item_attrs[f]  # (B, I, M)
@@ -210,14 +228,16 @@ class FacetScorer(nn.Module):
             n_attr = present.sum(-1).clamp(min=1)  # (B, I)
             prior = prior + (attr_prior[safe] * present).sum(-1) / n_attr  # (B, I)
         contrib = torch.stack(contributions, dim=-1)  # (B, I, H)
-        result = {"scores": prior + contrib.sum(-1), "contributions": contrib, "prior": prior}
+        result: dict[str, Any] = {"scores": prior + contrib.sum(-1), "contributions": contrib, "prior": prior}
         if return_attention:
             result["attention"] = attention
         return result
 
-    def _head(self, facet, tok, tok_mask, specificity, keys, values, idf, bias, present, evidence):
+    def _head(self, facet: str, tok: torch.Tensor, tok_mask: torch.Tensor, specificity: torch.Tensor,
+              keys: torch.Tensor, values: torch.Tensor, idf: torch.Tensor, bias: torch.Tensor,
+              present: torch.Tensor, evidence: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """One head over padded items: output (B, I) and attention (B, I, T, M + 1)."""
-        head = self.heads[facet]
+        head = self.head(facet)
         q, no_match = head.queries(tok, specificity)  # (B, T, K), (B, T)
         dot = torch.einsum("btk,bimk->bitm", q, keys)  # (B, I, T, M)
         logits = head.match_logits(dot, evidence, idf.unsqueeze(2), bias.unsqueeze(2))  # (B, I, T, M)

@@ -9,6 +9,7 @@ service can show and record the defaults without loading torch.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from .facets import FACETS
 
@@ -61,13 +62,13 @@ class ModelConfig(ModelOptions):
         chosen = {f.name: getattr(options, f.name) for f in fields(ModelOptions)}
         return cls(**chosen, vocab_sizes=dict(vocab_sizes))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["facets"] = list(self.facets)
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> ModelConfig:
+    def from_json(cls, d: dict[str, Any]) -> ModelConfig:
         """A manifest's `config` (the flat object `to_json` writes, older formats' included)."""
         d = dict(d)
         d["facets"] = tuple(d["facets"])

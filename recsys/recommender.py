@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from .explain import (
     unmatched_tokens,
 )
 from .facets import FACETS
-from .index import ScoringIndex, fast_top_k
+from .index import QueryState, ScoringIndex, fast_top_k
 from .model import FacetScorer
 
 
@@ -77,13 +78,13 @@ class Comparison:
     score_a: float
     score_b: float
     prior_difference: float
-    heads: list[dict]  # head, contribution_a, contribution_b, difference, attributes (the ones that differ)
+    heads: list[dict[str, Any]]  # head, contribution_a, contribution_b, difference, attributes (the ones that differ)
     summary: str  # why A is above (or below) B, in the reason lines' words
 
 
 class Recommender:
     def __init__(self, model: FacetScorer, featurizer: Featurizer, version: str = "unsaved",
-                 manifest: dict | None = None):
+                 manifest: dict[str, Any] | None = None):
         self.model, self.featurizer = model, featurizer
         self.version, self.manifest = version, manifest or {}
         self.index = ScoringIndex(model, featurizer)
@@ -143,10 +144,11 @@ class Recommender:
         state, weights, shown, shown_scores, total = self._top(query, k, offset, filters, exclude,
                                                                candidates, head_weights)
         ranks = list(range(offset + 1, offset + 1 + len(shown)))
-        explanations = (explain_items(self.index, state, shown, weights, ranks) if explain
-                        else [None] * len(shown))
+        explanations: list[Explanation | None] = [None] * len(shown)
         if explain:
-            contrast_summaries(explanations, ranks)
+            explained = explain_items(self.index, state, shown, weights, ranks)
+            contrast_summaries(explained, ranks)
+            explanations = list(explained)
         items = [
             RankedItem(
                 item_id=self.catalog.item_ids[i],
@@ -161,7 +163,10 @@ class Recommender:
         tokens = [t.surface for t in state.tokens]
         return Recommendation(query, tokens, self.version, items, total, unmatched_tokens(self.index, state))
 
-    def _top(self, query, k, offset, filters, exclude, candidates, head_weights):
+    def _top(self, query: str, k: int, offset: int, filters: Mapping[str, Sequence[str]] | None,
+             exclude: Sequence[str], candidates: Sequence[str] | None,
+             head_weights: Mapping[str, float] | None,
+             ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray, int]:
         """(query state, head weights, the shown items' indices and scores, eligible count)."""
         weights = self.head_weight_vector(head_weights)
         eligible = self._eligible(filters, exclude, candidates)
@@ -170,7 +175,8 @@ class Recommender:
         total = self.catalog.n_items if eligible is None else int(np.count_nonzero(eligible))
         return state, weights, order[offset:], top_scores[offset:], total
 
-    def _eligible(self, filters, exclude, candidates) -> np.ndarray | None:
+    def _eligible(self, filters: Mapping[str, Sequence[str]] | None, exclude: Sequence[str],
+                  candidates: Sequence[str] | None) -> np.ndarray | None:
         """The items a request may return; None when it restricts nothing (the common case,
         spared a full-catalogue mask)."""
         if not filters and candidates is None and not exclude:

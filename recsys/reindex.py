@@ -17,7 +17,8 @@ from .dataio import Schema
 from .encoding import Featurizer
 from .evidence import Evidence, build_exact, catalog_word_keys
 from .facets import FACETS
-from .model import FacetScorer, ModelConfig
+from .model import FacetScorer
+from .model_config import ModelConfig
 from .recommender import Recommender
 from .words import WordTable
 
@@ -63,9 +64,12 @@ def _remap_rows(weight: torch.Tensor, mapping: np.ndarray) -> torch.Tensor:
 
 def _remap_assoc(m: sp.csr_matrix, mapping: np.ndarray, n_words: int) -> sp.csr_matrix:
     keep = np.flatnonzero(mapping >= 0)
-    cols = m[:, mapping[keep]] if len(keep) else sp.csr_matrix((m.shape[0], 0), dtype=np.float32)
+    # scipy-stubs: csr_matrix's (rows, cols) shape form with a dtype, and lil_matrix's sparse
+    # right-hand side of a slice assignment, are missing from the overloads
+    cols = (m[:, mapping[keep]] if len(keep)
+            else sp.csr_matrix((m.shape[0], 0), dtype=np.float32))  # type: ignore[arg-type]
     out = sp.lil_matrix((n_words, len(mapping)), dtype=np.float32)
-    out[: m.shape[0], keep] = cols
+    out[: m.shape[0], keep] = cols  # type: ignore[assignment]
     result = out.tocsr()
     result.sort_indices()
     return result

@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -191,7 +192,7 @@ _CATEGORY_WEIGHT = {
     "scarf": 0.5, "sandals": 0.6,
 }
 # materials a category comes in, with relative weights
-_CATEGORY_MATERIALS = {
+_CATEGORY_MATERIALS: dict[str, dict[str, float]] = {
     "dress": {"cotton": 3, "silk": 2, "linen": 1.5, "polyester": 2, "velvet": 1, "wool": 0.5},
     "shirt": {"cotton": 4, "linen": 2, "silk": 1, "polyester": 1.5, "denim": 1},
     "jeans": {"denim": 6, "cotton": 1},
@@ -268,7 +269,7 @@ def word_index() -> dict[str, tuple[str, str]]:
     return out
 
 
-def true_utility(match_weight: np.ndarray, rating: np.ndarray) -> np.ndarray:
+def true_utility(match_weight: np.ndarray | float, rating: np.ndarray) -> np.ndarray:
     """The ground-truth utility of an item for an intent.
 
     ``match_weight`` is the sum, over the intent's facet values that the item has, of
@@ -299,19 +300,22 @@ def grade_from_matches(match_weight: np.ndarray, intent_weight: float) -> np.nda
 
 def _probs(weights: dict[str, float], order: list[str]) -> np.ndarray:
     p = np.array([weights[k] for k in order], dtype=float)
-    return p / p.sum()
+    probs: np.ndarray = p / p.sum()
+    return probs
 
 
 def _draw(rng: np.random.Generator, p: np.ndarray, n: int) -> np.ndarray:
     """n categorical draws from probability vector p (vectorised)."""
-    return np.searchsorted(np.cumsum(p), rng.random(n) * p.sum(), side="right").clip(0, len(p) - 1)
+    drawn: np.ndarray = np.searchsorted(np.cumsum(p), rng.random(n) * p.sum(), side="right").clip(0, len(p) - 1)
+    return drawn
 
 
 def _draw_rows(rng: np.random.Generator, cum: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """One categorical draw per entry of `rows` from the cumulative distribution cum[rows]."""
     c = cum[rows]
     u = rng.random(len(rows))[:, None]
-    return np.minimum((u >= c).sum(axis=1), cum.shape[1] - 1)
+    drawn: np.ndarray = np.minimum((u >= c).sum(axis=1), cum.shape[1] - 1)
+    return drawn
 
 
 class _Catalogue:
@@ -378,7 +382,7 @@ class _Catalogue:
         show_color = rng.random(n) < 0.5
         show_style = rng.random(n) < 0.2
         show_mat = rng.random(n) < 0.4
-        self._title_parts = (show_color, show_style, show_mat)
+        self._title_parts: tuple[np.ndarray, ...] = (show_color, show_style, show_mat)
 
         # shuffle the rows so item ids do not reveal the base-product groups
         perm = rng.permutation(n)
@@ -390,15 +394,16 @@ class _Catalogue:
 
     def values(self) -> np.ndarray:
         """(n_items, 6) matrix of value indices in INTENT_FACETS order (first style only)."""
-        return np.stack(
+        stacked: np.ndarray = np.stack(
             [self.brand, self.quality, self.color, self.style, self.material, self.category],
             axis=1,
         )
+        return stacked
 
     def matches(self, items: np.ndarray, intents: np.ndarray) -> np.ndarray:
         """(len, 6) bool: does item `items[k]` have intent value `intents[k, f]` (absent = -1)?"""
         vals = self.values()[items]
-        m = (vals == intents) & (intents >= 0)
+        m: np.ndarray = (vals == intents) & (intents >= 0)
         m[:, _STYLE] |= (self.style2[items] == intents[:, _STYLE]) & (intents[:, _STYLE] >= 0)
         return m
 
@@ -409,7 +414,9 @@ class _Catalogue:
 
     def frame(self, ids: np.ndarray) -> pd.DataFrame:
         cols, stys, cats = list(COLORS), list(STYLES), list(CATEGORIES)
-        obj = lambda xs: np.array(xs, dtype=object)  # noqa: E731
+        def obj(xs: list[str]) -> np.ndarray:
+            return np.array(xs, dtype=object)
+
         brand = obj(BRANDS)[self.brand]
         color = obj(cols)[self.color]
         style1 = obj(stys)[self.style]
@@ -473,7 +480,8 @@ class _Postings:
         key = self.offset[facet] + value
         cnt = np.maximum(self.count[key], 1)
         pos = self.start[key][:, None] + (rng.random((len(key), k)) * cnt[:, None]).astype(int)
-        return self.items[np.minimum(pos, len(self.items) - 1)]
+        drawn: np.ndarray = self.items[np.minimum(pos, len(self.items) - 1)]
+        return drawn
 
 
 # --------------------------------------------------------------------------------------------
@@ -570,7 +578,7 @@ def _sessions(rng: np.random.Generator, cat: _Catalogue, post: _Postings,
     s = len(intents)
     length = rng.integers(10, 21, size=s)
     n_slots = 26
-    kind = _draw(rng, np.array([0.55, 0.25, 0.20]), s * n_slots).reshape(s, n_slots)
+    kind: np.ndarray = _draw(rng, np.array([0.55, 0.25, 0.20]), s * n_slots).reshape(s, n_slots)
     sess = np.repeat(np.arange(s), n_slots)
     kind = kind.ravel()
     log_pop = np.log(cat.popularity)
@@ -635,7 +643,7 @@ def _sessions(rng: np.random.Generator, cat: _Catalogue, post: _Postings,
 # --------------------------------------------------------------------------------------------
 
 
-def _write_csv(df: pd.DataFrame, path: Path, **kw) -> None:
+def _write_csv(df: pd.DataFrame, path: Path, **kw: Any) -> None:
     """Write atomically: a temporary file in the same folder, then rename."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
@@ -647,7 +655,7 @@ def _write_csv(df: pd.DataFrame, path: Path, **kw) -> None:
 
 
 def generate(out_dir: str | Path, n_items: int = 3000, n_queries: int = 4000, seed: int = 0,
-             *, max_judged_per_query: int | None = 5000) -> dict:
+             *, max_judged_per_query: int | None = 5000) -> dict[str, Any]:
     """Writes out_dir/items.csv, interactions.csv, judgments.csv, probes.csv; returns a summary
     dict (counts).
 
@@ -693,7 +701,7 @@ def generate(out_dir: str | Path, n_items: int = 3000, n_queries: int = 4000, se
     # a held-out query may only use words that training sessions use (MIN_WORD_SESSIONS times)
     word_sessions: dict[str, int] = {}
     for q, c in pd.Series(sess_query).value_counts(sort=False).items():
-        for w in set(q.split()):
+        for w in set(str(q).split()):
             word_sessions[w] = word_sessions.get(w, 0) + int(c)
 
     shown = _sessions(rng, cat, post, train_int[sess_int])

@@ -47,7 +47,8 @@ def match_key(word: str) -> str:
     if word[0].isdigit():
         return word
     with _STEMMER_LOCK:
-        return _STEMMER.stemWord(word)
+        stem: str = _STEMMER.stemWord(word)
+        return stem
 
 
 def match_keys(text: str) -> list[str]:

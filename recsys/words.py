@@ -10,7 +10,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -82,11 +82,11 @@ class WordTable:
     def seen_in_queries(self, key: str) -> bool:
         return key in self.query_words
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"keys": self.keys, "query_words": sorted(self.query_words)}
 
     @classmethod
-    def from_json(cls, obj: dict) -> WordTable:
+    def from_json(cls, obj: dict[str, Any]) -> WordTable:
         return cls(list(obj["keys"]), frozenset(obj["query_words"]))
 
     def __len__(self) -> int:
