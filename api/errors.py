@@ -28,11 +28,12 @@ log = logging.getLogger("recsys.api")
 
 
 def install(app: FastAPI) -> None:
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(UnknownItemError, _unknown_item)
-    app.add_exception_handler(InputError, _input_error)
-    app.add_exception_handler(ArtifactError, _artifact_error)
+    # starlette types a handler as taking any Exception, though it calls each with its class only
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(UnknownItemError, _unknown_item)  # type: ignore[arg-type]
+    app.add_exception_handler(InputError, _input_error)  # type: ignore[arg-type]
+    app.add_exception_handler(ArtifactError, _artifact_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
 
 

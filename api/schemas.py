@@ -306,7 +306,7 @@ class ErrorOut(_Out):
     request_id: str | None = Field(None, description="500: the id the log has the traceback under")
 
 
-def error_responses(*codes: int) -> dict[int, dict]:
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     what = {400: "the body is not JSON (or nested too deep to parse)",
             401: "no bearer token", 403: "wrong bearer token, or a path outside the data folder",
             404: "unknown item, version or job (or admin is off)", 409: "conflict: see the detail",

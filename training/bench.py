@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,14 +44,14 @@ REFERENCE_BLOCK = 8192  # items per call of the reference forward
 @dataclass
 class Engine:
     name: str
-    search: Callable[[str], np.ndarray]  # query -> top-10 item indices, best first
+    search: Callable[[str], object]  # query -> its top 10 (timed; what it returns is not read)
     build_s: float
     note: str = ""
     latencies: list[float] = field(default_factory=list)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         lat = np.asarray(self.latencies) * 1e3
-        out = {"p50_ms": _r(np.percentile(lat, 50)), "p99_ms": _r(np.percentile(lat, 99)),
+        out: dict[str, Any] = {"p50_ms": _r(np.percentile(lat, 50)), "p99_ms": _r(np.percentile(lat, 99)),
                "qps": _r(1e3 / lat.mean()), "build_s": _r(self.build_s), "queries": len(lat)}
         if self.note:
             out["note"] = self.note
@@ -124,7 +125,7 @@ def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessi
             gc.enable()
 
     ref, agree, max_diff = _reference(rec, queries, reference_budget_s, log)
-    result = {"items": catalog.n_items, "queries": len(queries)}
+    result: dict[str, Any] = {"items": catalog.n_items, "queries": len(queries)}
     result.update({e.name: e.summary() for e in engines})
     result["reference"] = ref.summary()
     result["agree@10"] = _r(agree)

@@ -8,6 +8,7 @@ Torch-free, so that `recsys --help` shows the defaults without loading torch.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from recsys.model_config import ModelOptions
 
@@ -49,7 +50,7 @@ class TrainConfig:
     def to_json(self) -> dict:
         return asdict(self)
 
-    def overriding(self, **options: object) -> TrainConfig:
+    def overriding(self, **options: Any) -> TrainConfig:
         """This config with the options that are given (not None) replaced: where a caller's
         setting may be left unset (a job's epochs, RECSYS_TRAIN_EPOCHS), unset means ours."""
         return replace(self, **{k: v for k, v in options.items() if v is not None})

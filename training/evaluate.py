@@ -7,7 +7,13 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from recsys.baselines import BM25Ranker, ClickAssociationRanker, PopularityRanker, RandomRanker
+from recsys.baselines import (
+    BM25Ranker,
+    ClickAssociationRanker,
+    PopularityRanker,
+    RandomRanker,
+    Ranker,
+)
 from recsys.explain import head_attention
 from recsys.metrics import evaluate_rankings
 from recsys.recommender import Recommender, top_k
@@ -25,7 +31,7 @@ def make_baselines(rec: Recommender, train_rows: pd.DataFrame | None, seed: int 
     rows = None
     if train_rows is not None and len(train_rows):
         rows = train_rows.rename(columns={"item_idx": "item_id_idx"})[["query", "item_id_idx", "label"]]
-    baselines = {"bm25": BM25Ranker().fit(texts, None)}
+    baselines: dict[str, Ranker | _StoredPopularity] = {"bm25": BM25Ranker().fit(texts, None)}
     if rows is not None:
         baselines["popularity"] = PopularityRanker().fit(texts, rows)
         baselines["click_assoc"] = ClickAssociationRanker().fit(texts, rows)
@@ -74,7 +80,7 @@ def explanation_accuracy(rec: Recommender, probes: pd.DataFrame, k: int = 10) ->
     """
     hits = cases = 0
     for query, group in probes.groupby("query", sort=False):
-        state = rec.index.query_state(query)
+        state = rec.index.query_state(str(query))
         surfaces = [t.surface for t in state.tokens]
         ranked, _ = rec.index.top_k(state, None, None, k)
         probe_rows = [(str(w).lower(), f, str(v).lower())

@@ -224,7 +224,7 @@ def unnamed_head_share(rec: Recommender, probes: pd.DataFrame, k: int = 10) -> d
             sums[f][at:at + 2] += (outs[:, h].sum(), len(ranked))
         n_queries += 1
         n_items += len(ranked)
-    total = sum(sums.values())
+    total: np.ndarray = sum(sums.values(), np.zeros(4))
     return {**_named_means(total), "queries": n_queries, "items": n_items,
             "heads": {f: _named_means(v) for f, v in sums.items()}}
 
@@ -246,8 +246,9 @@ def _per_item_checks(rec: Recommender, queries: list[str], k: int, seed: int) ->
     ig = {f: [0, 0] for f in FACETS}
     clear = [0, 0]  # cases where the top attribute has >= 2x the attention of the runner-up
     drop_top, drop_random, ig_gap = [], [], 0.0
-    eraser = {f: [] for f in FACETS}  # (contribution, m, (4, 2) eraser_case) per case
-    taus = {f: [] for f in FACETS}  # Kendall's tau per case, NaN included
+    # (contribution, m, (4, 2) eraser_case) per case
+    eraser: dict[str, list[tuple[float, int, np.ndarray]]] = {f: [] for f in FACETS}
+    taus: dict[str, list[float]] = {f: [] for f in FACETS}  # Kendall's tau per case, NaN included
     for query in queries:
         state = rec.index.query_state(query)
         if not state.tokens:
@@ -323,7 +324,8 @@ def _tau_means(taus: list[float]) -> dict:
 def _uniform_attention(rec: Recommender, judged: Mapping[str, Mapping[int, float]], k: int) -> dict:
     """NDCG@k of the model and with each head's attention made uniform (one head at a time)."""
     everything = np.ones(rec.catalog.n_items, dtype=bool)
-    model_rank, per_head = {}, {f: {} for f in FACETS}
+    model_rank: dict[str, np.ndarray] = {}
+    per_head: dict[str, dict[str, np.ndarray]] = {f: {} for f in FACETS}
     all_uniform = {}
     uniform_cache: dict[int, np.ndarray] = {}
     for query in judged:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -187,7 +188,7 @@ def _drop_attribute_vectors(model: FacetScorer) -> None:
     0.407, synthetic 0.966 -> 0.970, furniture 0.892 -> 0.896), as the README says."""
     with torch.no_grad():
         for emb in model.attr_emb.values():
-            emb.weight.zero_()
+            cast(nn.Embedding, emb).weight.zero_()
 
 
 def _optimizers(model: FacetScorer, pairs: dict, cfg: TrainConfig) -> list:

@@ -11,7 +11,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
@@ -184,7 +184,7 @@ def _copy_from_data_dir(s: Settings, name: str, field: str, dest: Path) -> Path:
             raise HTTPException(403, detail=f"{field}: the path leads outside the data folder")
         fd = os.open(base / name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        raise field_error((field,), _OPEN_ERRORS.get(exc.errno, "not a usable path")) from None
+        raise field_error((field,), _OPEN_ERRORS.get(exc.errno or 0, "not a usable path")) from None
     except (RuntimeError, ValueError):
         raise field_error((field,), "not a usable path") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -231,7 +231,7 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
     for f in form:
         if f not in (*FILE_FIELDS, "epochs", "seed", "force"):
             raise field_error((f,), "unknown field")
-    uploads = {f: form[f] for f in FILE_FIELDS if f in form}
+    uploads: dict[str, UploadFile | str] = {f: form[f] for f in FILE_FIELDS if f in form}
     for f, up in uploads.items():
         if not isinstance(up, UploadFile):
             raise field_error((f,), "expected a file upload")
@@ -240,8 +240,8 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
     force = str(form.get("force", "false")).strip().lower() in ("1", "true", "yes", "on")
     upload = await run_in_threadpool(_upload_dir, s)
     try:
-        paths = {f: await run_in_threadpool(_save, up, upload.path / _name(f), f, s)
-                 for f, up in uploads.items()}
+        paths = {f: await run_in_threadpool(_save, cast(UploadFile, up), upload.path / _name(f), f, s)
+                 for f, up in uploads.items()}  # each checked above
     except BaseException:
         upload.remove()
         raise
@@ -273,7 +273,7 @@ def _form_int(form: FormData, field: str, default: int | None, lo: int, hi: int)
     return value
 
 
-def _epochs(epochs: int | None, s: Settings) -> int:
+def _epochs(epochs: int | None, s: Settings) -> int | None:
     if epochs is not None and epochs > s.max_train_epochs:
         raise field_error(("epochs",), f"at most {s.max_train_epochs} epochs")
     return epochs or s.train_epochs
