@@ -136,6 +136,7 @@ class Catalog:
     # (filter key, value form) -> (facet, attribute idx) pairs; built on the first filter
     _filter_lookup: dict[tuple[str, str], list[tuple[str, int]]] = field(
         default_factory=dict, repr=False, compare=False)
+    _key_attributes: dict[str, list[tuple[str, int]]] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._index = {item_id: i for i, item_id in enumerate(self.item_ids)}
@@ -203,29 +204,38 @@ class Catalog:
         found = lookup.get((key_l, value.strip().lower()), [])
         return found or lookup.get((key_l, _filter_form(value)), [])
 
+    def filter_attributes(self, key: str) -> list[tuple[str, int]]:
+        """(facet, attribute idx) of every attribute filter `key` can select."""
+        self._filters()
+        return self._key_attributes.get(key.strip().lower(), [])
+
     def filter_values(self, key: str) -> list[str]:
         """The values filter `key` can take, as the catalogue writes them, sorted."""
-        key_l = key.strip().lower()
-        return sorted({a.value for f in FACETS for a in self.vocab[f] if key_l in (f, a.key.lstrip("#"))})
+        return sorted({self.vocab[f][a].value for f, a in self.filter_attributes(key)})
 
     def unknown_filter_values(self, filters: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
         """(key, value) of the filter values that select no attribute."""
         return [(key, v) for key, values in filters.items() for v in values if not self.filter_columns(key, v)]
 
     def _filters(self) -> dict[tuple[str, str], list[tuple[str, int]]]:
+        """The one place that says which keys select an attribute (its facet, its source key)
+        and which forms of a value do (value, label, the value's stems)."""
         if not self._filter_lookup:
             lookup: dict[tuple[str, str], list[tuple[str, int]]] = {}
+            by_key: dict[str, list[tuple[str, int]]] = {f: [] for f in FACETS}
             for f in FACETS:
                 for a_idx, a in enumerate(self.vocab[f]):
                     forms = {a.value.lower(), a.label.lower(), _filter_form(a.value)}
                     for key in {f, a.key.lstrip("#")}:
+                        by_key.setdefault(key, []).append((f, a_idx))
                         for form in forms:
                             lookup.setdefault((key, form), []).append((f, a_idx))
-            self._filter_lookup = lookup
+            self._key_attributes, self._filter_lookup = by_key, lookup
         return self._filter_lookup
 
     def filter_keys(self) -> set[str]:
-        return set(FACETS) | {a.key.lstrip("#") for f in FACETS for a in self.vocab[f]}
+        self._filters()
+        return set(self._key_attributes)
 
     # ---- construction -------------------------------------------------------------------------
 

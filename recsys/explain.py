@@ -322,22 +322,32 @@ def _no_match_line(lead: str, prior: float) -> str:
     return f"{lead} on its prior ({prior:+.2f}): no query word matched its attributes"
 
 
+def alone_margins(index: ScoringIndex, state: QueryState, facet: str) -> np.ndarray:
+    """(T, V) how far each attribute's logit is above the no-match slot for an item with that one
+    attribute alone (the slot at its smallest multiplicity): the most attention the attribute can
+    get from the word in any item is 1 / (1 + e^-margin)."""
+    smallest = float(index.slot_multiplicity(facet, np.array([1]))[0])
+    slot = state.no_match[facet].astype(np.float64) + np.log(smallest)  # (T,)
+    margin: np.ndarray = state.logits[facet].astype(np.float64) - slot[:, None]  # (T, V)
+    return margin
+
+
+def can_match(margin: np.ndarray) -> np.ndarray:
+    """Which `alone_margins` reach MATCH_THRESHOLD of the word's attention somewhere."""
+    reaches: np.ndarray = 1.0 / (1.0 + np.exp(-margin)) >= MATCH_THRESHOLD
+    return reaches
+
+
 def unmatched_tokens(index: ScoringIndex, state: QueryState) -> list[str]:
     """The query words that no item of the catalogue can match: in every head, even an item with
-    that one attribute alone (the no-match slot at its smallest multiplicity) would give the
-    best-scoring attribute less than MATCH_THRESHOLD of the word's attention."""
+    the best-scoring attribute alone would give it less than MATCH_THRESHOLD of the attention."""
     if not state.tokens:
         return []
-    can_match = np.zeros(len(state.tokens), dtype=bool)
+    matches = np.zeros(len(state.tokens), dtype=bool)
     for f in FACETS:
-        logits = state.logits[f]  # (T, V)
-        if logits.shape[1] == 0:
-            continue
-        smallest = float(index.slot_multiplicity(f, np.array([1]))[0])
-        # weight of attribute v alone: 1 / (1 + e^(no_match - logit) * multiplicity)
-        gap = state.no_match[f].astype(np.float64) + np.log(smallest) - logits.max(1).astype(np.float64)
-        can_match |= 1.0 / (1.0 + np.exp(gap)) >= MATCH_THRESHOLD
-    return [tok.surface for tok, ok in zip(state.tokens, can_match.tolist()) if not ok]
+        if state.logits[f].shape[1]:
+            matches |= can_match(alone_margins(index, state, f).max(1))
+    return [tok.surface for tok, ok in zip(state.tokens, matches.tolist()) if not ok]
 
 
 def _ordinal(n: int) -> str:

@@ -13,10 +13,11 @@ from .catalog import Catalog
 from .encoding import Featurizer
 from .errors import InputError
 from .explain import (
-    MATCH_THRESHOLD,
     Explanation,
     HeadDetail,
     HeadExplanation,
+    alone_margins,
+    can_match,
     contrast_summaries,
     describe_difference,
     detail_item,
@@ -215,18 +216,18 @@ class Recommender:
         """The attribute of filter `key` that the words of `value` match best as a query would,
         if any matches (MATCH_THRESHOLD)."""
         state = self.index.query_state(value)
-        key_l, best, best_margin = key.strip().lower(), None, -np.inf
-        for f in FACETS:
-            cols = [a for a, attr in enumerate(self.catalog.vocab[f]) if key_l in (f, attr.key.lstrip("#"))]
-            if not cols or not state.tokens:
-                continue
-            slot = state.no_match[f][:, None] + np.log(self.index.slot_multiplicity(f, np.array([1]))[0])
-            margin = (state.logits[f][:, cols] - slot).max(0)  # (len(cols),) over the value's words
+        if not state.tokens:
+            return None
+        by_facet: dict[str, list[int]] = {}
+        for f, a_idx in self.catalog.filter_attributes(key):
+            by_facet.setdefault(f, []).append(a_idx)
+        best, best_margin = None, -np.inf
+        for f, cols in by_facet.items():
+            margin = alone_margins(self.index, state, f)[:, cols].max(0)  # (len(cols),) best word
             m = int(np.argmax(margin))
             if margin[m] > best_margin:
                 best, best_margin = self.catalog.vocab[f][cols[m]].value, float(margin[m])
-        # weight of the attribute alone against the no-match slot: 1 / (1 + e^-margin)
-        return best if best is not None and 1.0 / (1.0 + np.exp(-best_margin)) >= MATCH_THRESHOLD else None
+        return best if best is not None and can_match(np.array(best_margin)) else None
 
     # ---- explanations -------------------------------------------------------------------------
 

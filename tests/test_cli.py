@@ -138,17 +138,22 @@ def test_probes_with_other_columns_are_one_line(planted_artifacts, planted_paths
     assert "probes.csv" in err and "word" in err and "facet" in err
 
 
-def test_an_unexpected_error_is_one_line(planted_artifacts, monkeypatch, capsys):
+@pytest.mark.parametrize(("error", "expected"), [
+    (RuntimeError("something\nunexpected"), "RuntimeError: something unexpected"),
+    # a pipe of the command's own, not its output: an internal error, not a reader gone
+    (BrokenPipeError(32, "Broken pipe"), "internal error: BrokenPipeError"),
+])
+def test_an_unexpected_error_is_one_line(planted_artifacts, monkeypatch, capsys, error, expected):
     import recsys.artifact
 
     def broken(path):
-        raise RuntimeError("something\nunexpected")
+        raise error
 
     monkeypatch.setattr(recsys.artifact, "load_version", broken)
     assert main(["recommend", "red", "--model", str(planted_artifacts[0])]) == 2
     err = capsys.readouterr().err
     _one_line_error(err)
-    assert "RuntimeError: something unexpected" in err
+    assert expected in err
 
 
 def test_output_closed_early_ends_quietly(planted_artifacts, planted_model):
@@ -198,19 +203,6 @@ def test_skipped_lines_are_printed(tmp_path, capsys):
     assert code == 0, err
     lines = len((GOOD / "items.csv").read_text().splitlines()) + 1
     assert f"skipped 1 line of {items}: {lines}" in err
-
-
-def test_a_broken_pipe_that_is_not_stdout_is_an_internal_error(planted_artifacts, monkeypatch, capsys):
-    import recsys.artifact
-
-    def broken(path):
-        raise BrokenPipeError(32, "Broken pipe")  # a pipe of the command's own, not its output
-
-    monkeypatch.setattr(recsys.artifact, "load_version", broken)
-    assert main(["recommend", "red", "--model", str(planted_artifacts[0])]) == 2
-    err = capsys.readouterr().err
-    _one_line_error(err)
-    assert "internal error: BrokenPipeError" in err
 
 
 def test_a_library_input_error_is_one_line_and_writes_nothing(tmp_path, capsys):
