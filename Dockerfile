@@ -18,6 +18,7 @@ USER recsys
 ENV RECSYS_ARTIFACTS_DIR=/artifacts \
     RECSYS_DATA_DIR=/data \
     RECSYS_DEFAULT_DATA_DIR=/artifacts/default-data \
+    RECSYS_DATABASE_URL=sqlite:////artifacts/recsys.db \
     RECSYS_HOST=0.0.0.0 \
     RECSYS_PORT=8000
 EXPOSE 8000

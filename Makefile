@@ -19,9 +19,11 @@ $(STAMP): pyproject.toml
 run: setup
 	$(BIN)/recsys serve
 
-# Install what the tests need (Chromium for the browser test) and run the whole suite.
+# Install what the tests need (Chromium for the browser test, PostgreSQL for the store's tests:
+# each starts a throwaway server of its own) and run the whole suite.
 test: setup
 	bash scripts/install_chromium.sh
+	bash scripts/postgres.sh install
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 bench: setup

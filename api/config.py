@@ -22,6 +22,14 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     admin_token: str | None = Field(None, description="bearer token for /admin; admin is off without it")
+    events_token: str | None = Field(
+        None, description="bearer token for POST /events; ingestion is off without it")
+    database_url: str | None = Field(
+        None, description="the store (events, version decisions, jobs): a SQLAlchemy URL such as "
+                          "postgresql://user:pw@host/db; unset: SQLite at <data_dir>/recsys.db")
+    max_event_batch: int = Field(1000, ge=1, description="events one POST /events may carry")
+    event_clock_skew_s: float = Field(
+        300.0, ge=0, description="how far in the future an event's timestamp may be (clock skew)")
     max_query_chars: int = 512
     max_query_words: int = Field(32, ge=1, description="words a query may have")
     max_word_chars: int = Field(64, ge=1, description="letters one query word may have")
@@ -66,10 +74,15 @@ class Settings(BaseSettings):
     )
     graceful_timeout_s: int = Field(10, ge=0, description="seconds in-flight requests get at shutdown")
 
-    @field_validator("admin_token")
+    @field_validator("admin_token", "events_token")
     @classmethod
     def _blank_token_is_off(cls, token: str | None) -> str | None:
         return token if token and token.strip() else None
+
+    @property
+    def store_url(self) -> str:
+        """The store's URL: RECSYS_DATABASE_URL, or the embedded SQLite file under the data folder."""
+        return self.database_url or f"sqlite:///{self.data_dir / 'recsys.db'}"
 
 
 def get_settings() -> Settings:

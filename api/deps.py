@@ -13,6 +13,7 @@ import anyio
 from fastapi import Depends, HTTPException, Request, Response
 
 from recsys.recommender import Recommender
+from store.db import Database
 
 from .config import Settings
 from .jobs import JobManager
@@ -51,16 +52,29 @@ async def get_model(request: Request, response: Response) -> Recommender:
     return rec
 
 
-async def require_admin(request: Request) -> None:
-    token = request.app.state.settings.admin_token
+async def get_db(request: Request) -> Database:
+    return request.app.state.db
+
+
+def _check_bearer(request: Request, token: str | None, what: str, setting: str) -> None:
+    """404 when `token` is unset (the feature is off), 401 without a bearer token, 403 for a wrong one."""
     if token is None:
-        raise HTTPException(404, detail="admin is off: set RECSYS_ADMIN_TOKEN to turn it on")
+        raise HTTPException(404, detail=f"{what} is off: set {setting} to turn it on")
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not given:
-        raise HTTPException(401, detail="admin needs 'Authorization: Bearer <token>'",
+        raise HTTPException(401, detail=f"{what} needs 'Authorization: Bearer <token>'",
                             headers={"WWW-Authenticate": "Bearer"})
     if not secrets.compare_digest(given.strip().encode(), token.encode()):
-        raise HTTPException(403, detail="wrong admin token")
+        raise HTTPException(403, detail=f"wrong {what} token")
+
+
+async def require_admin(request: Request) -> None:
+    _check_bearer(request, request.app.state.settings.admin_token, "admin", "RECSYS_ADMIN_TOKEN")
+
+
+async def require_events(request: Request) -> None:
+    _check_bearer(request, request.app.state.settings.events_token, "events",
+                  "RECSYS_EVENTS_TOKEN")
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
@@ -68,4 +82,6 @@ StoreDep = Annotated[ModelStore, Depends(get_store)]
 JobsDep = Annotated[JobManager, Depends(get_jobs)]
 ModelDep = Annotated[Recommender, Depends(get_model)]
 ScoringDep = Annotated[anyio.CapacityLimiter, Depends(get_scoring)]
+DatabaseDep = Annotated[Database, Depends(get_db)]
 AdminDep = Depends(require_admin)
+EventsDep = Depends(require_events)

@@ -4,8 +4,14 @@ The worker is a fresh interpreter (multiprocessing "spawn"): training cannot blo
 loop, hold the GIL of the serving threads, or leave state behind in the service. It trains into
 a hidden staging folder inside the artifacts folder and reports progress through a queue; the
 service then moves the new version next to the others (same file system: an atomic rename) and
-decides whether to serve it: only when its held-out NDCG@10 beats the served version's, or when
-forced. A failed or cancelled job leaves no version behind and the served model untouched.
+decides whether to serve it (training/activation.py): only when it was evaluated on the same data
+as the served version (same catalogue, the served version replayed on its held-out queries) and
+is not worse there, or when forced. The decision and its reason go to the store, with the job. A
+failed or cancelled job leaves no version behind and the served model untouched.
+
+Jobs are rows of the store too (`store.records`), written at each change of state and every
+second of progress: every server process sees every job, and one whose process died is marked
+failed when a process on the same host starts.
 
 The worker dies with the service (a parent-death signal on Linux, and a watchdog on the parent's
 pid everywhere), runs under an address-space limit (RECSYS_TRAIN_MEMORY_MB), and its staging
@@ -20,6 +26,7 @@ import multiprocessing as mp
 import os
 import queue
 import signal
+import socket
 import sys
 import threading
 import time
@@ -31,14 +38,18 @@ from pathlib import Path
 from typing import Any
 
 from recsys.artifact import TempDir, hold_lock
+from store.db import Database
+from store.records import fail_unfinished_jobs, load_jobs, record_decision, save_job
+from training.activation import decide
 
-from .model_store import ModelStore, held_out_ndcg
+from .model_store import ModelStore
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api.jobs")
 _POLL_S = 0.2
 _PROGRESS_EVERY_S = 0.2
 _WATCHDOG_S = 1.0
+_SAVE_PROGRESS_EVERY_S = 1.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -52,8 +63,8 @@ class JobStateError(RuntimeError):
 
 @dataclass
 class TrainSpec:
-    items: Path
-    interactions: Path
+    items: Path | None  # None: the served version's catalogue (events only)
+    interactions: Path | None  # None: from the events of the store at `events_url`
     judgments: Path | None = None
     probes: Path | None = None
     schema: Path | None = None
@@ -65,6 +76,8 @@ class TrainSpec:
     upload: TempDir | None = None  # the job's copies of its files, removed when the job ends
     public_names: dict[str, str] = field(default_factory=dict)  # file path -> what errors show
     memory_mb: int = 0  # address-space limit of the worker (0: none)
+    events_url: str | None = None  # train from the events of this store
+    since: datetime | None = None  # only events at or after this time
 
     @property
     def upload_dir(self) -> Path | None:
@@ -73,8 +86,10 @@ class TrainSpec:
     def worker_args(self) -> dict[str, Any]:
         paths = ("items", "interactions", "judgments", "probes", "schema")
         args: dict[str, Any] = {p: (str(getattr(self, p)) if getattr(self, p) else None) for p in paths}
+        events = None if self.events_url is None else {
+            "url": self.events_url, "since": self.since.isoformat() if self.since else None}
         return {**args, "epochs": self.epochs, "seed": self.seed, "threads": self.threads,
-                "memory_mb": self.memory_mb, "parent_pid": os.getpid()}
+                "memory_mb": self.memory_mb, "parent_pid": os.getpid(), "events": events}
 
     def public(self, message: str) -> str:
         """`message` with the job's file paths replaced by the names the client gave."""
@@ -104,17 +119,16 @@ class Job:
     metrics: dict | None = None
     error: str | None = None
 
+    def row(self, owner: str) -> dict:
+        """The job as a row of the store (`store.tables.jobs`)."""
+        return {"id": self.id, "owner": owner, "status": self.status, "created_at": self.created_at,
+                "started_at": self.started_at, "finished_at": self.finished_at, "step": self.step,
+                "total": self.total, "loss": self.loss, "version": self.version,
+                "activated": self.activated, "decision": self.decision, "metrics": self.metrics,
+                "error": self.error}
+
     def to_out(self) -> dict:
-        done = self.status == "succeeded"
-        fraction = 1.0 if done else (self.step / self.total if self.total else 0.0)
-        return {
-            "id": self.id, "status": self.status, "created_at": self.created_at,
-            "started_at": self.started_at, "finished_at": self.finished_at,
-            "progress": {"step": self.step, "total": self.total, "loss": self.loss,
-                         "fraction": round(fraction, 4)},
-            "version": self.version, "activated": self.activated, "decision": self.decision,
-            "metrics": self.metrics, "error": self.error,
-        }
+        return job_out(self.row(""))
 
     def finish(self, status: str, error: str | None = None) -> None:
         if self.status == "cancelled":
@@ -126,9 +140,25 @@ class Job:
         return self.status in ("succeeded", "failed", "cancelled")
 
 
+def job_out(row: dict) -> dict:
+    """`JobOut` of a job's row."""
+    done = row["status"] == "succeeded"
+    fraction = 1.0 if done else (row["step"] / row["total"] if row["total"] else 0.0)
+    return {
+        "id": row["id"], "status": row["status"], "created_at": row["created_at"],
+        "started_at": row["started_at"], "finished_at": row["finished_at"],
+        "progress": {"step": row["step"], "total": row["total"], "loss": row["loss"],
+                     "fraction": round(fraction, 4)},
+        "version": row["version"], "activated": row["activated"], "decision": row["decision"],
+        "metrics": row["metrics"], "error": row["error"],
+    }
+
+
 class JobManager:
-    def __init__(self, store: ModelStore, telemetry: Telemetry, max_queued: int = 8):
-        self.store, self.telemetry, self.max_queued = store, telemetry, max_queued
+    def __init__(self, store: ModelStore, telemetry: Telemetry, db: Database, max_queued: int = 8):
+        self.store, self.telemetry, self.db, self.max_queued = store, telemetry, db, max_queued
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        self._saved_at: dict[str, float] = {}
         self._jobs: dict[str, Job] = {}
         self._pending: queue.Queue[Job] = queue.Queue()
         self._stopping = threading.Event()
@@ -145,6 +175,7 @@ class JobManager:
             if self._pending.qsize() >= self.max_queued:
                 raise QueueFullError(f"{self.max_queued} training jobs are already waiting")
             job = Job(spec)
+            self._save(job)
             self._jobs[job.id] = job
             self._pending.put(job)
             if self._thread is None:
@@ -154,10 +185,37 @@ class JobManager:
         return job
 
     def get(self, job_id: str) -> Job | None:
+        """A job of this process."""
         return self._jobs.get(job_id)
 
-    def all(self) -> list[Job]:
-        return sorted(self._jobs.values(), key=lambda j: j.created_at, reverse=True)
+    def out(self, job_id: str) -> dict | None:
+        """`JobOut` of any process's job: this one's as it is now, others' as last stored."""
+        job = self._jobs.get(job_id)
+        if job is not None:
+            return job.to_out()
+        rows = load_jobs(self.db, job_id)
+        return job_out(rows[0]) if rows else None
+
+    def all_out(self) -> list[dict]:
+        """Every job of the store, newest first (this process's as they are now)."""
+        rows = {r["id"]: job_out(r) for r in load_jobs(self.db)}
+        rows.update({j.id: j.to_out() for j in self._jobs.values()})
+        return sorted(rows.values(), key=lambda j: j["created_at"], reverse=True)
+
+    def recover(self) -> None:
+        """Fail the unfinished jobs of this host's processes that are gone (killed mid-job)."""
+        host = self.owner.rsplit(":", 1)[0]
+        owners = {r["owner"] for r in load_jobs(self.db) if r["status"] in ("queued", "running")}
+        for owner in owners:
+            name, _, pid = owner.rpartition(":")
+            if name == host and pid.isdigit() and owner != self.owner and not _alive(int(pid)):
+                n = fail_unfinished_jobs(self.db, owner, "the server process running it stopped")
+                log.warning("failed the jobs of a stopped server process",
+                            extra={"owner": owner, "jobs": n})
+
+    def _save(self, job: Job) -> None:
+        self._saved_at[job.id] = time.monotonic()
+        save_job(self.db, job.row(self.owner))
 
     def cancel(self, job_id: str) -> Job | None:
         """Cancel a queued job, or stop a running one (its worker is killed, nothing is kept).
@@ -171,6 +229,7 @@ class JobManager:
             running = job.status == "running"
             job.status, job.error, job.finished_at = "cancelled", "cancelled by DELETE /admin/jobs", _now()
             proc = self._process if running else None
+            self._save(job)
         if proc is not None and proc.is_alive():
             proc.kill()
         log.info("training job cancelled", extra={"job": job.id})
@@ -207,6 +266,7 @@ class JobManager:
             finally:
                 self.telemetry.jobs.labels(job.status).inc()
                 self._cleanup(job)
+                self._save(job)
 
     def _run(self, job: Job) -> None:
         if self._stopping.is_set():
@@ -218,8 +278,10 @@ class JobManager:
         try:
             ctx = mp.get_context("spawn")
             messages = ctx.Queue()
-            proc = ctx.Process(target=train_worker,
-                               args=(job.spec.worker_args(), str(staging.path), messages),
+            served = self.store.current
+            baseline = self.store.served_dir()
+            args = {**job.spec.worker_args(), "baseline": str(baseline) if baseline else None}
+            proc = ctx.Process(target=train_worker, args=(args, str(staging.path), messages),
                                name=f"recsys-train-{job.id}", daemon=True)
             with self._lock:
                 if job.status != "queued":
@@ -228,6 +290,7 @@ class JobManager:
                 proc.start()
                 # "running" once the process exists, so a caller that sees it can rely on it
                 job.status, job.started_at = "running", _now()
+            self._save(job)
             log.info("training job started", extra={"job": job.id, "pid": proc.pid})
             try:
                 outcome = self._follow(job, proc, messages)
@@ -236,7 +299,8 @@ class JobManager:
             if job.status == "cancelled":
                 proc.join(5)
             elif outcome[0] == "done":
-                self._publish(job, staging.path, outcome[1])
+                self._publish(job, staging.path, outcome[1], served.version if served else None,
+                              served.manifest if served else None)
             else:
                 job.finish("failed", job.spec.public(str(outcome[1])))
                 log.warning("training job failed", extra={"job": job.id, "error": outcome[1]})
@@ -262,40 +326,38 @@ class JobManager:
                     continue
             if kind == "progress":
                 job.step, job.total, job.loss = payload
+                if time.monotonic() - self._saved_at.get(job.id, 0.0) >= _SAVE_PROGRESS_EVERY_S:
+                    self._save(job)
             else:
                 proc.join(5)
                 return kind, payload
 
-    def _publish(self, job: Job, staging: Path, result: dict) -> None:
-        """Move the new version in and serve it when it is better or forced."""
+    def _publish(self, job: Job, staging: Path, result: dict, served_version: str | None,
+                 served_manifest: dict | None) -> None:
+        """Move the new version in and serve it when it may replace `served_version` (the one
+        served when the job started, which training replayed) or is forced."""
         version = result["version"]
         if job.status == "cancelled":
             return
         os.rename(staging / version, self.store.artifacts_dir / version)
         job.version, job.metrics, job.step = version, result["metrics"], job.total
-        serving = self.store.current
-        new = held_out_ndcg({"metrics": result["metrics"]})
-        old = held_out_ndcg(serving.manifest) if serving is not None else None
-        if job.spec.force:
-            reason = "activated: forced"
-        elif serving is None or old is None:
-            reason = "activated: no model with held-out metrics was being served"
-        elif new is not None and new > old:
-            reason = f"activated: held-out ndcg@10 {new:.4f} beats {old:.4f} of {serving.version}"
+        now = self.store.current
+        if now is not None and now.version != served_version and not job.spec.force:
+            decision = decide(version, result["manifest"], now.version, now.manifest)  # not replayed
         else:
-            job.decision = (f"kept, not served: held-out ndcg@10 {_fmt(new)} does not beat {old:.4f} "
-                            f"of {serving.version}; POST /admin/versions/{version}/activate?force=true "
-                            f"serves it anyway")
-            job.finish("succeeded")
-            return
-        try:
-            self.store.activate(version)
-        except Exception as exc:
-            why = getattr(exc, "public", None) or "internal error (see the service's log)"
-            log.exception("a trained version could not be served", extra={"job": job.id})
-            job.finish("failed", f"trained {version} but could not serve it: {why}")
-            return
-        job.activated, job.decision = True, reason
+            decision = decide(version, result["manifest"], served_version, served_manifest,
+                              force=job.spec.force)
+        if decision.activate:
+            try:
+                self.store.activate(version, reason=f"job {job.id}: {decision.reason}")
+            except Exception as exc:
+                why = getattr(exc, "public", None) or "internal error (see the service's log)"
+                log.exception("a trained version could not be served", extra={"job": job.id})
+                job.finish("failed", f"trained {version} but could not serve it: {why}")
+                record_decision(self.db, version, job.id, False, f"could not be served: {why}")
+                return
+        job.activated, job.decision = decision.activate, decision.reason
+        record_decision(self.db, version, job.id, decision.activate, decision.reason)
         job.finish("succeeded")
         log.info("training job succeeded", extra={"job": job.id, "version": version,
                                                   "decision": job.decision})
@@ -310,8 +372,14 @@ class JobManager:
             job.spec.upload.remove()
 
 
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.4f}"
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def _death(exitcode: int | None, memory_mb: int) -> str:
@@ -386,11 +454,23 @@ def train_worker(args: dict, staging: str, messages) -> None:
         return Path(args[name]) if args.get(name) else None
 
     try:
-        inputs = TrainInputs(items=Path(args["items"]), interactions=Path(args["interactions"]),
-                             schema=path("schema"), judgments=path("judgments"), probes=path("probes"))
         cfg = TrainConfig().overriding(epochs=args["epochs"], seed=args["seed"], threads=args["threads"])
+        events = args.get("events")
+        if events:
+            from training.events import inputs_from_events
+
+            since = datetime.fromisoformat(events["since"]) if events.get("since") else None
+            inputs = inputs_from_events(events["url"], since, Path(staging), cfg.held_out_fraction,
+                                        items=path("items"), schema=path("schema"),
+                                        served=path("baseline"), judgments=path("judgments"),
+                                        probes=path("probes"))
+        else:
+            inputs = TrainInputs(items=Path(args["items"]), interactions=Path(args["interactions"]),
+                                 schema=path("schema"), judgments=path("judgments"),
+                                 probes=path("probes"), baseline=path("baseline"))
         result = train(inputs, staging, cfg, on_step)
-        messages.put(("done", {"version": result.version_dir.name, "metrics": result.metrics}))
+        messages.put(("done", {"version": result.version_dir.name, "metrics": result.metrics,
+                               "manifest": result.manifest}))
     except RecsysError as exc:
         messages.put(("failed", str(exc)))
     except MemoryError:

@@ -48,23 +48,23 @@ def check_compare(req: CompareRequest, s: Settings) -> None:
     _check_ids((req.item_b,), ("item_b",), s)
 
 
-def check_query(query: str, s: Settings) -> None:
+def check_query(query: str, s: Settings, loc: tuple = ("query",)) -> None:
     if len(query) > s.max_query_chars:
-        raise field_error(("query",), f"query must be at most {s.max_query_chars} characters, "
-                                      f"got {len(query)}")
+        raise field_error(loc, f"query must be at most {s.max_query_chars} characters, "
+                               f"got {len(query)}")
     try:
         query.encode("utf-8")
     except UnicodeEncodeError as exc:  # JSON may escape a lone surrogate; no answer can echo it
-        raise field_error(("query",), f"the answer cannot be written as JSON: the query holds a "
-                                      f"lone surrogate ({query[exc.start]!r})") from None
+        raise field_error(loc, f"the answer cannot be written as JSON: the query holds a "
+                               f"lone surrogate ({query[exc.start]!r})") from None
     found = words(query)
     if len(found) > s.max_query_words:
-        raise field_error(("query",), f"query must have at most {s.max_query_words} words, "
-                                      f"got {len(found)}")
+        raise field_error(loc, f"query must have at most {s.max_query_words} words, "
+                               f"got {len(found)}")
     longest = max(map(len, found), default=0)
     if longest > s.max_word_chars:
-        raise field_error(("query",), f"a query word must be at most {s.max_word_chars} characters, "
-                                      f"got one of {longest}")
+        raise field_error(loc, f"a query word must be at most {s.max_word_chars} characters, "
+                               f"got one of {longest}")
 
 
 T = TypeVar("T")

@@ -13,13 +13,26 @@ from fastapi.staticfiles import StaticFiles
 
 from recsys.artifact import remove_stale_temp
 from recsys.recommender import Recommender
+from store.db import Database
 
 from . import errors, openapi
 from .config import Settings, get_settings
 from .jobs import JobManager
 from .middleware import BodyLimitMiddleware, RequestContextMiddleware
 from .model_store import ModelStore, PointerWatcher
-from .routes import admin, compare, docs, explain, health, items, metrics, model, page, recommend
+from .routes import (
+    admin,
+    compare,
+    docs,
+    events,
+    explain,
+    health,
+    items,
+    metrics,
+    model,
+    page,
+    recommend,
+)
 from .routes.page import STATIC
 from .telemetry import Telemetry
 
@@ -32,19 +45,21 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     `recommender`: an already loaded model to serve from the start (tests, embedding)."""
     settings = settings or get_settings()
     telemetry = Telemetry()
+    db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
     store = ModelStore(settings.artifacts_dir, pinned=model_path,
-                       on_swap=lambda rec: telemetry.model_served(rec.version))
+                       on_swap=lambda rec: telemetry.model_served(rec.version), db=db)
     app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0", lifespan=_lifespan,
                   docs_url=None, redoc_url=None)  # api.routes.docs: the same pages, without a CDN
     app.state.settings, app.state.telemetry, app.state.store = settings, telemetry, store
-    app.state.jobs = JobManager(store, telemetry, settings.max_queued_jobs)
+    app.state.db = db
+    app.state.jobs = JobManager(store, telemetry, db, settings.max_queued_jobs)
     app.state.initial_model = recommender
     errors.install(app)
     openapi.install(app, settings)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
-    for r in (health, recommend, explain, compare, items, model, metrics, admin, page, docs):
+    for r in (health, recommend, explain, compare, items, model, metrics, events, admin, page, docs):
         app.include_router(r.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
@@ -55,6 +70,9 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     store: ModelStore = app.state.store
+    db: Database = app.state.db
+    db.upgrade()  # the schema at Alembic's head before anything reads or writes it
+    app.state.jobs.recover()
     removed = remove_stale_temp(settings.artifacts_dir)  # what killed writers left behind
     if removed:
         log.info("removed stale temporary folders", extra={"removed": removed})
@@ -63,6 +81,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
         torch.set_num_threads(settings.torch_threads)
     if app.state.initial_model is not None:
+        store.mark_activations_seen()
         store.install(app.state.initial_model)
     else:  # load off the event loop: /health answers and /ready says 503 meanwhile
         threading.Thread(target=store.load_initial, name="model-loader", daemon=True).start()
@@ -74,4 +93,5 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         watcher.stop()
         app.state.jobs.shutdown()
+        db.dispose()
         log.info("service stopped")

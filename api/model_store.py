@@ -4,6 +4,10 @@ A request reads `ModelStore.current` once, at its start, and uses that `Recommen
 a swap only rebinds the attribute (atomic in Python), so a request in flight keeps the version it
 started with and the next one gets the new version. Loading happens before the swap, outside
 the request path; swaps are serialised by a lock.
+
+Every activation is also a row of the store (`store.records.activations`); each process follows
+the newest one, as it follows the artifacts' `current` pointer (which `recsys train` moves), so
+several server processes serve the same version: whichever changed last wins.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from recsys.artifact import (
 )
 from recsys.errors import ArtifactError
 from recsys.recommender import Recommender
+from store.db import Database
+from store.records import latest_activation, record_activation
 
 log = logging.getLogger("recsys.api.model")
 
@@ -40,11 +46,14 @@ def held_out_ndcg(manifest: dict) -> float | None:
 
 class ModelStore:
     def __init__(self, artifacts_dir: Path, pinned: Path | None = None,
-                 on_swap: Callable[[Recommender], None] | None = None):
-        """`pinned`: a version folder to serve instead of the artifacts' current version."""
+                 on_swap: Callable[[Recommender], None] | None = None, db: Database | None = None):
+        """`pinned`: a version folder to serve instead of the artifacts' current version.
+        `db`: the store activations are recorded in and followed from."""
         self.artifacts_dir = Path(artifacts_dir)
         self.pinned = pinned
         self.on_swap = on_swap
+        self.db = db
+        self._seen_activation = 0  # id of the newest activation row this process has acted on
         self.loaded_at: str | None = None
         self.error: str | None = None  # why the first load failed
         self.pointer_problem: str | None = None  # why what `current` names is not served
@@ -70,6 +79,7 @@ class ModelStore:
 
     def load_initial(self) -> None:
         """Load the pinned version or the current one; on failure keep the reason for /ready."""
+        self.mark_activations_seen()
         try:
             with self._lock:
                 self.install(self._load(self.pinned or self.artifacts_dir))
@@ -92,6 +102,22 @@ class ModelStore:
             self._refused[folder.name] = (_signature(folder), exc.public)
             raise
 
+    def mark_activations_seen(self) -> None:
+        """At start: the activations so far are history, the `current` pointer says what to serve."""
+        if self.db is not None:
+            latest = latest_activation(self.db)
+            self._seen_activation = latest[0] if latest else 0
+
+    def served_dir(self) -> Path | None:
+        """The folder of the version being served."""
+        rec = self._current
+        if rec is None:
+            return None
+        if self.pinned is not None:
+            return self.pinned
+        folder = self.artifacts_dir / rec.version
+        return folder if folder.is_dir() else None
+
     def version_dir(self, version: str) -> Path:
         """The folder of `version`; ArtifactError when there is no such version."""
         if not VERSION_NAME.match(version):
@@ -101,16 +127,38 @@ class ModelStore:
             raise ArtifactError(f"no model version {version!r}")
         return folder
 
-    def activate(self, version: str) -> tuple[Recommender, str | None]:
-        """Load `version`, point `current` at it and serve it. Returns (new, previous version).
-        A broken version raises ArtifactError; the served model stays."""
+    def activate(self, version: str, reason: str = "activated") -> tuple[Recommender, str | None]:
+        """Load `version`, point `current` at it, record the activation (with `reason`) and
+        serve it. Returns (new, previous version). A broken version raises ArtifactError; the
+        served model stays."""
         with self._lock:
             previous = self._current.version if self._current else None
             rec = self._load(self.version_dir(version))
             set_current(self.artifacts_dir, version)
+            if self.db is not None:
+                self._seen_activation = max(self._seen_activation,
+                                            record_activation(self.db, version, reason))
             self.install(rec)
             self.pointer_problem = None
             return rec, previous
+
+    def follow_activations(self) -> None:
+        """Serve the version another process activated since this one last looked."""
+        if self.pinned is not None or self.db is None:
+            return
+        latest = latest_activation(self.db)
+        if latest is None or latest[0] <= self._seen_activation:
+            return
+        self._seen_activation = latest[0]
+        served = self._current.version if self._current else None
+        if latest[1] != served and self.refused(latest[1]) is None:
+            try:
+                with self._lock:
+                    rec = self._load(self.version_dir(latest[1]))
+                    self.install(rec)
+            except ArtifactError as exc:
+                log.error("the newest activation names no loadable version; still serving the old one",
+                          extra={"version": latest[1], "error": str(exc)})
 
     def follow_pointer(self) -> None:
         """Serve what `current` names when something else (e.g. `recsys train`) moved it."""
@@ -209,6 +257,7 @@ class PointerWatcher:
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
             try:
+                self.store.follow_activations()
                 self.store.follow_pointer()
             except Exception:  # a failed poll must not kill the watcher
                 log.exception("watching the current pointer failed")

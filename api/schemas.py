@@ -7,12 +7,14 @@ the models here fix the shapes, the types and the limits that never change. Head
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from recsys.dataio import EVENT_LABELS
 from recsys.explain import MATCH_THRESHOLD, Explanation
 from recsys.facets import FACETS
 from recsys.recommender import Recommendation
@@ -69,10 +71,16 @@ class CompareRequest(_Request):
 
 
 class TrainRequest(_Request):
-    """A retrain from CSV files already on the server, named relative to the data folder."""
+    """A retrain from CSV files already on the server, named relative to the data folder, or
+    from the store's events."""
 
-    items: str = Field(examples=["shop/items.csv"])
-    interactions: str = Field(examples=["shop/interactions.csv"])
+    source: Literal["csv", "events"] = Field(
+        "csv", description="csv: `items` and `interactions` files; events: the events in the "
+                           "store (`items` optional: the served version's catalogue)")
+    since: datetime | None = Field(None, strict=False,
+                                   description="events: only those at or after this time")
+    items: str | None = Field(None, examples=["shop/items.csv"])
+    interactions: str | None = Field(None, examples=["shop/interactions.csv"])
     judgments: str | None = None
     probes: str | None = None
     schema_file: str | None = Field(None, alias="schema", description="TOML column -> facet map")
@@ -81,6 +89,37 @@ class TrainRequest(_Request):
     force: bool = Field(False, description="activate the new version even if it is not better")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
+
+
+class EventIn(_Request):
+    """One thing a shopper did with an item of an answer."""
+
+    event_id: str | None = Field(None, min_length=1, max_length=128,
+                                 description="the client's id: a retried event is stored once")
+    type: str = Field(description="impression (shown), click, cart or purchase",
+                      json_schema_extra={"enum": list(EVENT_LABELS)})
+    request_id: str | None = Field(None, max_length=128,
+                                   description="the `request_id` of the /recommend answer it came from")
+    query: str = Field(min_length=1, description="the query of that answer")
+    item_id: str = Field(min_length=1, description="an item of the served catalogue")
+    position: int | None = Field(None, ge=1, le=100_000,
+                                 description="1-based rank the item was shown at (offset included)")
+    user_id: str | None = Field(None, max_length=256)
+    timestamp: datetime | None = Field(
+        None, strict=False, description="ISO 8601 (no zone: UTC); default: when it is received")
+
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in EVENT_LABELS:
+            raise ValueError(f"unknown event type {value[:40]!r}: expected one of "
+                             f"{', '.join(EVENT_LABELS)}")
+        return value
+
+
+class EventsRequest(_Request):
+    events: list[EventIn] = Field(min_length=1, description="stored all together or not at all")
 
 
 # ---- responses --------------------------------------------------------------------------------
@@ -134,6 +173,8 @@ class RankedItemOut(ItemOut):
 
 
 class RecommendOut(_Out):
+    request_id: str = Field(description="this answer's id (also the X-Request-ID header); events "
+                                        "refer to it")
     query: str
     tokens: list[str]
     model_version: str
@@ -144,11 +185,12 @@ class RecommendOut(_Out):
     took_ms: float
 
 
-def recommend_json(result: Recommendation, offset: int, took_ms: float) -> Response:
+def recommend_json(result: Recommendation, offset: int, took_ms: float, request_id: str) -> Response:
     """`RecommendOut` of a recommendation, built as plain dicts field for field in the models'
     order and serialised by orjson: validating the ranked items' dataclasses into the models cost
     more than ranking them. tests/api/test_contract.py checks it against `RecommendOut`."""
     body = {
+        "request_id": request_id,
         "query": result.query,
         "tokens": result.tokens,
         "model_version": result.model_version,
@@ -279,6 +321,13 @@ class JobOut(_Out):
     error: str | None
 
 
+class DecisionOut(_Out):
+    activated: bool
+    reason: str = Field(description="why it is or is not served")
+    job_id: str | None
+    decided_at: str
+
+
 class VersionOut(_Out):
     version: str
     trained_at: str | None
@@ -288,6 +337,9 @@ class VersionOut(_Out):
     serving: bool = Field(description="this process serves it")
     ok: bool = Field(description="false: the version is broken and cannot be activated")
     problem: str | None = Field(description="what is wrong with a broken version (file and problem)")
+    decision: DecisionOut | None = Field(
+        None, description="a retrain's: whether it was activated on its own, and why (not for "
+                          "versions no admin job made)")
 
 
 class VersionsOut(_Out):
@@ -298,6 +350,16 @@ class VersionsOut(_Out):
 class ActivateOut(_Out):
     serving: str
     previous: str | None
+
+
+class EventsOut(_Out):
+    accepted: int = Field(description="events of the batch now durably in the store")
+    duplicates: int = Field(description="of which were stored already (a retried event_id)")
+
+
+class EventStatsOut(_Out):
+    total: int
+    by_type: dict[str, int] = Field(description="every event type, 0 when none is stored")
 
 
 class ErrorOut(_Out):

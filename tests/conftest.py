@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from recsys.artifact import load_version
@@ -29,3 +34,41 @@ def planted_artifacts(planted_paths, tmp_path_factory):
 @pytest.fixture(scope="session")
 def planted_model(planted_artifacts):
     return load_version(planted_artifacts[0])
+
+
+# ---- the store: SQLite always, PostgreSQL on a real throwaway server ----------------------------
+
+POSTGRES_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "postgres.sh"
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """(URL of its `recsys` database, folder) of a PostgreSQL server scripts/postgres.sh starts
+    for the session on 127.0.0.1 (`make test` installs Debian's postgresql first)."""
+    started = subprocess.run(["bash", str(POSTGRES_SCRIPT), "start"], capture_output=True,
+                             text=True, timeout=120)
+    if started.returncode != 0:
+        pytest.fail(f"scripts/postgres.sh start failed (scripts/postgres.sh install, which `make "
+                    f"test` runs, installs PostgreSQL): {started.stderr[-2000:]}")
+    url, folder = started.stdout.split()[:2]
+    try:
+        yield url
+    finally:
+        subprocess.run(["bash", str(POSTGRES_SCRIPT), "stop", folder], timeout=60, check=False)
+
+
+_databases = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> str:
+    """A fresh, empty store: a SQLite file, or a new database on the session's PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    import psycopg
+
+    server = request.getfixturevalue("postgres_server")
+    name = f"t{os.getpid()}_{next(_databases)}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return server.rsplit("/", 1)[0] + "/" + name

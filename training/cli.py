@@ -7,11 +7,13 @@ import json
 import os
 import select
 import sys
+import tempfile
 import traceback
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
-from recsys.errors import RecsysError
+from recsys.errors import InputError, RecsysError
 from training.config import TrainConfig
 
 EXIT_BAD_INPUT = 2
@@ -98,9 +100,16 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=0)
     g.set_defaults(run=cmd_generate)
 
-    t = sub.add_parser("train", help="train a new model version from CSV files")
-    _add_data_options(t)
-    t.add_argument("--interactions", required=True, type=Path)
+    t = sub.add_parser("train", help="train a new model version from CSV files or shopper events")
+    _add_data_options(t, items_required=False)
+    source = t.add_mutually_exclusive_group(required=True)
+    source.add_argument("--interactions", type=Path)
+    source.add_argument("--events", nargs="?", const="", metavar="URL",
+                        help="train from the events of the store at URL (default: the service's, "
+                             "RECSYS_DATABASE_URL or SQLite under RECSYS_DATA_DIR); without "
+                             "--items, on the catalogue of the current version")
+    t.add_argument("--since", type=_timestamp, help="with --events: only events at or after this "
+                                                    "ISO 8601 time (UTC when it has no zone)")
     t.add_argument("--judgments", type=Path, help="extra held-out judgments to report on")
     t.add_argument("--probes", type=Path, help="query,word,facet,value: explanation ground truth")
     t.add_argument("--out", type=Path, help="artifacts folder (default: RECSYS_ARTIFACTS_DIR or ./artifacts)")
@@ -151,8 +160,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _add_data_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--items", required=True, type=Path)
+def _add_data_options(p: argparse.ArgumentParser, items_required: bool = True) -> None:
+    p.add_argument("--items", required=items_required, type=Path,
+                   help=None if items_required else "the catalogue (required with --interactions)")
     p.add_argument("--schema", type=Path, help="TOML file mapping columns to facets")
     p.add_argument("--encoding", help="encoding of the CSV files (default: UTF-8)")
     p.add_argument("--on-bad-lines", choices=("error", "skip"), default="error",
@@ -177,11 +187,20 @@ def cmd_train(args) -> int:
 
     if args.probes:
         read_probes(args.probes)  # a DataError now, not a KeyError after training
-    inputs = TrainInputs(args.items, args.interactions, args.schema, args.judgments, args.probes,
-                         args.encoding, args.on_bad_lines)
+    if args.since is not None and args.events is None:
+        raise InputError("--since goes with --events")
     out = args.out or _settings().artifacts_dir
-    with progress_bar("training") as on_step:
-        result = train(inputs, out, TrainConfig(epochs=args.epochs, seed=args.seed), on_step)
+    cfg = TrainConfig(epochs=args.epochs, seed=args.seed)
+    with tempfile.TemporaryDirectory(prefix="recsys-events-") as tmp:
+        if args.events is not None:
+            inputs = _event_inputs(args, Path(out), Path(tmp), cfg)
+        elif args.items is None:
+            raise InputError("--interactions needs --items (the catalogue they refer to)")
+        else:
+            inputs = TrainInputs(args.items, args.interactions, args.schema, args.judgments,
+                                 args.probes, args.encoding, args.on_bad_lines)
+        with progress_bar("training") as on_step:
+            result = train(inputs, out, cfg, on_step)
     _print_skipped(result.manifest.get("data", {}))
     if args.json:
         print(json.dumps({"version": result.version_dir.name, "path": str(result.version_dir),
@@ -190,6 +209,29 @@ def cmd_train(args) -> int:
         print(f"new version {result.version_dir.name} at {result.version_dir}")
         print_metrics(result.metrics)
     return 0
+
+
+def _event_inputs(args, artifacts: Path, tmp: Path, cfg: TrainConfig):
+    """Training from events: on --items, or the current version's catalogue (replayed on the
+    most recent queries)."""
+    from recsys.artifact import current_version
+    from training.events import inputs_from_events
+
+    name = current_version(artifacts) if artifacts.is_dir() else None
+    served = artifacts / name if name else None
+    url = args.events or _settings().store_url
+    return inputs_from_events(url, args.since, tmp, cfg.held_out_fraction, items=args.items,
+                              schema=args.schema, served=served, judgments=args.judgments,
+                              probes=args.probes)
+
+
+def _timestamp(text: str) -> datetime:
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time "
+                                         f"(e.g. 2026-12-01T09:00:00Z)") from None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 def _print_skipped(data: dict) -> None:

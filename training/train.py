@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -10,14 +12,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recsys.artifact import save_version
+from recsys.artifact import load_version, read_manifest, save_version
 from recsys.catalog import Catalog
 from recsys.dataio import Schema, fingerprint, read_interactions, read_items, read_judgments
 from recsys.errors import DataError
-from recsys.metrics import group_judgments
+from recsys.metrics import evaluate_rankings, group_judgments
+from recsys.recommender import Recommender
 
+from .activation import same_catalogue
 from .config import TrainConfig
-from .evaluate import evaluate_all, judgments_from_rows, make_baselines
+from .evaluate import Judgments, evaluate_all, judgments_from_rows, make_baselines, model_rankings
 from .examples import split_queries
 from .faithfulness import faithfulness_report
 from .fit import train_recommender
@@ -34,6 +38,14 @@ class TrainInputs:
     probes: Path | None = None  # which query word names which facet value
     encoding: str | None = None
     on_bad_lines: str = "error"
+    # the served version: replayed on this training's evaluation sets (when its catalogue is the
+    # same), so that the two are compared on the same queries (training/activation.py)
+    baseline: Path | None = None
+    # the held-out queries, chosen by the caller (events: the most recent ones); None: a random
+    # slice of the interactions' queries (TrainConfig.held_out_fraction, seeded)
+    held_out: set[str] | None = None
+    source: dict | None = None  # where the interactions came from (events), for the manifest
+    schema_data: Schema | None = None  # a schema already read (a served version's), for `schema`
 
 
 @dataclass
@@ -45,7 +57,7 @@ class TrainResult:
 
 def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict]:
     """Validated catalogue and interaction rows (query, item_idx, label, weight) + data notes."""
-    schema = Schema.load(inputs.schema) if inputs.schema else Schema()
+    schema = Schema.load(inputs.schema) if inputs.schema else (inputs.schema_data or Schema())
     items, item_report = read_items(inputs.items, encoding=inputs.encoding,
                                     on_bad_lines=inputs.on_bad_lines, schema=schema)
     catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon)
@@ -69,6 +81,10 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
                          "dropped_duplicates": inter_report.dropped_duplicates},
         "schema": schema.to_json(),
     }
+    if inputs.judgments:
+        data["judgments"] = {"file": str(inputs.judgments), "fingerprint": fingerprint(inputs.judgments)}
+    if inputs.source:
+        data["source"] = inputs.source
     return catalog, rows, data
 
 
@@ -77,7 +93,12 @@ def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     catalog, rows, data = load_training_data(inputs)
     extra_judgments = _read_extra(inputs, catalog)
     rng = np.random.default_rng(cfg.seed)
-    train_q, held_q = split_queries(rows.loc[rows["label"] > 0, "query"], cfg.held_out_fraction, rng)
+    positive = rows.loc[rows["label"] > 0, "query"]
+    if inputs.held_out is None:
+        train_q, held_q = split_queries(positive, cfg.held_out_fraction, rng)
+    else:
+        held_q = set(inputs.held_out) & set(positive)
+        train_q = set(positive) - held_q
     train_rows = rows[~rows["query"].isin(held_q)].reset_index(drop=True)
     held_rows = rows[rows["query"].isin(held_q)]
     rec, fit_report = train_recommender(catalog, train_rows, cfg, on_step)
@@ -93,17 +114,45 @@ def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
         seed=cfg.seed)
     if probes is not None:
         metrics["explanation_accuracy"] = metrics["faithfulness"]["explanation_accuracy"]
+    if inputs.baseline is not None:
+        replayed = replay(inputs.baseline, data, held_judgments, extra_judgments)
+        if replayed is not None:
+            metrics["replayed"] = replayed
     popularity = np.bincount(train_rows["item_idx"], weights=train_rows["label"] * train_rows["weight"],
                              minlength=catalog.n_items)
     manifest = {
         "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "data": data,
         "training": {**cfg.to_json(), "fit": asdict(fit_report), "train_queries": len(train_q),
-                     "held_out_queries": len(held_q), "train_rows": len(train_rows)},
+                     "held_out_queries": len(held_q), "train_rows": len(train_rows),
+                     "held_out_fingerprint": queries_fingerprint(held_q)},
         "metrics": metrics,
     }
     folder = save_version(rec, out_dir, manifest, popularity=popularity)
     return TrainResult(folder, metrics, rec.manifest)
+
+
+def queries_fingerprint(queries: set[str]) -> str:
+    """"sha256:<hex>" of the sorted queries: two versions held out the same ones when equal."""
+    return "sha256:" + hashlib.sha256(json.dumps(sorted(queries)).encode()).hexdigest()
+
+
+def replay(baseline: Path, data: dict, held_out: Judgments, judgments: Judgments | None) -> dict | None:
+    """The `baseline` version's metrics on this training's evaluation sets, None when it has
+    another catalogue (its item indices mean other items)."""
+    if not same_catalogue({"data": data}, read_manifest(baseline)):
+        return None
+    rec = load_version(baseline)
+    out: dict = {"version": rec.version}
+    for name, sets in (("held_out", held_out), ("judgments", judgments)):
+        if sets is not None:
+            out[name] = _model_metrics(rec, sets)
+            out[f"{name}_queries"] = len(sets)
+    return out
+
+
+def _model_metrics(rec: Recommender, judgments: Judgments, k: int = 10) -> dict:
+    return evaluate_rankings(model_rankings(rec, list(judgments), k), judgments, k)
 
 
 def _read_extra(inputs: TrainInputs, catalog: Catalog):

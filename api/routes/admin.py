@@ -2,7 +2,9 @@
 
 POST /admin/train takes either a multipart upload (`items`, `interactions` files, optional
 `judgments`, `probes`, `schema` files and `epochs`, `seed`, `force` fields) or a JSON body naming
-files under the data folder (RECSYS_DATA_DIR); a path that leads outside it is refused.
+files under the data folder (RECSYS_DATA_DIR); a path that leads outside it is refused. A JSON
+body with `"source": "events"` trains from the store's events instead of an interactions file
+(on the served version's catalogue unless it names `items`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
@@ -22,9 +24,11 @@ from starlette.datastructures import FormData, UploadFile
 
 from recsys.artifact import TempDir
 from recsys.errors import ArtifactError
+from store.records import read_decisions
+from training.activation import same_catalogue
 
 from ..config import Settings
-from ..deps import AdminDep, JobsDep, SettingsDep, StoreDep
+from ..deps import AdminDep, DatabaseDep, JobsDep, SettingsDep, StoreDep
 from ..jobs import JobStateError, QueueFullError, TrainSpec
 from ..limits import field_error
 from ..model_store import held_out_ndcg
@@ -70,16 +74,17 @@ async def start_training(request: Request, settings: SettingsDep, jobs: JobsDep)
 
 
 @router.get("/jobs", response_model=list[JobOut])
-async def list_jobs(jobs: JobsDep) -> list[dict]:
-    return [j.to_out() for j in jobs.all()]
+def list_jobs(jobs: JobsDep) -> list[dict]:
+    """Every job of every server process sharing the store, newest first."""
+    return jobs.all_out()
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut)
-async def get_job(job_id: str, jobs: JobsDep) -> dict:
-    job = jobs.get(job_id)
+def get_job(job_id: str, jobs: JobsDep) -> dict:
+    job = jobs.out(job_id)
     if job is None:
         raise HTTPException(404, detail=f"no training job {job_id[:40]!r}")
-    return job.to_out()
+    return job
 
 
 @router.delete("/jobs/{job_id}", response_model=JobOut, responses=error_responses(409))
@@ -96,20 +101,23 @@ async def cancel_job(job_id: str, jobs: JobsDep) -> dict:
 
 
 @router.get("/versions", response_model=VersionsOut)
-def versions(store: StoreDep) -> dict:
-    """Every version folder; a broken one has `ok: false` and a `problem` naming its file."""
+def versions(store: StoreDep, db: DatabaseDep) -> dict:
+    """Every version folder; a broken one has `ok: false` and a `problem` naming its file. A
+    version a retrain made has the `decision` on serving it, with the reason."""
     serving = store.current.version if store.current else None
-    out = [{**v, "held_out_ndcg": held_out_ndcg(v), "serving": v["version"] == serving}
-           for v in store.versions()]
+    decisions = read_decisions(db)
+    out = [{**v, "held_out_ndcg": held_out_ndcg(v), "serving": v["version"] == serving,
+            "decision": decisions.get(v["version"])} for v in store.versions()]
     return {"serving": serving, "versions": out}
 
 
 @router.post("/versions/{version}/activate", response_model=ActivateOut,
              responses=error_responses(404, 409, 500))
 def activate(version: str, store: StoreDep, force: bool = False) -> dict:
-    """Serve `version` (a rollback or a kept retrain). A version with a lower held-out NDCG@10
-    than the served one needs `force=true`. A broken version is refused (409, naming its file
-    and the problem) and the served model stays."""
+    """Serve `version` (a rollback, a kept retrain, a new catalogue). A version of the same
+    catalogue with a lower held-out NDCG@10 than the served one needs `force=true` (the numbers
+    of two catalogues do not compare). A broken version is refused (409, naming its file and
+    the problem) and the served model stays."""
     try:
         store.version_dir(version)
     except ArtifactError as exc:
@@ -118,11 +126,14 @@ def activate(version: str, store: StoreDep, force: bool = False) -> dict:
         manifest = store.manifest_of(version)
         serving = store.current
         new, old = held_out_ndcg(manifest), held_out_ndcg(serving.manifest) if serving else None
-        if not force and serving is not None and new is not None and old is not None and new < old:
+        comparable = serving is not None and same_catalogue(manifest, serving.manifest)
+        if (not force and serving is not None and comparable and new is not None and old is not None
+                and new < old):
             raise HTTPException(409, detail=f"{version} has held-out ndcg@10 {new:.4f}, below "
                                             f"{old:.4f} of the served {serving.version}; add "
                                             f"?force=true to serve it")
-        _, previous = store.activate(version)
+        _, previous = store.activate(version, reason=f"POST /admin/versions/{version}/activate"
+                                      + (" (forced)" if force else ""))
     except ArtifactError as exc:
         raise HTTPException(409, detail=f"refused, still serving "
                                         f"{store.current.version if store.current else 'nothing'}: "
@@ -145,11 +156,19 @@ async def _json_body(request: Request) -> TrainRequest:
 def _spec_from_data_dir(req: TrainRequest, s: Settings) -> TrainSpec:
     """The job's own copies of the named files, each checked on the descriptor it is read
     from: a symlink swapped in after the check cannot lead the job outside the data folder."""
+    if req.source == "events" and req.interactions is not None:
+        raise field_error(("interactions",), "a retrain from events reads no interactions file: "
+                                             "leave it out, or use \"source\": \"csv\"")
+    if req.source == "csv":
+        for f in ("items", "interactions"):
+            if getattr(req, f) is None:
+                raise field_error((f,), "field required (or \"source\": \"events\")")
     named = {"items": req.items, "interactions": req.interactions, "judgments": req.judgments,
              "probes": req.probes, "schema": req.schema_file}
     upload = _upload_dir(s)
     try:
-        paths, public = {}, {}
+        paths: dict[str, Path | None] = {"items": None, "interactions": None}
+        public = {}
         for f, name in named.items():
             if name is not None:
                 paths[f] = _copy_from_data_dir(s, name, f, upload.path / _name(f))
@@ -157,7 +176,9 @@ def _spec_from_data_dir(req: TrainRequest, s: Settings) -> TrainSpec:
         return TrainSpec(**paths, epochs=_epochs(req.epochs, s), seed=req.seed,
                          threads=s.train_threads, force=req.force, upload=upload,
                          public_names={**public, str(upload.path): "upload"},
-                         memory_mb=s.train_memory_mb)
+                         memory_mb=s.train_memory_mb,
+                         events_url=s.store_url if req.source == "events" else None,
+                         since=req.since)
     except BaseException:
         upload.remove()
         raise
@@ -240,8 +261,9 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
     force = str(form.get("force", "false")).strip().lower() in ("1", "true", "yes", "on")
     upload = await run_in_threadpool(_upload_dir, s)
     try:
-        paths = {f: await run_in_threadpool(_save, cast(UploadFile, up), upload.path / _name(f), f, s)
-                 for f, up in uploads.items()}  # each checked above
+        paths: dict[str, Any] = {
+            f: await run_in_threadpool(_save, cast(UploadFile, up), upload.path / _name(f), f, s)
+            for f, up in uploads.items()}  # each checked above
     except BaseException:
         upload.remove()
         raise

@@ -8,6 +8,7 @@ from recsys.recommender import Recommender
 
 from ..deps import ModelDep, ScoringDep, SettingsDep
 from ..limits import check_recommend, within_budget
+from ..logs import request_id_var
 from ..schemas import SCORING_RESPONSES, RecommendOut, RecommendRequest, recommend_json
 
 router = APIRouter(tags=["recommend"])
@@ -24,14 +25,15 @@ async def recommend(req: RecommendRequest, rec: ModelDep, settings: SettingsDep,
     # 0.3 ms at 100k items, but a query of new words costs more (0.4 ms a word on Home Depot),
     # and on the event loop that would hold up every other client, /health included.
     check_recommend(req, settings)
-    return await within_budget(_recommend, req, rec, s=settings, limiter=scoring)
+    return await within_budget(_recommend, req, rec, request_id_var.get() or "", s=settings,
+                               limiter=scoring)
 
 
-def _recommend(req: RecommendRequest, rec: Recommender) -> Response:
+def _recommend(req: RecommendRequest, rec: Recommender, request_id: str) -> Response:
     start = time.perf_counter()
     result = rec.recommend(req.query, k=req.k, offset=req.offset, filters=req.filters or None,
                            exclude=req.exclude, candidates=req.candidates,
                            head_weights=req.head_weights, explain=req.explain)
     took_ms = (time.perf_counter() - start) * 1000
     # the documented RecommendOut (response_model, for /docs), built without validating it again
-    return recommend_json(result, req.offset, round(took_ms, 3))
+    return recommend_json(result, req.offset, round(took_ms, 3), request_id)

@@ -184,9 +184,9 @@ def test_broken_csv_fails_the_job_and_keeps_the_model(admin, v1, data_dir):
 
 
 def test_retrain_from_the_data_folder(admin, v1, rec):
-    """A retrain that is not better is kept but not served; forced, it is served."""
+    """A retrain of the same catalogue is compared with the served version replayed on its own
+    held-out queries: served when not worse there, else kept (and served when forced)."""
     c, artifacts = admin
-    served_ndcg = held_out_ndcg(rec.manifest)
     r = c.post("/admin/train", headers=AUTH,
                json={"items": "shop/items.csv", "interactions": "shop/interactions.csv", "seed": 3})
     assert r.status_code == 202, r.text
@@ -199,9 +199,15 @@ def test_retrain_from_the_data_folder(admin, v1, rec):
     assert (artifacts / new / "manifest.json").is_file()
     assert read_manifest(artifacts / new)["training"]["epochs"] == 1
     new_ndcg = job["metrics"]["held_out"]["model"]["ndcg@10"]
+    replayed = job["metrics"]["replayed"]
+    assert replayed["version"] == v1.name and replayed["held_out_queries"] > 0
+    served_ndcg = replayed["held_out"]["ndcg@10"]
     serving = c.get("/model").json()["version"]
-    if new_ndcg > served_ndcg:
+    decision = c.get("/admin/versions", headers=AUTH).json()["versions"]
+    assert {v["version"]: v["decision"] for v in decision}[new]["reason"] == job["decision"]
+    if new_ndcg >= served_ndcg:
         assert job["activated"] and serving == new and current_version(artifacts) == new
+        assert f"{new_ndcg:.4f} is not below {served_ndcg:.4f}" in job["decision"]
     else:
         assert not job["activated"] and job["decision"].startswith("kept")
         assert serving == v1.name and current_version(artifacts) == v1.name

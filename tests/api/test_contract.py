@@ -144,15 +144,16 @@ def test_recommend_json_is_the_documented_model(client, rec, body):
     """/recommend builds its JSON without pydantic; it must be what `RecommendOut` would write."""
     from api.schemas import RecommendOut
 
-    got = client.post("/recommend", json={"query": QUERY, **body})
-    assert got.status_code == 200, got.text
-    got = got.json()
+    answer = client.post("/recommend", json={"query": QUERY, **body})
+    assert answer.status_code == 200, answer.text
+    got = answer.json()
+    assert got["request_id"] == answer.headers["x-request-id"] and len(got["request_id"]) == 32
     req = {"query": QUERY, **body}
     result = rec.recommend(req["query"], k=req["k"], offset=req.get("offset", 0),
                            filters=req.get("filters"), candidates=req.get("candidates"),
                            head_weights=req.get("head_weights"), explain=req.get("explain", True))
     expected = RecommendOut.model_validate({
-        "query": result.query, "tokens": result.tokens, "model_version": result.model_version,
+        "request_id": got["request_id"], "query": result.query, "tokens": result.tokens, "model_version": result.model_version,
         "offset": req.get("offset", 0), "total": result.total,
         "unmatched_tokens": result.unmatched_tokens, "items": result.items,
         "took_ms": got["took_ms"]}).model_dump(mode="json")

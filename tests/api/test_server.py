@@ -29,7 +29,9 @@ def free_port() -> int:
 
 
 def start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    """`recsys serve ARGS`; its store is a SQLite file next to `log` unless `env` names one."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("RECSYS_")}
+    env = {"RECSYS_DATABASE_URL": f"sqlite:///{log.parent / 'store.db'}", **env}
     with open(log, "wb") as fh:
         return subprocess.Popen([RECSYS, "serve", *args], env={**full_env, **env}, stdout=fh,
                                 stderr=subprocess.STDOUT)

@@ -1,0 +1,82 @@
+"""The connection to the store, and bringing its schema to Alembic's head."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, make_url, text
+from sqlalchemy.engine import URL
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+# PostgreSQL serialises concurrent `upgrade` calls (several processes starting) on this key
+_UPGRADE_LOCK = 7_151_015
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used (bad URL, server unreachable); the message says which and why."""
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{Path(path)}"
+
+
+class Database:
+    """An engine for `url` (SQLAlchemy form; `postgresql://` uses psycopg 3).
+
+    SQLite runs in WAL mode with `synchronous=FULL`: a commit returns only after the WAL is
+    synced to disk, so a committed transaction survives a killed process and a power loss.
+    """
+
+    def __init__(self, url: str):
+        try:
+            parsed = make_url(url)
+        except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises ArgumentError or ValueError
+            raise StoreError(f"RECSYS_DATABASE_URL {url!r} is not a database URL ({exc}); "
+                             f"use e.g. sqlite:///data/recsys.db or "
+                             f"postgresql://user:password@host:5432/db") from None
+        if parsed.drivername in ("postgresql", "postgres"):
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        self.url: URL = parsed
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        self.engine = self._engine()
+
+    def _engine(self) -> Engine:
+        if not self.is_sqlite:
+            return create_engine(self.url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+        if self.url.database and self.url.database != ":memory:":
+            Path(self.url.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(self.url, connect_args={"check_same_thread": False, "timeout": 30})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+
+    @property
+    def public_url(self) -> str:
+        """The URL without its password, for logs and manifests."""
+        return self.url.render_as_string(hide_password=True)
+
+    def upgrade(self) -> None:
+        """Create or migrate the schema to the newest revision (idempotent)."""
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS))
+        try:
+            with self.engine.begin() as conn:
+                if not self.is_sqlite:
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _UPGRADE_LOCK})
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+        except Exception as exc:
+            raise StoreError(f"the store at {self.public_url} cannot be opened or migrated: "
+                             f"{type(exc).__name__}: {exc}") from exc
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cur = dbapi_connection.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=FULL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.close()

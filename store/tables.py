@@ -1,0 +1,76 @@
+"""The store's tables (SQLAlchemy Core). A change here needs a migration in `migrations/versions`."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+# SQLite autoincrements only an INTEGER PRIMARY KEY; PostgreSQL gets a 64-bit one
+_ROW_ID = BigInteger().with_variant(Integer(), "sqlite")
+
+# Times are naive UTC (`timestamp without time zone`): the same value on both backends.
+events = Table(
+    "events", metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    Column("event_id", String(128), unique=True, nullable=True),  # the client's, for retries
+    Column("type", String(16), nullable=False),
+    Column("request_id", String(128), nullable=True),
+    Column("query", Text, nullable=False),
+    Column("item_id", String(256), nullable=False),
+    Column("position", Integer, nullable=True),  # 1-based rank the item was shown at
+    Column("user_id", String(256), nullable=True),
+    Column("timestamp", DateTime(timezone=False), nullable=False),
+    Column("received_at", DateTime(timezone=False), nullable=False),
+    Index("ix_events_timestamp", "timestamp"),
+)
+
+# why each trained version is or is not served (written once, when its job publishes it)
+decisions = Table(
+    "version_decisions", metadata,
+    Column("version", String(128), primary_key=True),
+    Column("job_id", String(64), nullable=True),
+    Column("decided_at", DateTime(timezone=False), nullable=False),
+    Column("activated", Boolean, nullable=False),
+    Column("reason", Text, nullable=False),
+)
+
+# every activation, in order: the last row is the version the service should serve
+activations = Table(
+    "activations", metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    Column("version", String(128), nullable=False),
+    Column("activated_at", DateTime(timezone=False), nullable=False),
+    Column("reason", Text, nullable=False),
+)
+
+jobs = Table(
+    "jobs", metadata,
+    Column("id", String(64), primary_key=True),
+    Column("owner", String(256), nullable=False),  # host:pid of the process running it
+    Column("status", String(16), nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("started_at", String(40), nullable=True),
+    Column("finished_at", String(40), nullable=True),
+    Column("step", Integer, nullable=False, default=0),
+    Column("total", Integer, nullable=False, default=0),
+    Column("loss", Float, nullable=True),
+    Column("version", String(128), nullable=True),
+    Column("activated", Boolean, nullable=False, default=False),
+    Column("decision", Text, nullable=True),
+    Column("metrics", JSON, nullable=True),
+    Column("error", Text, nullable=True),
+)

@@ -1,0 +1,111 @@
+"""POST /events and /admin/events/stats, on SQLite and on a real PostgreSQL server."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.main import create_app
+
+from api_support import ADMIN_TOKEN, make_artifacts, make_settings
+
+EVENTS_TOKEN = "test-events-token"
+PUSH = {"Authorization": f"Bearer {EVENTS_TOKEN}"}
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+@pytest.fixture
+def app_client(tmp_path, v1, data_dir, rec, store_url):
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, events_token=EVENTS_TOKEN,
+                             database_url=store_url, max_event_batch=20)
+    with TestClient(create_app(settings, recommender=rec)) as c:
+        yield c
+
+
+def stats(c: TestClient) -> dict:
+    r = c.get("/admin/events/stats", headers=ADMIN)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def batch_for(c: TestClient, rec, query: str = "red dress", n: int = 4) -> tuple[str, list[dict]]:
+    """The answer's impressions (positions 1..n) and a click on its second item."""
+    answer = c.post("/recommend", json={"query": query, "k": n, "explain": False}).json()
+    rid = answer["request_id"]
+    shown = [{"type": "impression", "request_id": rid, "query": query, "item_id": it["item_id"],
+              "position": it["rank"], "user_id": "u1", "event_id": f"{rid}-i{it['rank']}"}
+             for it in answer["items"]]
+    clicked = {**shown[1], "type": "click", "event_id": f"{rid}-c2"}
+    return rid, shown + [clicked]
+
+
+def test_a_batch_is_stored_and_counted(app_client, rec):
+    c = app_client
+    assert stats(c) == {"total": 0, "by_type": {"impression": 0, "click": 0, "cart": 0, "purchase": 0}}
+    _, events = batch_for(c, rec)
+    r = c.post("/events", json={"events": events}, headers=PUSH)
+    assert r.status_code == 202, r.text
+    assert r.json() == {"accepted": 5, "duplicates": 0}
+    assert stats(c) == {"total": 5, "by_type": {"impression": 4, "click": 1, "cart": 0, "purchase": 0}}
+    r = c.post("/events", json={"events": events}, headers=PUSH)  # a retry: stored once
+    assert r.status_code == 202 and r.json() == {"accepted": 5, "duplicates": 5}
+    assert stats(c)["total"] == 5
+
+
+@pytest.mark.parametrize("change, field, words", [
+    ({"item_id": "no-such-item"}, "item_id", "unknown item 'no-such-item'"),
+    ({"type": "like"}, "type", "unknown event type 'like'"),
+    ({"timestamp": "2999-01-01T00:00:00Z"}, "timestamp", "in the future"),
+    ({"position": 0}, "position", "greater than or equal to 1"),
+    ({"query": ""}, "query", "at least 1 character"),
+    ({"colour": "red"}, "colour", "Extra inputs"),
+])
+def test_one_bad_event_refuses_the_whole_batch_naming_its_index_and_field(app_client, rec, change,
+                                                                           field, words):
+    c = app_client
+    _, events = batch_for(c, rec)
+    events[3] = {**events[3], **change}
+    r = c.post("/events", json={"events": events}, headers=PUSH)
+    assert r.status_code == 422, r.text
+    assert f"events.3.{field}" in r.json()["message"] and words in r.json()["message"], r.json()
+    assert stats(c)["total"] == 0
+
+
+def test_a_batch_too_large_or_empty(app_client, rec):
+    c = app_client
+    _, events = batch_for(c, rec)
+    r = c.post("/events", json={"events": events * 5}, headers=PUSH)  # 25 > 20
+    assert r.status_code == 422
+    assert "at most 20 events in one batch (RECSYS_MAX_EVENT_BATCH), got 25" in r.json()["message"]
+    assert c.post("/events", json={"events": []}, headers=PUSH).status_code == 422
+    assert stats(c)["total"] == 0
+
+
+def test_timestamps_default_to_now_and_a_naive_one_is_utc(app_client, rec):
+    from store.events import read_events
+
+    c = app_client
+    _, events = batch_for(c, rec)
+    before = datetime.now(UTC)
+    events[0]["timestamp"] = "2026-11-30T08:00:00"
+    events[1]["timestamp"] = "2026-11-30T09:00:00+01:00"
+    assert c.post("/events", json={"events": events}, headers=PUSH).status_code == 202
+    stored = read_events(c.app.state.db).set_index("event_id")["timestamp"]
+    assert stored[events[0]["event_id"]] == datetime(2026, 11, 30, 8, tzinfo=UTC)
+    assert stored[events[1]["event_id"]] == datetime(2026, 11, 30, 8, tzinfo=UTC)
+    assert stored[events[2]["event_id"]] >= before - timedelta(seconds=1)
+
+
+def test_ingestion_has_its_own_token(tmp_path, v1, data_dir, rec, app_client):
+    _, events = batch_for(app_client, rec)
+    body = {"events": events}
+    assert app_client.post("/events", json=body).status_code == 401
+    assert app_client.post("/events", json=body, headers=ADMIN).status_code == 403  # not the admin one
+    assert app_client.get("/admin/events/stats", headers=PUSH).status_code == 403
+    artifacts = make_artifacts(tmp_path / "off", v1)
+    with TestClient(create_app(make_settings(artifacts, data_dir), recommender=rec)) as off:
+        r = off.post("/events", json=body, headers=PUSH)
+        assert r.status_code == 404 and "RECSYS_EVENTS_TOKEN" in r.json()["detail"]

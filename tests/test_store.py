@@ -1,0 +1,101 @@
+"""The store on SQLite and on a real PostgreSQL server: migrations, atomic and idempotent event
+batches, counts, reading back, decisions, activations and jobs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import inspect
+
+from store.db import Database, StoreError
+from store.events import Event, add_events, event_counts, read_events
+from store.records import (
+    fail_unfinished_jobs,
+    latest_activation,
+    load_jobs,
+    read_decisions,
+    record_activation,
+    record_decision,
+    save_job,
+)
+
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def db(store_url):
+    db = Database(store_url)
+    db.upgrade()
+    yield db
+    db.dispose()
+
+
+def click(n: int, event_id: str | None = None, type: str = "click") -> Event:
+    return Event(type=type, query=f"q{n % 3}", item_id=f"I{n}", timestamp=T0 + timedelta(minutes=n),
+                 event_id=event_id, request_id=f"r{n}", position=n + 1, user_id="u1")
+
+
+def test_upgrade_creates_the_tables_and_is_idempotent(db):
+    db.upgrade()  # a second start
+    tables = set(inspect(db.engine).get_table_names())
+    assert {"events", "version_decisions", "activations", "jobs", "alembic_version"} <= tables
+
+
+def test_a_batch_is_stored_and_read_back_oldest_first(db):
+    batch = [click(n, f"e{n}", type=("impression" if n % 2 else "click")) for n in range(5)]
+    assert add_events(db, batch[::-1]).accepted == 5
+    assert event_counts(db) == {"click": 3, "impression": 2}
+    back = read_events(db)
+    assert list(back["event_id"]) == [f"e{n}" for n in range(5)]
+    assert list(back["position"]) == [1, 2, 3, 4, 5]
+    assert back["timestamp"].iloc[0] == T0  # UTC, as sent
+    assert list(read_events(db, since=T0 + timedelta(minutes=3))["event_id"]) == ["e3", "e4"]
+
+
+def test_a_retried_event_id_is_stored_once(db):
+    first = add_events(db, [click(1, "a"), click(2, "b"), click(3)])
+    again = add_events(db, [click(1, "a"), click(2, "b"), click(3), click(4, "c"), click(4, "c")])
+    assert (first.accepted, first.duplicates) == (3, 0)
+    assert (again.accepted, again.duplicates) == (5, 3)  # a, b, and c's second copy
+    ids = list(read_events(db)["event_id"])
+    assert sorted(i for i in ids if i) == ["a", "b", "c"] and ids.count(None) == 2
+
+
+def test_a_batch_that_fails_stores_nothing(db):
+    add_events(db, [click(0, "kept")])
+    broken = Event(type="click", query="q", item_id=None, timestamp=T0)  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="(?i)null"):
+        add_events(db, [click(1, "x"), click(2, "y"), broken])
+    assert list(read_events(db)["event_id"]) == ["kept"]
+
+
+def test_decisions_activations_and_jobs(db):
+    assert latest_activation(db) is None
+    first = record_activation(db, "v1", "first")
+    second = record_activation(db, "v2", "job j1: activated")
+    assert second > first and latest_activation(db) == (second, "v2")
+    record_decision(db, "v2", "j1", False, "kept, not served: another catalogue")
+    record_decision(db, "v2", "j1", True, "activated: forced")  # decided again: the last word
+    got = read_decisions(db)["v2"]
+    assert (got["activated"], got["reason"], got["job_id"]) == (True, "activated: forced", "j1")
+    row = {"id": "j1", "owner": "host:1", "status": "running", "created_at": "2026-12-01T10:00:00",
+           "started_at": None, "finished_at": None, "step": 3, "total": 9, "loss": 0.5,
+           "version": None, "activated": False, "decision": None, "metrics": {"a": 1.5}, "error": None}
+    save_job(db, row)
+    save_job(db, {**row, "step": 4})
+    save_job(db, {**row, "id": "j2", "owner": "host:2", "created_at": "2026-12-01T11:00:00"})
+    assert [(j["id"], j["step"], j["metrics"]) for j in load_jobs(db)] == [
+        ("j2", 3, {"a": 1.5}), ("j1", 4, {"a": 1.5})]
+    assert fail_unfinished_jobs(db, "host:1", "the server process running it stopped") == 1
+    (j1,) = load_jobs(db, "j1")
+    assert j1["status"] == "failed" and j1["error"] == "the server process running it stopped"
+    assert load_jobs(db, "j2")[0]["status"] == "running"
+
+
+def test_a_bad_url_and_an_unreachable_server_say_which_store():
+    with pytest.raises(StoreError, match="not a database URL.*postgresql://"):
+        Database("no such thing")
+    db = Database("postgresql://nobody@127.0.0.1:1/none")
+    with pytest.raises(StoreError, match=r"store at postgresql\+psycopg://nobody@127.0.0.1:1/none"):
+        db.upgrade()

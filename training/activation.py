@@ -1,0 +1,78 @@
+"""Whether a new version may replace the served one on its own (admin retrains).
+
+Only when both were evaluated on the same data and the new one is not worse there: the same
+catalogue (items file fingerprint and schema), and the same held-out queries, because training
+replays the served version on the new version's evaluation sets (`TrainInputs.baseline`): the
+judgments when given, else its held-out slice of queries. Anything else is kept, inactive, with
+the reason; a new catalogue needs an explicit activation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+# a rounding difference is no regression
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Decision:
+    activate: bool
+    reason: str
+
+
+def catalogue_key(manifest: dict[str, Any]) -> tuple[str | None, str]:
+    """What makes two versions' catalogues the same: the items file's bytes and the schema."""
+    data = manifest.get("data") or {}
+    items = data.get("items") or {}
+    return items.get("fingerprint"), json.dumps(data.get("schema"), sort_keys=True)
+
+
+def same_catalogue(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    key = catalogue_key(a)
+    return key[0] is not None and key == catalogue_key(b)
+
+
+def ndcg(report: dict[str, Any] | None) -> float | None:
+    try:
+        return float((report or {})["ndcg@10"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def decide(new_version: str, new: dict[str, Any], served_version: str | None,
+           served: dict[str, Any] | None, force: bool = False) -> Decision:
+    """`new`, `served`: the manifests. The reason is one line, ready for the job and /admin/versions."""
+    explicit = f"POST /admin/versions/{new_version}/activate serves it"
+    if force:
+        return Decision(True, "activated: forced")
+    if served_version is None or served is None:
+        return Decision(True, "activated: no model was being served")
+    if not same_catalogue(new, served):
+        fp_new, fp_old = catalogue_key(new)[0], catalogue_key(served)[0]
+        n_new = ((new.get("data") or {}).get("items") or {}).get("rows")
+        n_old = ((served.get("data") or {}).get("items") or {}).get("rows")
+        return Decision(False, f"kept, not served: trained on another catalogue ({n_new} items, "
+                               f"{str(fp_new)[:19]}) than the served {served_version} ({n_old} "
+                               f"items, {str(fp_old)[:19]}); a new catalogue needs an explicit "
+                               f"activation: {explicit}")
+    metrics = new.get("metrics") or {}
+    replayed = metrics.get("replayed") or {}
+    if replayed.get("version") != served_version:
+        return Decision(False, f"kept, not served: it was not evaluated against the served "
+                               f"{served_version} (compared with {replayed.get('version')}); "
+                               f"{explicit}")
+    basis = "judgments" if "judgments" in metrics and "judgments" in replayed else "held_out"
+    what = "the judgments" if basis == "judgments" else "its held-out queries"
+    mine, theirs = ndcg((metrics.get(basis) or {}).get("model")), ndcg(replayed.get(basis))
+    if mine is None or theirs is None:
+        return Decision(False, f"kept, not served: no ndcg@10 on {what} to compare; {explicit}")
+    n = replayed.get(f"{basis}_queries")
+    on = f"on {what} ({n} queries, the served version replayed on the same ones)"
+    if mine + TOLERANCE >= theirs:
+        return Decision(True, f"activated: ndcg@10 {mine:.4f} is not below {theirs:.4f} of "
+                              f"{served_version} {on}")
+    return Decision(False, f"kept, not served: ndcg@10 {mine:.4f} is below {theirs:.4f} of "
+                           f"{served_version} {on}; {explicit}?force=true")
