@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import inspect
+from sqlalchemy.exc import IntegrityError
 
 from store.db import Database, StoreError
 from store.events import Event, add_events, event_counts, read_events
@@ -65,7 +66,7 @@ def test_a_retried_event_id_is_stored_once(db):
 def test_a_batch_that_fails_stores_nothing(db):
     add_events(db, [click(0, "kept")])
     broken = Event(type="click", query="q", item_id=None, timestamp=T0)  # type: ignore[arg-type]
-    with pytest.raises(Exception, match="(?i)null"):
+    with pytest.raises(IntegrityError, match=r"(?i)null"):
         add_events(db, [click(1, "x"), click(2, "y"), broken])
     assert list(read_events(db)["event_id"]) == ["kept"]
 
@@ -94,7 +95,7 @@ def test_decisions_activations_and_jobs(db):
 
 
 def test_a_bad_url_and_an_unreachable_server_say_which_store():
-    with pytest.raises(StoreError, match="not a database URL.*postgresql://"):
+    with pytest.raises(StoreError, match=r"not a database URL.*postgresql://"):
         Database("no such thing")
     db = Database("postgresql://nobody@127.0.0.1:1/none")
     with pytest.raises(StoreError, match=r"store at postgresql\+psycopg://nobody@127.0.0.1:1/none"):

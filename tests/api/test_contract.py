@@ -153,7 +153,8 @@ def test_recommend_json_is_the_documented_model(client, rec, body):
                            filters=req.get("filters"), candidates=req.get("candidates"),
                            head_weights=req.get("head_weights"), explain=req.get("explain", True))
     expected = RecommendOut.model_validate({
-        "request_id": got["request_id"], "query": result.query, "tokens": result.tokens, "model_version": result.model_version,
+        "request_id": got["request_id"], "query": result.query, "tokens": result.tokens,
+        "model_version": result.model_version,
         "offset": req.get("offset", 0), "total": result.total,
         "unmatched_tokens": result.unmatched_tokens, "items": result.items,
         "took_ms": got["took_ms"]}).model_dump(mode="json")

@@ -1,0 +1,78 @@
+"""The activation rule of retrains (training/activation.py) on planted manifests."""
+
+from __future__ import annotations
+
+import pytest
+
+from training.activation import decide, same_catalogue
+
+SCHEMA = {"columns": {}, "rename": {}, "missing": [], "lexicon": {}}
+
+
+def manifest(items_fp: str = "sha256:aaa", rows: int = 400, schema: dict | None = None,
+             held_out: float | None = 0.5, judgments: float | None = None,
+             replayed: dict | None = None) -> dict:
+    metrics: dict = {}
+    if held_out is not None:
+        metrics["held_out"] = {"model": {"ndcg@10": held_out}, "bm25": {"ndcg@10": 0.1}}
+    if judgments is not None:
+        metrics["judgments"] = {"model": {"ndcg@10": judgments}}
+    if replayed is not None:
+        metrics["replayed"] = replayed
+    return {"data": {"items": {"fingerprint": items_fp, "rows": rows}, "schema": schema or SCHEMA},
+            "metrics": metrics}
+
+
+SERVED = manifest(held_out=0.9)  # its own held-out number is never what a retrain is compared on
+
+
+def replay(held_out: float | None = 0.5, judgments: float | None = None, version: str = "v1") -> dict:
+    out: dict = {"version": version}
+    if held_out is not None:
+        out |= {"held_out": {"ndcg@10": held_out}, "held_out_queries": 7}
+    if judgments is not None:
+        out |= {"judgments": {"ndcg@10": judgments}, "judgments_queries": 12}
+    return out
+
+
+def test_the_36_item_case_is_kept_however_good_its_numbers():
+    small = manifest("sha256:bbb", rows=36, held_out=1.0)
+    d = decide("v2", small, "v1", SERVED)
+    assert not d.activate
+    assert d.reason.startswith("kept, not served: trained on another catalogue (36 items")
+    assert "v1 (400 items" in d.reason and "POST /admin/versions/v2/activate" in d.reason
+
+
+def test_same_items_another_schema_is_another_catalogue():
+    other = manifest(schema={**SCHEMA, "columns": {"fabric": "other"}}, replayed=replay(0.1))
+    assert not same_catalogue(other, SERVED)
+    assert not decide("v2", other, "v1", SERVED).activate
+
+
+@pytest.mark.parametrize("mine, theirs, activate", [(0.50, 0.40, True), (0.50, 0.50, True),
+                                                    (0.40, 0.50, False)])
+def test_same_held_out_queries_not_worse_is_activated(mine, theirs, activate):
+    new = manifest(held_out=mine, replayed=replay(theirs))
+    d = decide("v2", new, "v1", SERVED)
+    assert d.activate is activate
+    word = "activated" if activate else "kept, not served"
+    assert d.reason.startswith(f"{word}: ndcg@10 {mine:.4f} is ")
+    assert f"{theirs:.4f} of v1 on its held-out queries (7 queries" in d.reason
+
+
+def test_judgments_come_first_when_both_have_them():
+    new = manifest(held_out=0.9, judgments=0.3, replayed=replay(0.1, judgments=0.4))
+    d = decide("v2", new, "v1", SERVED)
+    assert not d.activate and "on the judgments (12 queries" in d.reason
+
+
+def test_not_replayed_against_the_served_version_is_kept():
+    assert not decide("v2", manifest(held_out=0.99), "v1", SERVED).activate  # nothing replayed
+    d = decide("v2", manifest(replayed=replay(0.1, version="v0")), "v1", SERVED)
+    assert not d.activate and "not evaluated against the served v1 (compared with v0)" in d.reason
+
+
+def test_forced_or_nothing_served_is_activated():
+    small = manifest("sha256:bbb", rows=36)
+    assert decide("v2", small, "v1", SERVED, force=True).reason == "activated: forced"
+    assert decide("v2", small, None, None).reason == "activated: no model was being served"
