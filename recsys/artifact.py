@@ -42,7 +42,7 @@ from .catalog import Attribute, Catalog, NumericBuckets
 from .encoding import Featurizer
 from .errors import ArtifactError
 from .evidence import Evidence
-from .facets import FACETS
+from .facets import facet_name_problem
 from .model import FacetScorer
 from .model_config import ModelConfig
 from .recommender import Recommender
@@ -151,7 +151,7 @@ def save_version(rec: Recommender, artifacts_dir: str | Path, manifest: dict[str
     root.mkdir(parents=True, exist_ok=True)
     name = manifest.get("version") or new_version_name()
     manifest = {**manifest, "version": name, "format": FORMAT_VERSION,
-                "config": rec.model.cfg.to_json(), "facets": list(FACETS)}
+                "config": rec.model.cfg.to_json(), "facets": list(rec.facets)}
     tmp = TempDir(root, f".tmp-{name}.")
     try:
         _write_version(rec, tmp.path, manifest, popularity)
@@ -174,7 +174,7 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
     state = {k: v.contiguous() for k, v in rec.model.state_dict().items()}
     save_tensors(state, str(folder / "model.safetensors"))
     arrays: dict[str, np.ndarray] = {}
-    for f in FACETS:
+    for f in cat.facets:
         _put_csr(arrays, f"items.{f}", cat.item_attrs[f])
         _put_csr(arrays, f"exact.{f}", fz.evidence.exact[f])
         _put_csr(arrays, f"assoc.{f}", fz.evidence.assoc[f])
@@ -185,7 +185,7 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
         "item_ids": cat.item_ids,
         "titles": cat.titles,
         "texts": cat.texts,
-        "vocab": {f: [[a.key, a.value] for a in cat.vocab[f]] for f in FACETS},
+        "vocab": {f: [[a.key, a.value] for a in cat.vocab[f]] for f in cat.facets},
         "buckets": {k: b.edges for k, b in cat.buckets.items()},
     }
     _write_json(folder / "catalog.json", catalog_json)
@@ -309,18 +309,19 @@ def load_version(path: str | Path) -> Recommender:
     n_words = _check_words(folder, words_json)
     rows = {"items": n_items, "words": n_words}
     arrays = _read_safetensors(folder, "arrays.safetensors", load_arrays)
-    csr = _check_arrays(folder, arrays, rows, vocab_sizes)
+    csr = _check_arrays(folder, arrays, rows, vocab_sizes, cfg.facets)
     catalog = Catalog(
         item_ids=catalog_json["item_ids"],
         titles=catalog_json["titles"],
         texts=catalog_json["texts"],
-        vocab={f: [Attribute(f, k, v) for k, v in catalog_json["vocab"][f]] for f in FACETS},
-        item_attrs={f: csr[f"items.{f}"] for f in FACETS},
+        # the artifact's facets, in its heads' order (the vocabulary's keys are the catalogue's facets)
+        vocab={f: [Attribute(f, k, v) for k, v in catalog_json["vocab"][f]] for f in cfg.facets},
+        item_attrs={f: csr[f"items.{f}"] for f in cfg.facets},
         buckets={k: NumericBuckets(e) for k, e in catalog_json["buckets"].items()},
     )
     words = WordTable.from_json(words_json)
-    evidence = Evidence(exact={f: csr[f"exact.{f}"] for f in FACETS},
-                        assoc={f: csr[f"assoc.{f}"] for f in FACETS})
+    evidence = Evidence(exact={f: csr[f"exact.{f}"] for f in cfg.facets},
+                        assoc={f: csr[f"assoc.{f}"] for f in cfg.facets})
     featurizer = Featurizer(catalog, words, evidence, cfg)
     model = _load_model(folder, cfg, featurizer)
     try:
@@ -485,10 +486,10 @@ def _check_manifest(folder: Path, m: object) -> None:
             raise ArtifactError("no 'config': the model cannot be rebuilt", folder, file)
         if key in m and not isinstance(m[key], kinds):
             raise ArtifactError(f"'{key}' is {_json_type(m[key])}", folder, file)
-    if "facets" in m and m["facets"] != list(FACETS):
-        raise ArtifactError(f"trained for the heads {m['facets']!r}, this program has {list(FACETS)}",
-                            folder, file)
     _check_config(folder, m["config"])
+    heads = list(m["config"]["facets"])
+    if "facets" in m and m["facets"] != heads:
+        raise ArtifactError(f"'facets' is {m['facets']!r}, its config's heads are {heads!r}", folder, file)
 
 
 def _check_config(folder: Path, config: dict[str, Any]) -> None:
@@ -508,11 +509,16 @@ def _check_config(folder: Path, config: dict[str, Any]) -> None:
             default = None
         if not _same_kind(value, default):
             raise ArtifactError(f"config '{f.name}' is {value!r}", folder, file)
-    if tuple(cfg.facets) != tuple(FACETS):
-        raise ArtifactError(f"config 'facets' is {list(cfg.facets)}, this program has {list(FACETS)}",
+    facets = cfg.facets
+    if not _strings(list(facets)) or not facets:
+        raise ArtifactError(f"config 'facets' is {list(facets)!r}, expected a list of facet names",
                             folder, file)
+    for h, name in enumerate(facets):
+        problem = facet_name_problem(name, facets[:h])
+        if problem:
+            raise ArtifactError(f"config 'facets': {problem}", folder, file)
     sizes = cfg.vocab_sizes
-    if not isinstance(sizes, dict) or set(sizes) != set(FACETS) or not all(
+    if not isinstance(sizes, dict) or set(sizes) != set(facets) or not all(
             _same_kind(v, 0) for v in sizes.values()):
         raise ArtifactError("config 'vocab_sizes' must give a size to every facet", folder, file)
 
@@ -554,10 +560,10 @@ def _check_catalog(folder: Path, c: object, cfg: ModelConfig) -> tuple[int, dict
     if len(set(ids)) != len(ids):
         raise bad("'item_ids' has duplicates")
     vocab = c["vocab"]
-    if not isinstance(vocab, dict) or set(FACETS) - set(vocab):
-        raise bad(f"'vocab' must have every facet of {list(FACETS)}")
+    if not isinstance(vocab, dict) or set(cfg.facets) - set(vocab):
+        raise bad(f"'vocab' must have every facet of {list(cfg.facets)}")
     sizes = {}
-    for f in FACETS:
+    for f in cfg.facets:
         attrs = vocab[f]
         if not isinstance(attrs, list) or not all(
                 isinstance(a, list) and len(a) == 2 and _strings(a) for a in attrs):
@@ -590,12 +596,12 @@ def _check_words(folder: Path, w: object) -> int:
 
 
 def _check_arrays(folder: Path, arrays: dict[str, np.ndarray], rows: dict[str, int],
-                  vocab_sizes: dict[str, int]) -> dict[str, sp.csr_matrix]:
+                  vocab_sizes: dict[str, int], facets: tuple[str, ...]) -> dict[str, sp.csr_matrix]:
     """Every sparse table (`<prefix>.indptr/indices/data/shape`) whole and in range, every other
     float array finite; the tables the loader reads of the catalogue's and word table's sizes."""
     file = "arrays.safetensors"
     prefixes = {name.rsplit(".", 1)[0] for name in arrays if name.rsplit(".", 1)[-1] in _CSR_PARTS}
-    needed = {f"{kind}.{f}" for kind in _CSR_ROWS for f in FACETS}
+    needed = {f"{kind}.{f}" for kind in _CSR_ROWS for f in facets}
     missing = sorted(needed - prefixes)
     if missing:
         raise ArtifactError(f"lacks the tables {', '.join(missing)}", folder, file)

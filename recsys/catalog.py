@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .errors import UnknownItemError
+from .errors import InputError, UnknownItemError
 from .facets import FACETS, facet_for_column
 from .gc_pause import paused_gc
 from .lexicon import Lexicon, LexiconConfig
@@ -141,6 +141,12 @@ class Catalog:
     def __post_init__(self) -> None:
         self._index = {item_id: i for i, item_id in enumerate(self.item_ids)}
 
+    @property
+    def facets(self) -> tuple[str, ...]:
+        """The catalogue's facets, in head order: the keys of `vocab` (every facet has one, empty
+        or not), so that the list is held in one place."""
+        return tuple(self.vocab)
+
     def labels(self, facet: str) -> list[str]:
         """Display labels of a facet's attributes, by attribute index (built once: every
         ranked item's explanation reads them)."""
@@ -173,7 +179,7 @@ class Catalog:
             # numpy's stubs do not declare ndarray's buffer protocol (__buffer__) for 3.11
             self._label_views = [(f, memoryview(self.item_attrs[f].indptr),  # type: ignore[arg-type]
                                   memoryview(self.item_attrs[f].indices),  # type: ignore[arg-type]
-                                  self.labels(f)) for f in FACETS]
+                                  self.labels(f)) for f in self.facets]
         return {f: [labels[a] for a in indices[indptr[item_idx] : indptr[item_idx + 1]]]
                 for f, indptr, indices, labels in self._label_views}
 
@@ -222,8 +228,8 @@ class Catalog:
         and which forms of a value do (value, label, the value's stems)."""
         if not self._filter_lookup:
             lookup: dict[tuple[str, str], list[tuple[str, int]]] = {}
-            by_key: dict[str, list[tuple[str, int]]] = {f: [] for f in FACETS}
-            for f in FACETS:
+            by_key: dict[str, list[tuple[str, int]]] = {f: [] for f in self.facets}
+            for f in self.facets:
                 for a_idx, a in enumerate(self.vocab[f]):
                     forms = {a.value.lower(), a.label.lower(), _filter_form(a.value)}
                     for key in {f, a.key.lstrip("#")}:
@@ -247,8 +253,12 @@ class Catalog:
         buckets: Mapping[str, NumericBuckets] | None = None,
         *,
         lexicon: Lexicon | LexiconConfig | None = None,
+        facets: Sequence[str] = FACETS,
     ) -> Catalog:
         """From a validated items table (all cells strings). `buckets` reuses earlier edges.
+
+        `facets`: the heads the catalogue is built for, in order (a schema's `Schema.facets`); a
+        column `overrides` maps to a facet outside them is an `InputError`.
 
         `lexicon`: what to read facet values out of titles and descriptions with. None takes the
         lexicon of the schema the `overrides` come from (`Schema.columns` carries it), else the
@@ -259,20 +269,26 @@ class Catalog:
         if isinstance(lexicon, LexiconConfig):
             lexicon = lexicon.build()
         with paused_gc():
-            return _CatalogBuilder(items, overrides or {}, dict(buckets or {}), lexicon).build()
+            return _CatalogBuilder(items, overrides or {}, dict(buckets or {}), lexicon,
+                                   tuple(facets)).build()
 
 
 class _CatalogBuilder:
     def __init__(self, items: pd.DataFrame, overrides: Mapping[str, str], buckets: dict[str, NumericBuckets],
-                 lexicon: Lexicon | None = None):
+                 lexicon: Lexicon | None = None, facets: tuple[str, ...] = FACETS):
         self.items = items
         self.overrides = {k.lower(): v for k, v in overrides.items()}
+        self.facets = facets
+        for column, facet in self.overrides.items():
+            if facet != "ignore" and facet not in facets:
+                raise InputError(f"column {column!r} is mapped to facet {facet!r}, which is not one of "
+                                 f"this catalogue's ({', '.join(facets)}); add it with [facets] add")
         self.buckets: dict[str, NumericBuckets] = buckets
         self.lexicon = lexicon
-        self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in FACETS}
-        self.attr_list: dict[str, list[Attribute]] = {f: [] for f in FACETS}
-        self.keys: dict[str, list[tuple[str, ...]]] = {f: [] for f in FACETS}  # match keys by index
-        self.rows: dict[str, list[list[int]]] = {f: [[] for _ in range(len(items))] for f in FACETS}
+        self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in facets}
+        self.attr_list: dict[str, list[Attribute]] = {f: [] for f in facets}
+        self.keys: dict[str, list[tuple[str, ...]]] = {f: [] for f in facets}  # match keys by index
+        self.rows: dict[str, list[list[int]]] = {f: [[] for _ in range(len(items))] for f in facets}
         self.extracted: list[set[tuple[str, int]]] = [set() for _ in range(len(items))]
 
     def add(self, item_idx: int, attr: Attribute) -> bool:
@@ -307,7 +323,7 @@ class _CatalogBuilder:
         self._add_titles()
         vocab = self.attr_list
         item_attrs = {}
-        for f in FACETS:
+        for f in self.facets:
             indptr = np.cumsum([0] + [len(r) for r in self.rows[f]])
             indices = np.fromiter((a for r in self.rows[f] for a in r), dtype=np.int32)
             data = np.ones(len(indices), dtype=np.float32)
@@ -375,20 +391,20 @@ class _CatalogBuilder:
         if "description" in self.items.columns:
             sources.append(("description", self.items["description"].astype(str).tolist()))
         for i in range(len(self.items)):
-            filled = {f for f in FACETS if f != "other" and self.rows[f][i]}
+            filled = {f for f in self.facets if f != "other" and self.rows[f][i]}
             other_keys = {self.attr_list["other"][a].key for a in self.rows["other"][i]}
             found: set[str] = set()
             for source, texts in sources:
                 here: set[str] = set()
                 for m in self.lexicon.matches(texts[i]):
-                    key = m.key(source)
-                    if m.kind in found or m.facet in filled:
+                    key, facet = m.key(source, self.facets), m.facet(self.facets)
+                    if m.kind in found or facet in filled:
                         continue
-                    if m.facet == "other" and key in other_keys:
+                    if facet == "other" and key in other_keys:
                         continue
-                    attr = Attribute(m.facet, key, m.value)
+                    attr = Attribute(facet, key, m.value)
                     if self.add(i, attr):
-                        self.extracted[i].add((m.facet, self.vocab[m.facet][attr]))
+                        self.extracted[i].add((facet, self.vocab[facet][attr]))
                     here.add(m.kind)
                 found |= here
 
@@ -398,7 +414,7 @@ class _CatalogBuilder:
         title_mapped = facet_for_column("title", self.overrides) is not None
         descs = self.items["description"].astype(str).tolist() if "description" in self.items.columns else None
         for i, title in enumerate(self.items["title"].tolist()):
-            own = {k for f in FACETS for a_idx in self.rows[f][i] for k in self.keys[f][a_idx]}
+            own = {k for f in self.facets for a_idx in self.rows[f][i] for k in self.keys[f][a_idx]}
             title_words = words(title)
             sources = [] if title_mapped else [("title", title_words)]
             if descs is not None:
@@ -418,7 +434,7 @@ class _CatalogBuilder:
             if descs is not None:
                 parts.append(descs[i])
             extracted = self.extracted[i]
-            for f in FACETS:
+            for f in self.facets:
                 for a_idx in self.rows[f][i]:  # what item_attrs holds, in the same order
                     a = vocab[f][a_idx]
                     if a.key != "title" and (f, a_idx) not in extracted:

@@ -37,7 +37,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from recsys.errors import DataError, InputError
-from recsys.facets import FACETS
+from recsys.facets import FACETS, facet_name_problem, with_added
 from recsys.gc_pause import paused_gc
 from recsys.lexicon import LexiconConfig
 
@@ -75,7 +75,10 @@ class Schema:
     - `[lexicon]`: `enabled = false` turns reading facet values out of titles off, `builtin = false`
       keeps only the schema's own entries; subtables add words, `[lexicon.color] teal = ["peacock",
       "petrol"]` (kind -> canonical value -> synonyms; kinds color, style, quality feed their facet,
-      any other kind, like `material`, feeds `other` as `material:<value>`).
+      any other kind, like `material`, feeds `other` as `material:<value>`, or its own facet when
+      `[facets] add` names it).
+    - `[facets]`: `add = ["material"]`: facets (heads) beyond the default four, after them in
+      order; `[columns]` then maps columns to them (`material = "material"`).
 
     `load` checks the file against the pydantic models of the file (`SchemaFile`, below).
     """
@@ -84,6 +87,12 @@ class Schema:
     rename: dict[str, str] = field(default_factory=dict)
     lexicon: LexiconConfig = field(default_factory=LexiconConfig)
     missing: tuple[str, ...] = ()
+    added_facets: tuple[str, ...] = ()
+
+    @property
+    def facets(self) -> tuple[str, ...]:
+        """The facets a catalogue read with this schema has: the default ones, then the added."""
+        return with_added(self.added_facets)
 
     @classmethod
     def load(cls, path: str | Path) -> Schema:
@@ -93,14 +102,16 @@ class Schema:
     def to_json(self) -> dict[str, Any]:
         """Everything the file said, for a model's manifest."""
         return {"columns": dict(self.columns), "rename": dict(self.rename),
-                "missing": list(self.missing), "lexicon": self.lexicon.to_json()}
+                "missing": list(self.missing), "lexicon": self.lexicon.to_json(),
+                "facets": {"add": list(self.added_facets)}}
 
     @classmethod
     def from_json(cls, obj: dict[str, Any] | None) -> Schema:
         """What `to_json` wrote (a model version keeps it in its manifest)."""
         obj = obj or {}
         return cls(dict(obj.get("columns", {})), dict(obj.get("rename", {})),
-                   LexiconConfig.from_json(obj.get("lexicon")), tuple(obj.get("missing", ())))
+                   LexiconConfig.from_json(obj.get("lexicon")), tuple(obj.get("missing", ())),
+                   tuple(obj.get("facets", {}).get("add", ())))
 
 
 @dataclass
@@ -698,8 +709,8 @@ def _blank_missing(table: _Table, markers: tuple[str, ...]) -> None:
 #
 # The file's shape is declared by the pydantic models below, one per table; each check raises a
 # `_problem`, whose message is what the user reads after "[table] entry: ". A later table (e.g.
-# `[facets] add = ["material"]`) is one more field of `SchemaFile`, and `SchemaFile.facets()` is
-# the one place that says which facet names `[columns]` may use.
+# `[facets] add = ["material"]`) is one more field of `SchemaFile`, and `SchemaFile.facet_names()`
+# is the one place that says which facet names `[columns]` may use.
 
 
 def _problem(message: str, *at: str) -> PydanticCustomError:
@@ -825,6 +836,30 @@ class LexiconTable(_SchemaTable):
         return LexiconConfig(self.enabled, self.builtin, entries)
 
 
+class FacetsTable(_SchemaTable):
+    """`[facets]`: `add = ["material"]`: heads beyond the default ones."""
+
+    add: tuple[str, ...] = ()
+
+    @classmethod
+    def _unknown(cls, key: str) -> str:
+        return 'unknown setting; expected add = ["material", ...]'
+
+    @field_validator("add", mode="before")
+    @classmethod
+    def _new_names(cls, names: Any) -> tuple[str, ...]:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise _problem(f'expected a list of facet names in quotes, e.g. ["material"], found {names!r}')
+        out: list[str] = []
+        for raw in names:
+            name = raw.strip().lower()
+            problem = facet_name_problem(name, [*FACETS, *out])
+            if problem:
+                raise _problem(problem)
+            out.append(name)
+        return tuple(out)
+
+
 class SchemaFile(_SchemaTable):
     """The whole file; its tables in the order their problems are reported."""
 
@@ -837,6 +872,7 @@ class SchemaFile(_SchemaTable):
     lexicon: Annotated[LexiconTable,
                        _table("settings and word lists, e.g. enabled = false or [lexicon.color]")
                        ] = LexiconTable()
+    facets: Annotated[FacetsTable, _table('facets to add, e.g. add = ["material"]')] = FacetsTable()
 
     @classmethod
     def _unknown(cls, key: str) -> str:
@@ -844,9 +880,9 @@ class SchemaFile(_SchemaTable):
         return (f"expected only {', '.join(tables[:-1])} and {tables[-1]} tables, found {key!r} "
                 "outside them")
 
-    def facets(self) -> tuple[str, ...]:
-        """The facet names `[columns]` may use (besides "ignore")."""
-        return FACETS
+    def facet_names(self) -> tuple[str, ...]:
+        """The facet names `[columns]` may use (besides "ignore"): the default ones and the added."""
+        return (*FACETS, *self.facets.add)
 
     @field_validator("columns", mode="after")
     @classmethod
@@ -866,17 +902,17 @@ class SchemaFile(_SchemaTable):
 
     @model_validator(mode="after")
     def _known_facets(self) -> SchemaFile:
-        facets = self.facets()
+        facets = self.facet_names()
         for key, facet in self.columns.items():
             if facet not in facets and facet != "ignore":
                 raise _problem(f"unknown facet {facet!r}; use one of {', '.join(facets)} or "
-                               "'ignore'", "columns", key)
+                               f"'ignore', or add it: [facets] add = [\"{facet}\"]", "columns", key)
         return self
 
     def to_schema(self) -> Schema:
         return Schema({key.strip().lower(): facet for key, facet in self.columns.items()},
                       check_rename(self.rename, "[rename]"), self.lexicon.config(),
-                      self.missing.values)
+                      self.missing.values, self.facets.add)
 
 
 def _read_schema(name: str, data: bytes) -> Schema:

@@ -15,7 +15,6 @@ import torch
 
 from .catalog import Catalog
 from .evidence import Evidence, catalog_word_keys
-from .facets import FACETS
 from .model_config import ModelConfig
 from .spelling import NearWords
 from .words import NGRAM_SLOTS, QueryToken, WordTable, hashed_features, query_tokens
@@ -57,7 +56,7 @@ class Featurizer:
         exactly (0 for a word no attribute has): how much naming it narrows the catalogue."""
         if self._specificity is None:
             spec = np.zeros(len(self.words), dtype=np.float32)
-            for f in FACETS:
+            for f in self.catalog.facets:
                 exact = self.evidence.exact[f]
                 if exact.nnz:
                     weighted = exact.multiply(self.attribute_idf(f)[None, :]).tocsr()
@@ -105,9 +104,9 @@ class Featurizer:
     def _bm25_unit(self) -> float:
         """Twice the mean raw BM25 IDF over all facets' attribute occurrences (computed once)."""
         if "_unit" not in self.__dict__:
-            counts = {f: np.asarray(self.catalog.item_attrs[f].sum(axis=0)).ravel() for f in FACETS}
-            weighted = sum(float((counts[f] * self._raw_bm25_idf(f)).sum()) for f in FACETS)
-            occurrences = sum(float(counts[f].sum()) for f in FACETS)
+            counts = {f: np.asarray(self.catalog.item_attrs[f].sum(axis=0)).ravel() for f in self.catalog.facets}
+            weighted = sum(float((counts[f] * self._raw_bm25_idf(f)).sum()) for f in self.catalog.facets)
+            occurrences = sum(float(counts[f].sum()) for f in self.catalog.facets)
             self.__dict__["_unit"] = 2.0 * weighted / occurrences if weighted > 0 else 1.0
         unit: float = self.__dict__["_unit"]
         return unit
@@ -131,7 +130,7 @@ class Featurizer:
         idf: dict[str, torch.Tensor] = {}
         bm25_idf: dict[str, torch.Tensor] = {}
         mean_count: dict[str, torch.Tensor] = {}
-        for f in FACETS:
+        for f in self.catalog.facets:
             vocab = self.catalog.vocab[f]
             table = np.full((len(vocab), w_max), -1, dtype=np.int64)
             keys = np.zeros(len(vocab), dtype=np.int64)
@@ -207,7 +206,7 @@ class Featurizer:
         """
         attrs: dict[str, torch.Tensor] = {}
         evidence: dict[str, torch.Tensor] = {}
-        for f in FACETS:
+        for f in self.catalog.facets:
             a = self.padded_attributes(f)[item_idx]  # (B, I, M)
             a = a[..., : max(1, int((a >= 0).sum(-1).max(initial=0)))]  # trim padding columns
             exact, pos = self.evidence.locate(f, enc.word_id[:, None, :, None], a[:, :, None, :])

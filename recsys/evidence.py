@@ -19,7 +19,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .catalog import Catalog
-from .facets import FACETS
 from .words import WordTable, query_tokens
 
 ASSOC_PSEUDO_COUNT = 5.0
@@ -119,12 +118,12 @@ def _sorted_keys(table: sp.csr_matrix) -> np.ndarray:
 
 
 def catalog_word_keys(catalog: Catalog) -> set[str]:
-    return {k for f in FACETS for a in catalog.vocab[f] for k in a.match_keys}
+    return {k for f in catalog.facets for a in catalog.vocab[f] for k in a.match_keys}
 
 
 def build_exact(catalog: Catalog, table: WordTable) -> dict[str, sp.csr_matrix]:
     out = {}
-    for f in FACETS:
+    for f in catalog.facets:
         rows, cols = [], []
         for a_idx, attr in enumerate(catalog.vocab[f]):
             for key in set(attr.match_keys):
@@ -166,7 +165,7 @@ def build_association(
     weighted_q = sp.diags(mass) @ q_words  # (rows, n_words)
     word_mass = np.asarray(weighted_q.sum(axis=0)).ravel()  # (n_words,)
     out = {}
-    for f in FACETS:
+    for f in catalog.facets:
         x_all = catalog.item_attrs[f]
         x = x_all[items]  # (rows, V_f)
         counts = (weighted_q.T @ x).tocsr()  # (n_words, V_f)

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from .facets import FACETS
 from .index import QueryState, ScoringIndex
 
 NO_MATCH = "(no match)"
@@ -123,7 +122,7 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
                  rank: int | None = None) -> Explanation:
     """One item, head by head through `head_attention` (the reference `explain_items` equals)."""
     heads = []
-    for h, f in enumerate(FACETS):
+    for h, f in enumerate(index.facets):
         att = head_attention(index, state, item_idx, f)
         heads.append(HeadExplanation(f, float(head_weights[h] * att.output), matches_of(att, state)))
     prior = float(index.prior[item_idx])
@@ -137,7 +136,7 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
     listed matches. Equal to `explain_item` item by item up to float64 summation order
     (tests/test_explain.py)."""
     items = np.asarray(items, dtype=np.int64)
-    n, n_heads = len(items), len(FACETS)
+    n, n_heads = len(items), len(index.facets)
     rows = item_rows(index)
     surfaces = [tok.surface for tok in state.tokens]
     # segment s = (i, h) = i * H + h of this call: item items[i]'s attributes of head h
@@ -154,12 +153,13 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
     if surfaces and total:
         flat, flat_nm = state.flat_logits, state.flat_no_match
         if flat is None:  # a state built by hand
-            flat = np.concatenate([state.logits[f] for f in FACETS], axis=1)
-            flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
+            flat = np.concatenate([state.logits[f] for f in index.facets], axis=1)
+            flat_nm = np.stack([state.no_match[f] for f in index.facets], axis=1)
         assert flat_nm is not None  # set with flat_logits
         exps = np.exp(flat[:, cols].astype(np.float64))  # (T, N)
         per_head = lengths.reshape(n, n_heads)
-        multiplicity = np.stack([index.slot_multiplicity(f, per_head[:, h]) for h, f in enumerate(FACETS)], 1)  # (n, H)
+        multiplicity = np.stack([index.slot_multiplicity(f, per_head[:, h])
+                                 for h, f in enumerate(index.facets)], 1)  # (n, H)
         e_none = np.exp(flat_nm.astype(np.float64))[:, None, :] * multiplicity  # (T, n, H)
         den = _segment_sums(exps, lengths, seg_start).reshape(-1, n, n_heads) + e_none
         weights = exps / den.reshape(-1, n * n_heads)[:, seg]  # (T, N)
@@ -171,7 +171,7 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
     out = []
     for i, (item, outs) in enumerate(zip(items.tolist(), contributions.tolist())):
         heads = [HeadExplanation(f, float(head_weights[h] * outs[h]), sorted(found[i][h], key=_by_weight))
-                 for h, f in enumerate(FACETS)]
+                 for h, f in enumerate(index.facets)]
         prior = float(index.prior[item])
         out.append(Explanation(prior, summarize(heads, prior, ranks[i] if ranks is not None else None), heads))
     return out
@@ -220,8 +220,8 @@ def item_rows(index: ScoringIndex) -> _ItemRows:
 
 def _build_item_rows(index: ScoringIndex) -> _ItemRows:
     catalog = index.featurizer.catalog
-    mats = [catalog.item_attrs[f].tocsr() for f in FACETS]
-    n, n_heads = catalog.n_items, len(FACETS)
+    mats = [catalog.item_attrs[f].tocsr() for f in index.facets]
+    n, n_heads = catalog.n_items, len(index.facets)
     lens = np.stack([np.diff(m.indptr) for m in mats], 1).astype(np.int64)  # (n, H)
     total = int(lens.sum())
     dtype = np.int32 if total < 2**31 - 1 else np.int64
@@ -233,8 +233,8 @@ def _build_item_rows(index: ScoringIndex) -> _ItemRows:
         # entry j of item i's row goes to starts[i, h] + (j - indptr[i])
         dest = np.repeat(starts[:, h] - m.indptr[:-1], lens[:, h]) + np.arange(m.indptr[-1])
         cols[dest] = m.indices[: m.indptr[-1]] + offsets[h]
-    values = np.concatenate([index.tables[f].values for f in FACETS])
-    labels = [label for f in FACETS for label in catalog.labels(f)]
+    values = np.concatenate([index.tables[f].values for f in index.facets])
+    labels = [label for f in index.facets for label in catalog.labels(f)]
     return _ItemRows(ptr, cols, values, labels)
 
 
@@ -242,7 +242,7 @@ def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
                 head_weights: np.ndarray) -> tuple[float, float, list[HeadDetail]]:
     """(score, prior, per-head details with attention matrices and erasure)."""
     details = []
-    for h, f in enumerate(FACETS):
+    for h, f in enumerate(index.facets):
         att = head_attention(index, state, item_idx, f)
         out = att.output
         erasure = [
@@ -344,7 +344,7 @@ def unmatched_tokens(index: ScoringIndex, state: QueryState) -> list[str]:
     if not state.tokens:
         return []
     matches = np.zeros(len(state.tokens), dtype=bool)
-    for f in FACETS:
+    for f in index.facets:
         if state.logits[f].shape[1]:
             matches |= can_match(alone_margins(index, state, f).max(1))
     return [tok.surface for tok, ok in zip(state.tokens, matches.tolist()) if not ok]

@@ -1,12 +1,18 @@
-"""The facet list and the rule that maps a column (or attribute key) name to a facet.
+"""The default facet list and the rule that maps a column (or attribute key) name to a facet.
 
-Facets are data: the model builds one attention head per entry of `FACETS`, in this order, and
-every output (explanations, schemas, metrics) iterates over this tuple rather than naming heads.
+Facets are data: a model has one attention head per entry of its `ModelConfig.facets`, in that
+order, and every output (explanations, schemas, metrics) iterates over the model's (or the
+catalogue's) facets rather than naming heads. `FACETS` is only what a new model gets when its
+schema adds none (`[facets] add = ["material"]`, see `recsys.dataio.Schema`); a loaded model's
+facets come from its artifact.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+
+from .errors import InputError
 
 FACETS: tuple[str, ...] = ("quality", "color", "style", "other")
 
@@ -14,12 +20,16 @@ FACETS: tuple[str, ...] = ("quality", "color", "style", "other")
 RESERVED_COLUMNS = frozenset({"item_id", "title", "description", "attributes"})
 
 _QUALITY_NAMES = ("quality", "grade", "rating")
+# a facet name is a key of the weights' file (`heads.<facet>.`) and of the arrays' (`items.<facet>`):
+# no dots, no spaces
+FACET_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
 def facet_for_column(name: str, overrides: Mapping[str, str] | None = None) -> str | None:
     """The facet a column or attribute key feeds, or None for reserved columns.
 
-    `overrides` (from a schema file) maps lower-cased names to a facet or to "ignore".
+    `overrides` (from a schema file) maps lower-cased names to a facet or to "ignore"; only they
+    can name a facet beyond the default four.
     """
     key = name.strip().lower()
     if overrides and key in overrides:
@@ -36,7 +46,22 @@ def facet_for_column(name: str, overrides: Mapping[str, str] | None = None) -> s
     return "other"
 
 
-def check_facet(facet: str, source: str) -> str:
-    if facet not in FACETS and facet != "ignore":
-        raise ValueError(f"{source}: unknown facet {facet!r}; use one of {', '.join(FACETS)} or 'ignore'")
-    return facet
+def facet_name_problem(name: str, taken: Sequence[str]) -> str | None:
+    """What is wrong with `name` as a new facet next to the facets `taken`, or None."""
+    if not FACET_NAME.match(name) or name == "ignore":
+        return (f"{name!r} is not a usable facet name: use lower-case letters, digits and '_', "
+                "starting with a letter (at most 32), e.g. 'material'")
+    if name in taken:
+        return f"facet {name!r} is there already; the facets are {', '.join(taken)}"
+    return None
+
+
+def with_added(added: Sequence[str]) -> tuple[str, ...]:
+    """The default facets, then `added` (a schema's `[facets] add`), each checked to be new."""
+    out = list(FACETS)
+    for name in added:
+        problem = facet_name_problem(name, out)
+        if problem:
+            raise InputError(problem)
+        out.append(name)
+    return tuple(out)

@@ -43,7 +43,6 @@ import scipy.sparse as sp
 import torch
 
 from .encoding import Featurizer
-from .facets import FACETS
 from .kernels import Kernels, compiled
 from .model import FacetScorer
 from .words import QueryToken, query_tokens
@@ -83,25 +82,26 @@ class _LazyEvidence(Mapping[str, np.ndarray]):
     """facet -> (T, V, 3) exact, assoc, near evidence, stacked only when asked for: ranking
     never reads it, and on a large vocabulary it is the biggest array a query would build."""
 
-    def __init__(self, exact: np.ndarray, assoc: np.ndarray, near: np.ndarray, offsets: np.ndarray):
-        self._parts, self._offsets = (exact, assoc, near), offsets
+    def __init__(self, exact: np.ndarray, assoc: np.ndarray, near: np.ndarray, offsets: np.ndarray,
+                 facets: tuple[str, ...]):
+        self._parts, self._offsets, self._facets = (exact, assoc, near), offsets, facets
         self._done: dict[str, np.ndarray] = {}
 
     def __getitem__(self, facet: str) -> np.ndarray:
         if facet not in self._done:
-            if facet not in FACETS:
+            if facet not in self._facets:
                 raise KeyError(facet)
-            h = FACETS.index(facet)
+            h = self._facets.index(facet)
             lo, hi = self._offsets[h], self._offsets[h + 1]
             self._done[facet] = np.stack([p[:, lo:hi] for p in self._parts], -1)  # (T, V, 3)
         stacked: np.ndarray = self._done[facet]
         return stacked
 
     def __iter__(self) -> Iterator[str]:
-        return iter(FACETS)
+        return iter(self._facets)
 
     def __len__(self) -> int:
-        return len(FACETS)
+        return len(self._facets)
 
 
 class _LazyQueryState(QueryState):
@@ -175,7 +175,7 @@ class WordCache(Generic[V]):
 class _Group:
     """Facets scored through one table: an item's part of the score is table[ids[item]]."""
 
-    facets: tuple[int, ...]  # positions in FACETS
+    facets: tuple[int, ...]  # positions in the index's facets
     ids: np.ndarray  # (n_items,) int32 joint signature of the group's facets
     members: np.ndarray | None  # (len(facets), G) global set row of each facet; None = one facet
     size: int  # G, the number of joint signatures (the table's length)
@@ -195,15 +195,19 @@ class ScoringIndex:
         self.use_kernel = True  # compiled scoring when numba works here; False = numpy only
         compiled()  # compile (or load from numba's cache) now, not on the first request
         catalog = featurizer.catalog
+        self.facets = model.cfg.facets  # the heads, in order
+        if catalog.facets != self.facets:
+            raise ValueError(f"the catalogue has the facets {list(catalog.facets)}, the model the "
+                             f"heads {list(self.facets)}: build both from one schema")
         self.n_items = n = catalog.n_items
         self.tables: dict[str, FacetTables] = {}
         # BM25's length normalisation of the no-match slot, per head: (b, mean attribute count)
         self._length_norm = {f: (float(model.head(f).length_b().detach()),
-                                 float(getattr(model, f"attr_mean_count_{f}"))) for f in FACETS}
+                                 float(getattr(model, f"attr_mean_count_{f}"))) for f in self.facets}
         biases = {}
         prior = np.zeros(n, dtype=np.float32)
         with torch.no_grad():
-            for f in FACETS:
+            for f in self.facets:
                 keys, values, attr_prior, biases[f] = model.head_tables(f)
                 x = catalog.item_attrs[f]
                 sets, item_set = _distinct_rows(x)
@@ -221,22 +225,22 @@ class ScoringIndex:
         """Per-query work as a few whole-vocabulary numpy operations."""
         m, cfg = self.model, self.model.cfg
         ev = self.featurizer.evidence
-        sizes = [len(self.tables[f].values) for f in FACETS]
+        sizes = [len(self.tables[f].values) for f in self.facets]
         self.vocab_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         v_total = int(self.vocab_offsets[-1])
         with torch.no_grad():
             # views of the model's own embedding tables: no copy
             self._word_emb = m.word_emb.weight.detach().numpy()
             self._ngram_emb = m.ngram_emb.weight.detach().numpy()
-            proj = np.zeros((cfg.dim, v_total + len(FACETS)), dtype=np.float64)
-            nm_bias = np.zeros(len(FACETS), dtype=np.float32)
-            nm_specific = np.zeros(len(FACETS), dtype=np.float32)
+            proj = np.zeros((cfg.dim, v_total + len(self.facets)), dtype=np.float64)
+            nm_bias = np.zeros(len(self.facets), dtype=np.float32)
+            nm_specific = np.zeros(len(self.facets), dtype=np.float32)
             w_exact = np.zeros(v_total, dtype=np.float32)
             w_assoc = np.zeros(v_total, dtype=np.float32)
             w_near = np.zeros(v_total, dtype=np.float32)
             w_rare = np.zeros(v_total, dtype=np.float32)  # rare_weight x the attribute's IDF
             bias = np.zeros(v_total, dtype=np.float32)
-            for h, f in enumerate(FACETS):
+            for h, f in enumerate(self.facets):
                 head = m.head(f)
                 lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
                 wq = head.q_proj.weight.double().numpy()  # (K, D)
@@ -253,33 +257,33 @@ class ScoringIndex:
         self._nm_specific = nm_specific
         self._w_near, self._w_exact_all = w_near, w_exact + w_rare
         self._cap = float(cfg.logit_cap)
-        self._values_flat = np.concatenate([self.tables[f].values for f in FACETS]).astype(np.float32)
+        self._values_flat = np.concatenate([self.tables[f].values for f in self.facets]).astype(np.float32)
         # evidence tables side by side over all facets (n_words, sum V), and the number of words
         # of each attribute (exact evidence is scaled by the share of them the query has)
-        self._exact = sp.hstack([ev.exact[f] for f in FACETS], format="csr", dtype=np.float32)
-        self._assoc = sp.hstack([ev.assoc[f] for f in FACETS], format="csr", dtype=np.float32)
+        self._exact = sp.hstack([ev.exact[f] for f in self.facets], format="csr", dtype=np.float32)
+        self._assoc = sp.hstack([ev.assoc[f] for f in self.facets], format="csr", dtype=np.float32)
         for t in (self._exact, self._assoc):
             t.sum_duplicates()
         self._attr_words = np.maximum(np.asarray(self._exact.sum(axis=0)).ravel(), 1.0).astype(np.float32)
         self._token_cache: WordCache[tuple[np.ndarray, np.ndarray]] = WordCache(
-            max(16, CACHE_BYTES // (16 * (v_total + len(FACETS)))))  # 4 float rows
+            max(16, CACHE_BYTES // (16 * (v_total + len(self.facets)))))  # 4 float rows
 
     def _fold_item_tables(self) -> None:
         """Distinct sets of all facets as one block-diagonal matrix, and the scoring groups."""
-        sets = [self.tables[f].sets for f in FACETS]
+        sets = [self.tables[f].sets for f in self.facets]
         u_sizes = [s.shape[0] for s in sets]
         self.set_offsets = np.concatenate([[0], np.cumsum(u_sizes)]).astype(np.int64)
         # one row per distinct set of any facet (block diagonal over the facets' vocabularies),
         # and the no-match slot's multiplicity in its denominator
-        self._set_facet = np.repeat(np.arange(len(FACETS)), u_sizes)  # (sum U,)
+        self._set_facet = np.repeat(np.arange(len(self.facets)), u_sizes)  # (sum U,)
         self._slot_count = np.concatenate([
-            self.slot_multiplicity(f, np.diff(s.indptr)) for f, s in zip(FACETS, sets)
+            self.slot_multiplicity(f, np.diff(s.indptr)) for f, s in zip(self.facets, sets)
         ]).astype(np.float32)  # (sum U,)
         self._all_sets = sp.block_diag(sets, format="csr", dtype=np.float32)  # (sum U, sum V)
         self._all_sets.sort_indices()
         self._tree_parent, self._tree_attr, self._set_node = _prefix_tree(self._all_sets)
-        self._set_prior = np.concatenate([self.tables[f].set_prior for f in FACETS])
-        self.groups = _choose_groups([self.tables[f].item_set for f in FACETS], u_sizes,
+        self._set_prior = np.concatenate([self.tables[f].set_prior for f in self.facets])
+        self.groups = _choose_groups([self.tables[f].item_set for f in self.facets], u_sizes,
                                      self.set_offsets, self.n_items)
         # the same, stacked for the compiled top-k: ids and items-by-id of every group
         self._ids = np.stack([g.ids for g in self.groups])  # (n_groups, n_items) int32
@@ -290,7 +294,7 @@ class ScoringIndex:
         for row, g in enumerate(self.groups):  # one copy of each array: views of the stack
             g.ids, g.order = self._ids[row], self._order[row]
             if g.members is None:
-                self.tables[FACETS[g.facets[0]]].item_set = g.ids
+                self.tables[self.facets[g.facets[0]]].item_set = g.ids
         self._tab_off = np.concatenate([[0], np.cumsum([g.size for g in self.groups])]).astype(np.int64)
         # every group's member set rows end to end, (facets, G) per group, for the compiled
         # table builder (a one-facet group's members are its facet's rows in order)
@@ -310,7 +314,7 @@ class ScoringIndex:
         # in merged groups: a one-facet group's table part IS its facet's ratios, stored once
         self._ratio_place: list[tuple[int, int]] = []  # facet -> its ratios in the record
         merged, at = [], int(self._tab_off[-1])
-        for h in range(len(FACETS)):
+        for h in range(len(self.facets)):
             r = next(r for r, g in enumerate(self.groups) if h in g.facets)
             if self.groups[r].members is None:
                 self._ratio_place.append((int(self._tab_off[r]), int(self._tab_off[r + 1])))
@@ -352,7 +356,7 @@ class ScoringIndex:
         if word_rows:
             rows = np.stack(word_rows)  # (T, 4, sum V + H)
         else:
-            rows = np.zeros((0, 4, v_total + len(FACETS)), dtype=np.float32)
+            rows = np.zeros((0, 4, v_total + len(self.facets)), dtype=np.float32)
         assoc, near = rows[:, 2, :v_total], rows[:, 3, :v_total]
         kernels = self._compiled()
         if kernels is not None:
@@ -368,11 +372,11 @@ class ScoringIndex:
         capped = np.tanh(raw / cap) * cap  # (T, sum V + H)
         flat, flat_nm = capped[:, :v_total], capped[:, v_total:]
         logits, no_match = {}, {}
-        for h, f in enumerate(FACETS):
+        for h, f in enumerate(self.facets):
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
             logits[f], no_match[f] = flat[:, lo:hi], flat_nm[:, h]
         return {"logits": logits, "no_match": no_match, "flat_logits": flat, "flat_no_match": flat_nm,
-                "evidence": _LazyEvidence(exact, assoc, near, self.vocab_offsets)}
+                "evidence": _LazyEvidence(exact, assoc, near, self.vocab_offsets, self.facets)}
 
     def _token_entry(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """The word's rows (`_token_rows`) and the attribute columns it matches exactly."""
@@ -397,7 +401,7 @@ class ScoringIndex:
         rows[0] = tok @ self._proj
         word = self.featurizer.words.id(key)
         if word >= 0:
-            rows[0, width - len(FACETS):] += self._nm_specific * self.featurizer.word_specificity()[word]
+            rows[0, width - len(self.facets):] += self._nm_specific * self.featurizer.word_specificity()[word]
             for r, table in ((1, self._exact), (2, self._assoc)):
                 lo, hi = table.indptr[word], table.indptr[word + 1]
                 rows[r, table.indices[lo:hi]] = table.data[lo:hi]
@@ -436,8 +440,8 @@ class ScoringIndex:
         if missing:  # only now are the logits needed (a lazy state computes them on this read)
             flat, flat_nm = state.flat_logits, state.flat_no_match
             if flat is None:  # a state built by hand
-                flat = np.concatenate([state.logits[f] for f in FACETS], axis=1)
-                flat_nm = np.stack([state.no_match[f] for f in FACETS], axis=1)
+                flat = np.concatenate([state.logits[f] for f in self.facets], axis=1)
+                flat_nm = np.stack([state.no_match[f] for f in self.facets], axis=1)
             assert flat_nm is not None  # set with flat_logits
             ratios, tables = self._new_word_parts(flat[missing], flat_nm[missing])
             for j, i in enumerate(missing):
@@ -490,11 +494,11 @@ class ScoringIndex:
 
     def head_outputs(self, state: QueryState) -> np.ndarray:
         """(n_items, H) unweighted head outputs for every item."""
-        out = np.zeros((self.n_items, len(FACETS)), dtype=np.float32)
+        out = np.zeros((self.n_items, len(self.facets)), dtype=np.float32)
         if not state.tokens:
             return out
         per_set = self.set_outputs(state)
-        for h, f in enumerate(FACETS):
+        for h, f in enumerate(self.facets):
             lo, hi = self.set_offsets[h], self.set_offsets[h + 1]
             out[:, h] = per_set[lo:hi][self.tables[f].item_set]
         return out
@@ -647,7 +651,7 @@ class ScoringIndex:
                   self._all_sets.data, self._all_sets.indices, self._all_sets.indptr,
                   self._mem_rows, self._prior_tab, self._zero_tab, self._tree_parent,
                   self._tree_attr, self._set_node]
-        for f in FACETS:
+        for f in self.facets:
             t = self.tables[f]
             arrays += [t.item_set, t.sets.data, t.sets.indices, t.sets.indptr, t.values, t.set_prior]
         arrays += [self._order, self._by_id, self._ptr, self._counts]

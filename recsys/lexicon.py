@@ -3,8 +3,9 @@
 Real catalogues often have no facet columns (a title is all there is) or sparse ones. A `Lexicon`
 maps words and phrases to a canonical value of a *kind*: `color`, `style` and `quality` feed their
 own facet, `material` (and any other kind a schema adds, like `pattern`) feeds `other` as
-`material:<value>`. Shades and synonyms map to one canonical value ("crimson", "scarlet" and
-"burgundy" are all `red`; "oil rubbed bronze" is `bronze`).
+`material:<value>`, unless the catalogue has a facet of that name (a schema's `[facets] add`).
+Shades and synonyms map to one canonical value ("crimson", "scarlet" and "burgundy" are all `red`;
+"oil rubbed bronze" is `bronze`).
 
 Matching works on whole words (`recsys.tokenize.words`: lower-case, accents folded), longest
 phrase first, left to right: "redwood" is not red, "tan" in "standard" is not tan, and in
@@ -188,9 +189,10 @@ BUILTIN_STOP_PHRASES: tuple[str, ...] = (
 )
 
 
-def facet_of_kind(kind: str) -> str:
-    """`color`, `style`, `quality` feed their facet; every other kind (material, ...) `other`."""
-    return kind if kind in FACETS and kind != "other" else "other"
+def facet_of_kind(kind: str, facets: Sequence[str] = FACETS) -> str:
+    """A kind that names one of `facets` (`color`, `style`, `quality`, or one a schema adds, like
+    `material`) feeds that facet; every other kind feeds `other`."""
+    return kind if kind in facets and kind != "other" else "other"
 
 
 @dataclass(frozen=True)
@@ -203,13 +205,13 @@ class Match:
     start: int  # word position in `words(text)`
     end: int
 
-    @property
-    def facet(self) -> str:
-        return facet_of_kind(self.kind)
+    def facet(self, facets: Sequence[str] = FACETS) -> str:
+        """The facet it feeds in a catalogue of these facets."""
+        return facet_of_kind(self.kind, facets)
 
-    def key(self, source: str = "title") -> str:
+    def key(self, source: str = "title", facets: Sequence[str] = FACETS) -> str:
         """The attribute key: the source field for the facets' own kinds, else the kind."""
-        return source if self.kind in FACETS else self.kind
+        return source if self.kind in facets else self.kind
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,8 @@ class LexiconConfig:
 
     `enabled = false` turns extraction off; `builtin = false` drops the built-in lexicon and keeps
     only `entries`: kind -> canonical value -> synonyms, added to (and winning over) the built-in
-    ones. Kinds `color`, `style`, `quality` feed their facet; any other kind name feeds `other`.
+    ones. Kinds `color`, `style`, `quality` (and any facet a schema adds) feed their facet; any
+    other kind name feeds `other`.
     """
 
     enabled: bool = True
@@ -317,12 +320,14 @@ class Lexicon:
                 i += 1
         return out
 
-    def extract(self, text: str, source: str = "title") -> list[tuple[str, str, str]]:
+    def extract(self, text: str, source: str = "title",
+                facets: Sequence[str] = FACETS) -> list[tuple[str, str, str]]:
         """(facet, key, value) for each distinct hit, in text order: ("color", "title", "red")
-        for "crimson", ("other", "material", "stainless steel") for "Stainless Steel"."""
+        for "crimson", ("other", "material", "stainless steel") for "Stainless Steel" (with the
+        default facets; ("material", "title", "stainless steel") where `facets` has material)."""
         seen: dict[tuple[str, str, str], None] = {}
         for m in self.matches(text):
-            seen.setdefault((m.facet, m.key(source), m.value), None)
+            seen.setdefault((m.facet(facets), m.key(source, facets), m.value), None)
         return list(seen)
 
 

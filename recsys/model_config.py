@@ -54,13 +54,15 @@ class ModelOptions:
 @dataclass(kw_only=True)
 class ModelConfig(ModelOptions):
     vocab_sizes: dict[str, int]  # facet -> number of attributes
+    # the heads, in order: the catalogue's facets for a new model, the artifact's for a loaded one
     facets: tuple[str, ...] = FACETS
 
     @classmethod
     def for_catalog(cls, options: ModelOptions, vocab_sizes: dict[str, int]) -> ModelConfig:
-        """The config of a model with these options over a catalogue of these vocabularies."""
+        """The config of a model with these options over a catalogue of these vocabularies, one
+        head per facet of `vocab_sizes`, in its order (`{f: len(v) for f, v in catalog.vocab.items()}`)."""
         chosen = {f.name: getattr(options, f.name) for f in fields(ModelOptions)}
-        return cls(**chosen, vocab_sizes=dict(vocab_sizes))
+        return cls(**chosen, vocab_sizes=dict(vocab_sizes), facets=tuple(vocab_sizes))
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)

@@ -25,7 +25,6 @@ from .explain import (
     item_rows,
     unmatched_tokens,
 )
-from .facets import FACETS
 from .index import QueryState, ScoringIndex, fast_top_k
 from .model import FacetScorer
 
@@ -98,12 +97,18 @@ class Recommender:
 
     # ---- scoring ------------------------------------------------------------------------------
 
+    @property
+    def facets(self) -> tuple[str, ...]:
+        """The model's heads, in order (its config's facets: the artifact's, when loaded)."""
+        return self.model.cfg.facets
+
     def head_weight_vector(self, head_weights: Mapping[str, float] | None) -> np.ndarray:
-        w = np.ones(len(FACETS), dtype=np.float32)
+        w = np.ones(len(self.facets), dtype=np.float32)
         for name, value in (head_weights or {}).items():
-            if name not in FACETS:
-                raise InputError(f"head_weights: unknown head {name!r}; the heads are {', '.join(FACETS)}")
-            w[FACETS.index(name)] = value
+            if name not in self.facets:
+                raise InputError(f"head_weights.{name}: unknown head; this model's heads are "
+                                 f"{', '.join(self.facets)}")
+            w[self.facets.index(name)] = value
         return w
 
     def scores(self, query: str, head_weights: Mapping[str, float] | None = None) -> np.ndarray:
@@ -233,13 +238,15 @@ class Recommender:
 
     def explain(self, query: str, item_id: str,
                 head_weights: Mapping[str, float] | None = None) -> ItemDetail:
+        weights = self.head_weight_vector(head_weights)  # a request's bad head before its bad item
         item_idx = self.catalog.idx(item_id)
         state = self.index.query_state(query)
-        score, prior, heads = detail_item(self.index, state, item_idx, self.head_weight_vector(head_weights))
+        score, prior, heads = detail_item(self.index, state, item_idx, weights)
         return ItemDetail(query, item_id, [t.surface for t in state.tokens], score, prior, heads)
 
     def compare(self, query: str, item_a: str, item_b: str,
                 head_weights: Mapping[str, float] | None = None) -> Comparison:
+        self.head_weight_vector(head_weights)  # a bad head is reported before a bad item
         a, b = self.explain(query, item_a, head_weights), self.explain(query, item_b, head_weights)
         heads = []
         for ha, hb in zip(a.heads, b.heads):

@@ -15,6 +15,7 @@ import torch
 from .catalog import Catalog
 from .dataio import Schema
 from .encoding import Featurizer
+from .errors import InputError
 from .evidence import Evidence, build_exact, catalog_word_keys
 from .facets import FACETS
 from .model import FacetScorer
@@ -25,21 +26,25 @@ from .words import WordTable
 
 def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = None) -> Recommender:
     """`schema`: how the new catalogue's columns and titles map to facets (default: the rule)."""
-    schema = schema or Schema()
+    schema = schema or Schema(added_facets=rec.facets[len(FACETS):])
+    if schema.facets != rec.facets:
+        raise InputError(f"the schema gives the facets {', '.join(schema.facets)}, the model has the "
+                         f"heads {', '.join(rec.facets)}: use the schema it was trained with")
     old = rec.catalog
-    new = Catalog.build(items, schema.columns, buckets=old.buckets, lexicon=schema.lexicon)
+    new = Catalog.build(items, schema.columns, buckets=old.buckets, lexicon=schema.lexicon,
+                        facets=rec.facets)
     old_words = rec.featurizer.words
     added = sorted(catalog_word_keys(new) - set(old_words.keys))
     words = WordTable(old_words.keys + added, old_words.query_words)  # old ids stay valid
-    mapping = {f: _attribute_map(old, new, f) for f in FACETS}  # new idx -> old idx or -1
-    assoc = {f: _remap_assoc(rec.featurizer.evidence.assoc[f], mapping[f], len(words)) for f in FACETS}
+    mapping = {f: _attribute_map(old, new, f) for f in rec.facets}  # new idx -> old idx or -1
+    assoc = {f: _remap_assoc(rec.featurizer.evidence.assoc[f], mapping[f], len(words)) for f in rec.facets}
     evidence = Evidence(exact=build_exact(new, words), assoc=assoc)
     cfg = ModelConfig.from_json({**rec.model.cfg.to_json(),
-                                 "vocab_sizes": {f: len(new.vocab[f]) for f in FACETS}})
+                                 "vocab_sizes": {f: len(new.vocab[f]) for f in rec.facets}})
     featurizer = Featurizer(new, words, evidence, cfg)
     model = FacetScorer(cfg, *featurizer.attribute_buffers())
     state = {k: v for k, v in rec.model.state_dict().items() if not k.startswith("attr_")}
-    for f in FACETS:
+    for f in rec.facets:
         for name in (f"attr_emb.{f}.weight", f"prior.{f}.weight"):
             state[name] = _remap_rows(rec.model.state_dict()[name], mapping[f])
     model.load_state_dict(state, strict=False)

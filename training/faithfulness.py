@@ -55,7 +55,6 @@ import numpy as np
 import pandas as pd
 
 from recsys.explain import HeadAttention, head_attention
-from recsys.facets import FACETS
 from recsys.index import ScoringIndex
 from recsys.metrics import evaluate_rankings, group_judgments
 from recsys.recommender import Recommender, top_k
@@ -156,8 +155,8 @@ def uniform_head_outputs(rec: Recommender, n_tokens: int) -> np.ndarray:
     """(n_items, H) head outputs when every token spreads its attention uniformly over the item's
     attributes of that facet and the no-match slot (which counts as its multiplicity s(M), as
     with all logits equal): T * sum_m v_m / (M + s(M))."""
-    out = np.zeros((rec.catalog.n_items, len(FACETS)), dtype=np.float64)
-    for h, f in enumerate(FACETS):
+    out = np.zeros((rec.catalog.n_items, len(rec.facets)), dtype=np.float64)
+    for h, f in enumerate(rec.facets):
         t = rec.index.tables[f]
         sums = t.sets @ t.values.astype(np.float64)  # (U,)
         counts = np.diff(t.sets.indptr)  # (U,)
@@ -210,7 +209,7 @@ def unnamed_head_share(rec: Recommender, probes: pd.DataFrame, k: int = 10) -> d
     """(g): over each probe query's top-k items, the mean contribution of a head that no probe
     word of the query names (its probes' facets) against that of a named head, overall and per
     head. Probe facets the model has no head for name nothing."""
-    sums = {f: np.zeros(4) for f in FACETS}  # unnamed total, unnamed cases, named total, named cases
+    sums = {f: np.zeros(4) for f in rec.facets}  # unnamed total, unnamed cases, named total, named cases
     n_queries = n_items = 0
     for query, group in probes.groupby("query", sort=False):
         state = rec.index.query_state(str(query))
@@ -219,7 +218,7 @@ def unnamed_head_share(rec: Recommender, probes: pd.DataFrame, k: int = 10) -> d
         ranked, _ = rec.index.top_k(state, None, None, k)
         outs = np.abs(rec.index.head_outputs(state)[ranked].astype(np.float64))  # (k, H)
         named = set(group["facet"].astype(str))
-        for h, f in enumerate(FACETS):
+        for h, f in enumerate(rec.facets):
             at = 2 if f in named else 0
             sums[f][at:at + 2] += (outs[:, h].sum(), len(ranked))
         n_queries += 1
@@ -241,21 +240,21 @@ def _per_item_checks(rec: Recommender, queries: list[str], k: int, seed: int) ->
     rng = np.random.default_rng(seed)
     eraser_rng = np.random.default_rng([seed, 5])  # its own draws: (b)'s stay as they were
     everything = np.ones(rec.catalog.n_items, dtype=bool)
-    erasure = {f: [0, 0] for f in FACETS}  # hits, cases
-    gxi = {f: [0, 0] for f in FACETS}
-    ig = {f: [0, 0] for f in FACETS}
+    erasure = {f: [0, 0] for f in rec.facets}  # hits, cases
+    gxi = {f: [0, 0] for f in rec.facets}
+    ig = {f: [0, 0] for f in rec.facets}
     clear = [0, 0]  # cases where the top attribute has >= 2x the attention of the runner-up
     drop_top, drop_random, ig_gap = [], [], 0.0
     # (contribution, m, (4, 2) eraser_case) per case
-    eraser: dict[str, list[tuple[float, int, np.ndarray]]] = {f: [] for f in FACETS}
-    taus: dict[str, list[float]] = {f: [] for f in FACETS}  # Kendall's tau per case, NaN included
+    eraser: dict[str, list[tuple[float, int, np.ndarray]]] = {f: [] for f in rec.facets}
+    taus: dict[str, list[float]] = {f: [] for f in rec.facets}  # Kendall's tau per case, NaN included
     for query in queries:
         state = rec.index.query_state(query)
         if not state.tokens:
             continue
         scores = rec.index.prior + rec.index.head_outputs(state).sum(1)
         for item in top_k(scores, everything, k):
-            for f in FACETS:
+            for f in rec.facets:
                 att = head_attention(rec.index, state, int(item), f)
                 n = len(att.labels)
                 if n < 2:
@@ -325,7 +324,7 @@ def _uniform_attention(rec: Recommender, judged: Mapping[str, Mapping[int, float
     """NDCG@k of the model and with each head's attention made uniform (one head at a time)."""
     everything = np.ones(rec.catalog.n_items, dtype=bool)
     model_rank: dict[str, np.ndarray] = {}
-    per_head: dict[str, dict[str, np.ndarray]] = {f: {} for f in FACETS}
+    per_head: dict[str, dict[str, np.ndarray]] = {f: {} for f in rec.facets}
     all_uniform = {}
     uniform_cache: dict[int, np.ndarray] = {}
     for query in judged:
@@ -336,7 +335,7 @@ def _uniform_attention(rec: Recommender, judged: Mapping[str, Mapping[int, float
         if n_tok not in uniform_cache:
             uniform_cache[n_tok] = uniform_head_outputs(rec, n_tok)
         uni = uniform_cache[n_tok]
-        for h, f in enumerate(FACETS):
+        for h, f in enumerate(rec.facets):
             mod = outs.copy()
             mod[:, h] = uni[:, h]
             per_head[f][query] = top_k(rec.index.prior + mod.sum(1), everything, k)
@@ -344,7 +343,7 @@ def _uniform_attention(rec: Recommender, judged: Mapping[str, Mapping[int, float
     key = f"ndcg@{k}"
     base = evaluate_rankings(model_rank, judged, k)[key]
     heads = {}
-    for f in FACETS:
+    for f in rec.facets:
         ndcg = evaluate_rankings(per_head[f], judged, k)[key]
         heads[f] = {key: ndcg, "ndcg_drop": base - ndcg}
     every = evaluate_rankings(all_uniform, judged, k)[key]

@@ -60,7 +60,7 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     schema = Schema.load(inputs.schema) if inputs.schema else (inputs.schema_data or Schema())
     items, item_report = read_items(inputs.items, encoding=inputs.encoding,
                                     on_bad_lines=inputs.on_bad_lines, schema=schema)
-    catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon)
+    catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon, facets=schema.facets)
     inter, inter_report = read_interactions(
         inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding, on_bad_lines=inputs.on_bad_lines
     )
