@@ -1,8 +1,9 @@
 """Request (`...Request`) and response (`...Out`) models of the HTTP API.
 
 Limits that depend on the settings (query length, k, list sizes) are checked in `api.limits`;
-the models here fix the shapes, the types and the limits that never change. Head names come from
-`recsys.facets.FACETS`, so adding a facet there changes the schema too.
+the models here fix the shapes, the types and the limits that never change. Head names are data
+(the served model's facets, `GET /model`): a request's unknown head is refused by the model
+(`Recommender.head_weight_vector`, a 422 naming it).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from recsys.dataio import EVENT_LABELS
 from recsys.explain import MATCH_THRESHOLD, Explanation
-from recsys.facets import FACETS
+from recsys.facets import FACET_NAME, FACETS
 from recsys.recommender import Recommendation
 
-HeadName = Literal[FACETS]  # type: ignore[valid-type]
+HeadName = Annotated[str, Field(pattern=FACET_NAME.pattern, examples=list(FACETS))]
 HeadWeight = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]
 
 

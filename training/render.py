@@ -25,6 +25,8 @@ class _Console(Console):
 console = _Console()
 err_console = Console(stderr=True)
 HEAD_COLORS = {"quality": "magenta", "color": "red", "style": "cyan", "other": "green"}
+# heads a schema adds (`[facets] add`) take these, in head order
+EXTRA_COLORS = ("yellow", "blue", "bright_magenta", "bright_cyan", "bright_green")
 METRIC_ORDER = ("ndcg@10", "recall@10", "mrr", "queries")
 
 
@@ -80,12 +82,20 @@ def _fmt(x) -> str:
     return "" if x is None else (str(x) if isinstance(x, int) else f"{x:.4f}")
 
 
+def head_color(head: str, heads: list[str]) -> str:
+    """The default heads' own colours; an added head the next free one, by its place."""
+    if head in HEAD_COLORS:
+        return HEAD_COLORS[head]
+    added = [h for h in heads if h not in HEAD_COLORS]
+    return EXTRA_COLORS[added.index(head) % len(EXTRA_COLORS)] if head in added else "white"
+
+
 def contribution_bar(heads, width: int = 30) -> Text:
     total = sum(max(h.contribution, 0.0) for h in heads) or 1.0
     bar = Text()
     for h in heads:
         n = round(width * max(h.contribution, 0.0) / total)
-        bar.append("█" * n, style=HEAD_COLORS.get(h.head, "white"))
+        bar.append("█" * n, style=head_color(h.head, [x.head for x in heads]))
     return bar
 
 
@@ -105,8 +115,10 @@ def print_recommendation(result: Recommendation) -> None:
                       contribution_bar(exp.heads) if exp else "", exp.summary if exp else "")
     console.print(table)
     legend = Text("heads: ")
-    for head, color in HEAD_COLORS.items():
-        legend.append(f"■ {head} ", style=color)
+    heads = [h.head for h in result.items[0].explanation.heads] if result.items and result.items[0].explanation \
+        else list(HEAD_COLORS)
+    for head in heads:
+        legend.append(f"■ {head} ", style=head_color(head, heads))
     console.print(legend)
 
 
@@ -116,7 +128,7 @@ def print_explanation(detail: ItemDetail, title: str) -> None:
     console.print(f"score {detail.score:.4f} = prior {detail.prior:.4f} + {parts}")
     for h in detail.heads:
         table = Table(title=f"{h.head} head: contribution {h.contribution:+.4f}", title_justify="left",
-                      title_style=HEAD_COLORS.get(h.head, "white"))
+                      title_style=head_color(h.head, [x.head for x in detail.heads]))
         table.add_column("query word")
         for a in h.attributes:
             table.add_column(a, justify="center")

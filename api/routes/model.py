@@ -5,8 +5,6 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from recsys.facets import FACETS
-
 from ..deps import ModelDep, StoreDep
 from ..schemas import ErrorOut, ModelOut
 
@@ -19,7 +17,7 @@ async def get_model_info(rec: ModelDep, store: StoreDep) -> dict:
     m = rec.manifest
     return {
         "version": rec.version, "trained_at": m.get("trained_at"),
-        "facets": m.get("facets", list(FACETS)), "n_items": rec.catalog.n_items,
+        "facets": list(rec.facets), "n_items": rec.catalog.n_items,
         "loaded_at": store.loaded_at or "", "data": public_paths(m.get("data", {})),
         "metrics": m.get("metrics", {}),
         "config": m.get("config", {}), "training": m.get("training", {}),
