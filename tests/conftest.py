@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,9 @@ from recsys.artifact import load_version
 from training.fit import TrainConfig
 from training.train import TrainInputs, train
 
-from .planted import write_planted
+from .planted import write_material, write_planted
 
+ROOT = Path(__file__).resolve().parents[1]
 FAST = TrainConfig(epochs=4, seed=0)
 
 
@@ -72,3 +75,24 @@ def store_url(request, tmp_path) -> str:
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return server.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(scope="session")
+def material_paths(tmp_path_factory):
+    """The planted catalogue whose schema adds a fifth facet, `material` (tests/planted.py)."""
+    return write_material(tmp_path_factory.mktemp("material"))
+
+
+@pytest.fixture(scope="session")
+def material_trained(material_paths, tmp_path_factory):
+    """(artifacts folder, what `recsys train --json` printed) for the material catalogue, trained
+    through the command line."""
+    out = tmp_path_factory.mktemp("material-artifacts")
+    p = {k: str(v) for k, v in material_paths.items()}
+    done = subprocess.run(
+        [sys.executable, "-m", "training.cli", "train", "--items", p["items"], "--interactions",
+         p["interactions"], "--schema", p["schema"], "--epochs", "2", "--out", str(out), "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    return out, json.loads(done.stdout)

@@ -32,14 +32,23 @@ def planted_items() -> pd.DataFrame:
 
 
 def planted_interactions(items: pd.DataFrame, n_queries: int = 500, seed: int = 0) -> pd.DataFrame:
+    def ask(rng: np.random.Generator) -> tuple[str, np.ndarray]:
+        color, category = rng.choice(list(COLORS)), rng.choice(list(CATEGORIES))
+        words = [rng.choice(COLORS[color] + [color]), rng.choice(CATEGORIES[category] + [category])]
+        query = " ".join(words if rng.random() < 0.5 else words[::-1])
+        return query, ((items.color == color) & (items.category == category)).to_numpy()
+
+    return sessions(items, ask, n_queries, seed)
+
+
+def sessions(items: pd.DataFrame, ask, n_queries: int, seed: int) -> pd.DataFrame:
+    """`ask(rng)` -> (query, which items are right): 2 right items clicked, 6 random ones shown
+    (clicked when right), per query."""
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(n_queries):
-        color = rng.choice(list(COLORS))
-        category = rng.choice(list(CATEGORIES))
-        words = [rng.choice(COLORS[color] + [color]), rng.choice(CATEGORIES[category] + [category])]
-        query = " ".join(words if rng.random() < 0.5 else words[::-1])
-        good = items[(items.color == color) & (items.category == category)].item_id.to_numpy()
+        query, right = ask(rng)
+        good = items.item_id.to_numpy()[right]
         for item in rng.choice(good, 2, replace=False):
             rows.append((query, item, 1))
         for item in rng.choice(items.item_id.to_numpy(), 6, replace=False):
@@ -68,4 +77,43 @@ def write_planted(folder: Path, seed: int = 0) -> dict[str, Path]:
     items.to_csv(paths["items"], index=False)
     planted_interactions(items, seed=seed).to_csv(paths["interactions"], index=False)
     planted_judgments(items).to_csv(paths["judgments"], index=False)
+    return paths
+
+
+# ---- a fifth facet, declared by a schema ---------------------------------------------------------
+#
+# Items differ in material, colour and category; titles name only the brand and the category. A
+# shopper asks for a material and a category ("wool dress"), and clicks only items of both: the
+# material word is the only way to the right items, through the head the schema adds.
+
+MATERIALS = ["wool", "cotton", "linen", "silk"]
+MATERIAL_SCHEMA = '[facets]\nadd = ["material"]\n\n[columns]\nmaterial = "material"\n'
+
+
+def material_items() -> pd.DataFrame:
+    rows = []
+    combos = itertools.product(MATERIALS, ["red", "blue"], ["dress", "shirt"], BRANDS, range(2))
+    for n, (material, color, category, brand, _) in enumerate(combos):
+        rows.append({"item_id": f"M{n:03d}", "title": f"{brand} {category}", "color": color,
+                     "category": category, "material": material})
+    return pd.DataFrame(rows)
+
+
+def material_interactions(items: pd.DataFrame, n_queries: int = 300, seed: int = 0) -> pd.DataFrame:
+    def ask(rng: np.random.Generator) -> tuple[str, np.ndarray]:
+        material, category = rng.choice(MATERIALS), rng.choice(["dress", "shirt"])
+        return f"{material} {category}", ((items.material == material) & (items.category == category)).to_numpy()
+
+    return sessions(items, ask, n_queries, seed)
+
+
+def write_material(folder: Path) -> dict[str, Path]:
+    """items.csv, interactions.csv and schema.toml (which adds the `material` facet)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    items = material_items()
+    paths = {"items": folder / "items.csv", "interactions": folder / "interactions.csv",
+             "schema": folder / "schema.toml"}
+    items.to_csv(paths["items"], index=False)
+    material_interactions(items).to_csv(paths["interactions"], index=False)
+    paths["schema"].write_text(MATERIAL_SCHEMA)
     return paths

@@ -173,16 +173,31 @@ BROKEN = [
     (
         "schema_unknown_facet.toml",
         ": [columns] baseColour: unknown facet 'colour'; "
-        "use one of quality, color, style, other or 'ignore'",
+        "use one of quality, color, style, other or 'ignore', or add it: [facets] add = [\"colour\"]",
     ),
     (
         "schema_no_columns.toml",
-        ": expected only [columns], [rename], [missing] and [lexicon] tables, "
+        ": expected only [columns], [rename], [missing], [lexicon] and [facets] tables, "
         "found 'baseColour' outside them",
     ),
     (
         "schema_not_string.toml",
         ": [columns] year: expected a facet name in quotes, found 2012",
+    ),
+    (
+        "schema_facet_added_twice.toml",
+        ": [facets] add: facet 'color' is there already; the facets are quality, color, style, "
+        "other, material",
+    ),
+    (
+        "schema_facet_bad_name.toml",
+        ": [facets] add: 'fabric type' is not a usable facet name: use lower-case letters, digits "
+        "and '_', starting with a letter (at most 32), e.g. 'material'",
+    ),
+    (
+        "schema_facet_not_added.toml",
+        ": [columns] material: unknown facet 'material'; use one of quality, color, style, other "
+        "or 'ignore', or add it: [facets] add = [\"material\"]",
     ),
 ]
 

@@ -13,6 +13,7 @@ downloads a browser (no `playwright install`).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import socket
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -76,14 +78,14 @@ def model_version(tmp_path_factory) -> Path:
     return train(inputs, tmp_path_factory.mktemp("web-artifacts"), TrainConfig(epochs=4, seed=0)).version_dir
 
 
-@pytest.fixture(scope="module")
-def base_url(model_version, tmp_path_factory):
+@contextlib.contextmanager
+def _serving(version: Path, log: Path) -> Iterator[str]:
+    """The service over `version` in its own process, until the block ends: its base URL."""
     port = _free_port()
-    log = tmp_path_factory.mktemp("web-log") / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECSYS_")}
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER, str(model_version), str(model_version.parent), str(port)],
+            [sys.executable, "-c", LAUNCHER, str(version), str(version.parent), str(port)],
             cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -107,6 +109,12 @@ def base_url(model_version, tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def base_url(model_version, tmp_path_factory):
+    with _serving(model_version, tmp_path_factory.mktemp("web-log") / "server.log") as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
@@ -394,3 +402,34 @@ def test_api_docs_render_with_no_request_outside_the_service(browser, base_url, 
         assert outside == []
     finally:
         context.close()
+
+
+def test_a_schema_added_facet_shows_as_a_fifth_head(browser, material_trained, tmp_path):
+    """A model whose schema adds `material` (tests/planted.py): five bars, five legend entries
+    in five colours, five heatmaps, the material one showing the match that ranks the item."""
+    version = Path(material_trained[1]["path"])
+    heads = ["quality", "color", "style", "other", "material"]
+    with _serving(version, tmp_path / "server.log") as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=base)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto("/?q=wool+dress")
+        ids = _wait_results(page)
+        api = httpx.post(f"{base}/recommend", json={"query": "wool dress", "k": 10}).json()
+        assert ids == [it["item_id"] for it in api["items"]]
+        bars = page.eval_on_selector_all("#results .result", """els => els.map(e =>
+            [...e.querySelectorAll('.bar .seg')].map(s => s.dataset.head))""")
+        assert bars and all(bar == heads for bar in bars)
+        assert [t.strip() for t in page.locator("#legend li").all_text_contents()] == heads
+        colours = page.eval_on_selector_all("#results .result:first-child .bar .seg",
+                                            "els => els.map(e => getComputedStyle(e).backgroundColor)")
+        assert len(set(colours)) == 5
+        page.locator("#results .result").first.locator("button.open").click()
+        _wait_detail(page, ids[0])
+        maps = _heatmaps(page)
+        assert list(maps) == heads
+        assert maps["material"]["attributes"][0] == "wool" and maps["material"]["tokens"] == ["wool", "dress"]
+        assert maps["material"]["weights"][0][0] > 0.5  # "wool" attends to the item's wool
+        context.close()
+        assert not errors, errors
