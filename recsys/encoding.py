@@ -15,6 +15,7 @@ import torch
 
 from .catalog import Catalog
 from .evidence import Evidence, catalog_word_keys
+from .formula import EVIDENCE_KINDS
 from .model_config import ModelConfig
 from .spelling import NearWords
 from .words import NGRAM_SLOTS, QueryToken, WordTable, hashed_features, query_tokens
@@ -200,7 +201,8 @@ class Featurizer:
     def item_batch(self, item_idx: np.ndarray, enc: EncodedQueries,
                    assoc_values: dict[str, torch.Tensor] | None = None,
                    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-        """item_idx (B, I) -> attributes {facet: (B, I, M)} and evidence {facet: (B, I, T, M, 3)}.
+        """item_idx (B, I) -> attributes {facet: (B, I, M)} and evidence {facet: (B, I, T, M, N_KINDS)},
+        its last axis in `formula.EVIDENCE_KINDS` order.
 
         `assoc_values` replaces the association table's stored values (training learns them).
         """
@@ -219,8 +221,7 @@ class Featurizer:
             near = self.evidence.near_values(
                 f, enc.near_id[:, None, :, None, :], enc.near_sim[:, None, :, None, :], a[:, :, None, :]
             )  # (B, I, T, M)
-            evidence[f] = torch.stack(
-                [torch.from_numpy(exact), assoc, torch.from_numpy(near)], dim=-1
-            )  # (B, I, T, M, 3)
+            by_kind = {"exact": torch.from_numpy(exact), "assoc": assoc, "near": torch.from_numpy(near)}
+            evidence[f] = torch.stack([by_kind[k] for k in EVIDENCE_KINDS], dim=-1)  # (B, I, T, M, N_KINDS)
             attrs[f] = torch.from_numpy(a)
         return attrs, evidence

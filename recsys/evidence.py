@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .catalog import Catalog
+from .formula import covered
 from .words import WordTable, query_tokens
 
 ASSOC_PSEUDO_COUNT = 5.0
@@ -33,7 +34,8 @@ class Evidence:
 
     def dense_rows(self, facet: str, word_ids: np.ndarray, near_ids: np.ndarray,
                    near_sims: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(exact, assoc, near) as dense (T, V_f) float32 arrays for T query words; unknown
+        """(exact, assoc, near) as dense (T, V_f) float32 arrays for T query words (the order of
+        `formula.EVIDENCE_KINDS`; exact after coverage); unknown
         words (-1) get zero exact and assoc rows. near_ids, near_sims: (T, J)."""
         known = word_ids >= 0
         v = self.exact[facet].shape[1]
@@ -46,7 +48,7 @@ class Evidence:
         for t, j in zip(*np.nonzero(near_ids >= 0)):
             row = self.exact[facet][near_ids[t, j]].toarray()[0]
             near[t] = np.maximum(near[t], row * near_sims[t, j])
-        return exact * self._coverage(facet, exact, None), assoc, near
+        return covered(exact, self._words_per_attribute(facet)), assoc, near
 
     def near_values(self, facet: str, near_ids: np.ndarray, near_sims: np.ndarray,
                     attr_ids: np.ndarray) -> np.ndarray:
@@ -64,18 +66,8 @@ class Evidence:
         assert out is not None  # near_ids has J >= 1 columns
         return out.astype(np.float32)
 
-    def _coverage(self, facet: str, exact: np.ndarray, attr_ids: np.ndarray | None) -> np.ndarray:
-        """Share of each attribute's words that the query has, broadcast like `exact` (..., T, M).
-
-        It scales exact evidence, so "dining" in "dining chair" fully matches the attribute
-        "dining chair" but only half matches "dining table"."""
-        n_words = self._words_per_attribute(facet)
-        if attr_ids is not None:
-            n_words = n_words[np.maximum(attr_ids, 0)] if len(n_words) else np.ones(attr_ids.shape)
-        coverage: np.ndarray = exact.sum(axis=-2, keepdims=True) / n_words
-        return coverage
-
     def _words_per_attribute(self, facet: str) -> np.ndarray:
+        """(V_f,) the number of words of each attribute (at least 1): what coverage divides by."""
         cache = self.__dict__.setdefault("_n_words", {})
         if facet not in cache:
             counts = np.asarray(self.exact[facet].sum(axis=0)).ravel()
@@ -94,7 +86,9 @@ class Evidence:
         exact_pos = _pair_positions(self.exact[facet], word_ids[ok], attr_ids[ok])
         exact[ok] = np.where(exact_pos >= 0, 1.0, 0.0)
         assoc_pos[ok] = _pair_positions(self.assoc[facet], word_ids[ok], attr_ids[ok])
-        return exact * self._coverage(facet, exact, attr_ids), assoc_pos
+        n_words = self._words_per_attribute(facet)
+        n_words = n_words[np.maximum(attr_ids, 0)] if len(n_words) else np.ones(attr_ids.shape)  # (..., T, M)
+        return covered(exact, n_words), assoc_pos
 
 
 def _pair_positions(table: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

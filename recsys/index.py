@@ -43,6 +43,7 @@ import scipy.sparse as sp
 import torch
 
 from .encoding import Featurizer
+from .formula import ASSOC, EXACT, N_KINDS, NEAR, covered
 from .kernels import Kernels, compiled
 from .model import FacetScorer
 from .words import QueryToken, query_tokens
@@ -67,7 +68,7 @@ class QueryState:
     tokens: list[QueryToken]
     logits: dict[str, np.ndarray]  # facet -> (T, V) match logits against the whole vocabulary
     no_match: dict[str, np.ndarray]  # facet -> (T,)
-    evidence: Mapping[str, np.ndarray]  # facet -> (T, V, 3) exact, assoc, near
+    evidence: Mapping[str, np.ndarray]  # facet -> (T, V, N_KINDS), `formula.EVIDENCE_KINDS` order
     # all facets side by side: (T, sum V) logits and (T, H) no-match logits (views of these are
     # what `logits` / `no_match` hold); None when the state was built by hand
     flat_logits: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -79,12 +80,12 @@ class QueryState:
 
 
 class _LazyEvidence(Mapping[str, np.ndarray]):
-    """facet -> (T, V, 3) exact, assoc, near evidence, stacked only when asked for: ranking
-    never reads it, and on a large vocabulary it is the biggest array a query would build."""
+    """facet -> (T, V, N_KINDS) evidence (`formula.EVIDENCE_KINDS` order), stacked only when asked
+    for: ranking never reads it, and on a large vocabulary it is the biggest array a query would
+    build. `parts`: (T, sum V) per kind."""
 
-    def __init__(self, exact: np.ndarray, assoc: np.ndarray, near: np.ndarray, offsets: np.ndarray,
-                 facets: tuple[str, ...]):
-        self._parts, self._offsets, self._facets = (exact, assoc, near), offsets, facets
+    def __init__(self, parts: list[np.ndarray], offsets: np.ndarray, facets: tuple[str, ...]):
+        self._parts, self._offsets, self._facets = parts, offsets, facets
         self._done: dict[str, np.ndarray] = {}
 
     def __getitem__(self, facet: str) -> np.ndarray:
@@ -93,7 +94,7 @@ class _LazyEvidence(Mapping[str, np.ndarray]):
                 raise KeyError(facet)
             h = self._facets.index(facet)
             lo, hi = self._offsets[h], self._offsets[h + 1]
-            self._done[facet] = np.stack([p[:, lo:hi] for p in self._parts], -1)  # (T, V, 3)
+            self._done[facet] = np.stack([p[:, lo:hi] for p in self._parts], -1)  # (T, V, N_KINDS)
         stacked: np.ndarray = self._done[facet]
         return stacked
 
@@ -232,30 +233,15 @@ class ScoringIndex:
             # views of the model's own embedding tables: no copy
             self._word_emb = m.word_emb.weight.detach().numpy()
             self._ngram_emb = m.ngram_emb.weight.detach().numpy()
-            proj = np.zeros((cfg.dim, v_total + len(self.facets)), dtype=np.float64)
-            nm_bias = np.zeros(len(self.facets), dtype=np.float32)
-            nm_specific = np.zeros(len(self.facets), dtype=np.float32)
-            w_exact = np.zeros(v_total, dtype=np.float32)
-            w_assoc = np.zeros(v_total, dtype=np.float32)
-            w_near = np.zeros(v_total, dtype=np.float32)
-            w_rare = np.zeros(v_total, dtype=np.float32)  # rare_weight x the attribute's IDF
-            bias = np.zeros(v_total, dtype=np.float32)
-            for h, f in enumerate(self.facets):
-                head = m.head(f)
-                lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
-                wq = head.q_proj.weight.double().numpy()  # (K, D)
-                keys = self.tables[f].keys.double().numpy()  # (V, K)
-                proj[:, lo:hi] = (wq.T @ keys.T) * head.scale
-                proj[:, v_total + h] = head.no_match.weight.double().numpy()[0]
-                nm_bias[h] = float(head.no_match.bias)
-                nm_specific[h] = float(head.specific_weight)
-                w_exact[lo:hi], w_assoc[lo:hi], w_near[lo:hi] = head.evidence_weight.numpy()
-                w_rare[lo:hi] = float(head.rare_weight) * getattr(m, f"attr_idf_{f}").numpy()
-                bias[lo:hi] = biases[f].numpy()
+            heads = [m.head(f).logit_tables(self.tables[f].keys, getattr(m, f"attr_idf_{f}"), biases[f])
+                     for f in self.facets]
+        # every head's tables side by side: attributes of all facets, then one no-match per head
+        proj = np.concatenate([t.dot for t in heads] + [np.stack([t.no_match for t in heads], 1)], axis=1)
         self._proj = proj.astype(np.float32)  # (D, sum V + H)
-        self._nm_bias, self._w_exact, self._w_assoc, self._bias = nm_bias, w_exact, w_assoc, bias
-        self._nm_specific = nm_specific
-        self._w_near, self._w_exact_all = w_near, w_exact + w_rare
+        self._nm_bias = np.array([t.no_match_bias for t in heads], dtype=np.float32)  # (H,)
+        self._nm_specific = np.array([t.specific_weight for t in heads], dtype=np.float32)  # (H,)
+        self._weights = np.concatenate([t.weights for t in heads], axis=1)  # (N_KINDS, sum V)
+        self._bias = np.concatenate([t.bias for t in heads])  # (sum V,)
         self._cap = float(cfg.logit_cap)
         self._values_flat = np.concatenate([self.tables[f].values for f in self.facets]).astype(np.float32)
         # evidence tables side by side over all facets (n_words, sum V), and the number of words
@@ -266,7 +252,7 @@ class ScoringIndex:
             t.sum_duplicates()
         self._attr_words = np.maximum(np.asarray(self._exact.sum(axis=0)).ravel(), 1.0).astype(np.float32)
         self._token_cache: WordCache[tuple[np.ndarray, np.ndarray]] = WordCache(
-            max(16, CACHE_BYTES // (16 * (v_total + len(self.facets)))))  # 4 float rows
+            max(16, CACHE_BYTES // (4 * (1 + N_KINDS) * (v_total + len(self.facets)))))  # float32 rows
 
     def _fold_item_tables(self) -> None:
         """Distinct sets of all facets as one block-diagonal matrix, and the scoring groups."""
@@ -354,20 +340,21 @@ class ScoringIndex:
         """A query state's logits, no-match logits and evidence, by name, from its words' rows."""
         v_total = int(self.vocab_offsets[-1])
         if word_rows:
-            rows = np.stack(word_rows)  # (T, 4, sum V + H)
+            rows = np.stack(word_rows)  # (T, 1 + N_KINDS, sum V + H)
         else:
-            rows = np.zeros((0, 4, v_total + len(self.facets)), dtype=np.float32)
-        assoc, near = rows[:, 2, :v_total], rows[:, 3, :v_total]
+            rows = np.zeros((0, 1 + N_KINDS, v_total + len(self.facets)), dtype=np.float32)
         kernels = self._compiled()
         if kernels is not None:
-            raw, exact = kernels.query_logits(rows, v_total, self._w_exact_all, self._w_assoc,
-                                              self._w_near, self._bias, self._attr_words, self._nm_bias)
+            raw, exact = kernels.query_logits(rows, v_total, self._weights, self._bias, self._attr_words,
+                                              self._nm_bias)
         else:
-            z, exact_raw = rows[:, 0], rows[:, 1, :v_total]
-            exact = exact_raw * (exact_raw.sum(axis=0) / self._attr_words)  # coverage, as Evidence.dense_rows
-            raw = np.concatenate([z[:, :v_total] + exact * self._w_exact_all + assoc * self._w_assoc
-                                  + near * self._w_near + self._bias,
-                                  z[:, v_total:] + self._nm_bias], axis=1)
+            z = rows[:, 0]  # (T, sum V + H)
+            exact = covered(rows[:, 1 + EXACT, :v_total], self._attr_words)  # (T, sum V)
+            match = z[:, :v_total]
+            for k in range(N_KINDS):  # in kind order, as the kernel adds them
+                evidence = exact if k == EXACT else rows[:, 1 + k, :v_total]
+                match = match + evidence * self._weights[k]
+            raw = np.concatenate([match + self._bias, z[:, v_total:] + self._nm_bias], axis=1)
         cap = np.float32(self._cap)
         capped = np.tanh(raw / cap) * cap  # (T, sum V + H)
         flat, flat_nm = capped[:, :v_total], capped[:, v_total:]
@@ -376,7 +363,8 @@ class ScoringIndex:
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
             logits[f], no_match[f] = flat[:, lo:hi], flat_nm[:, h]
         return {"logits": logits, "no_match": no_match, "flat_logits": flat, "flat_no_match": flat_nm,
-                "evidence": _LazyEvidence(exact, assoc, near, self.vocab_offsets, self.facets)}
+                "evidence": _LazyEvidence([exact if k == EXACT else rows[:, 1 + k, :v_total]
+                                           for k in range(N_KINDS)], self.vocab_offsets, self.facets)}
 
     def _token_entry(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """The word's rows (`_token_rows`) and the attribute columns it matches exactly."""
@@ -384,31 +372,31 @@ class ScoringIndex:
         if entry is None:
             rows = self._token_rows(key)
             v_total = int(self.vocab_offsets[-1])
-            entry = (rows, np.flatnonzero(rows[1, :v_total] > 0))
+            entry = (rows, np.flatnonzero(rows[1 + EXACT, :v_total] > 0))
             self._token_cache.put(key, entry)
         return entry
 
     def _token_rows(self, key: str) -> np.ndarray:
-        """(4, sum V + H) for one query word: q.k / sqrt(d_k) against every attribute then the
-        no-match pre-activations; its exact evidence (before coverage); its association
-        evidence; its near-spelling evidence. The same features as `Featurizer.encode_queries`
+        """(1 + N_KINDS, sum V + H) for one query word: row 0 is q.k / sqrt(d_k) against every
+        attribute then the no-match pre-activations; row 1 + k its evidence of kind k
+        (`formula.EVIDENCE_KINDS`; exact before coverage). The same features as `Featurizer.encode_queries`
         and `Evidence.dense_rows`. Words recur across queries: `_token_entry` caches them."""
         bucket, grams = self.featurizer.token_features(key)
         n_grams = np.float32(max(int((grams > 0).sum()), 1))
         tok = self._word_emb[bucket] + self._ngram_emb[grams].sum(0) / n_grams  # (D,)
         width = self._proj.shape[1]
-        rows = np.zeros((4, width), dtype=np.float32)
+        rows = np.zeros((1 + N_KINDS, width), dtype=np.float32)
         rows[0] = tok @ self._proj
         word = self.featurizer.words.id(key)
         if word >= 0:
             rows[0, width - len(self.facets):] += self._nm_specific * self.featurizer.word_specificity()[word]
-            for r, table in ((1, self._exact), (2, self._assoc)):
+            for r, table in ((1 + EXACT, self._exact), (1 + ASSOC, self._assoc)):
                 lo, hi = table.indptr[word], table.indptr[word + 1]
                 rows[r, table.indices[lo:hi]] = table.data[lo:hi]
         for near_word, sim in self.featurizer.near_words(key):
             lo, hi = self._exact.indptr[near_word], self._exact.indptr[near_word + 1]
             cols = self._exact.indices[lo:hi]
-            rows[3, cols] = np.maximum(rows[3, cols], sim)
+            rows[1 + NEAR, cols] = np.maximum(rows[1 + NEAR, cols], sim)
         return rows
 
     # ---- scoring -------------------------------------------------------------------------------

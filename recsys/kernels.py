@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .formula import EXACT, N_KINDS
+
 try:
     import numba
 except Exception:  # noqa: BLE001 - not installed (or broken): the numpy path does the same work
@@ -71,9 +73,9 @@ def compiled() -> Kernels | None:
 def _warm_up(kernels: Kernels) -> None:
     """Compiles for the argument types `ScoringIndex` passes, on a two-item catalogue."""
     f32, i32, i64 = np.float32, np.int32, np.int64
-    rows = np.zeros((1, 4, 3), dtype=f32)
+    rows = np.zeros((1, 1 + N_KINDS, 3), dtype=f32)
     v = np.ones(2, dtype=f32)
-    kernels.query_logits(rows, 2, v, v, v, v, v, np.zeros(1, dtype=f32))
+    kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, np.zeros(1, dtype=f32))
     set_facet = np.zeros(1, dtype=i64)
     members = (np.zeros(1, dtype=i32), np.array([0, 1], dtype=i64), np.ones(1, dtype=i64),
                np.array([0, 1], dtype=i64))
@@ -91,25 +93,28 @@ def _warm_up(kernels: Kernels) -> None:
 
 
 @_jit
-def _query_logits(rows: A, v_total: int, w_exact: A, w_assoc: A, w_near: A, bias: A, attr_words: A,
-                  nm_bias: A) -> tuple[A, A]:
-    """From a query's stacked word rows (T, 4, sum V + H) [q.k, exact, assoc, near]:
-    (T, sum V + H) match then no-match pre-activations (before the soft cap: numpy's vectorised
-    tanh is ten times faster than a compiled loop's) and (T, sum V) exact evidence after
-    coverage (each word's share of the attribute's words the query has)."""
+def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, nm_bias: A) -> tuple[A, A]:
+    """From a query's stacked word rows (T, 1 + N_KINDS, sum V + H) [q.k, then each evidence kind
+    of `formula.EVIDENCE_KINDS`], weights (N_KINDS, sum V) and bias (sum V,) (the heads'
+    `formula.LogitTables` side by side): (T, sum V + H) match then no-match pre-activations
+    (before the soft cap: numpy's vectorised tanh is ten times faster than a compiled loop's) and
+    (T, sum V) exact evidence after coverage (`formula.covered`)."""
     t_count, width = rows.shape[0], rows.shape[2]
+    n_kinds = weights.shape[0]
     raw = np.empty((t_count, width), dtype=np.float32)
     exact = np.empty((t_count, v_total), dtype=np.float32)
     for a in range(v_total):
         matched = np.float32(0.0)
         for t in range(t_count):
-            matched += rows[t, 1, a]
+            matched += rows[t, 1 + EXACT, a]
         share = matched / attr_words[a]
         for t in range(t_count):
-            e = rows[t, 1, a] * share
+            e = rows[t, 1 + EXACT, a] * share
             exact[t, a] = e
-            raw[t, a] = (rows[t, 0, a] + e * w_exact[a] + rows[t, 2, a] * w_assoc[a]
-                         + rows[t, 3, a] * w_near[a] + bias[a])
+            r = rows[t, 0, a]
+            for k in range(n_kinds):  # in kind order, as the numpy path adds them
+                r += (e if k == EXACT else rows[t, 1 + k, a]) * weights[k, a]
+            raw[t, a] = r + bias[a]
     for t in range(t_count):
         for h in range(width - v_total):
             raw[t, v_total + h] = rows[t, 0, v_total + h] + nm_bias[h]

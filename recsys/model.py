@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .formula import EXACT, N_KINDS, LogitTables
 from .model_config import ModelConfig
-
-EVIDENCE_KINDS = ("exact", "assoc", "near")
 
 
 class HeadTables(NamedTuple):
@@ -51,6 +51,7 @@ class FacetHead(nn.Module):
         self.no_match = nn.Linear(cfg.dim, 1)
         self.no_match.weight.requires_grad_(cfg.token_no_match)
         self.value = nn.Linear(cfg.dim, 1)
+        # one weight per evidence kind, in `formula.EVIDENCE_KINDS` order
         self.evidence_weight = nn.Parameter(torch.tensor([cfg.init_exact, cfg.init_assoc, cfg.init_near]))
         # an exact match on a rare attribute is stronger evidence: a word no training query had
         # can still outweigh "no match" when it names something few items have
@@ -101,13 +102,27 @@ class FacetHead(nn.Module):
 
     def match_logits(self, dot: torch.Tensor, evidence: torch.Tensor, idf: torch.Tensor,
                      bias: torch.Tensor) -> torch.Tensor:
-        """dot (...) = q.k, evidence (..., 3) exact, assoc, near, idf (...) scaled IDF of the
-        attribute, bias (...) its `attribute_bias` -> capped logits (...)."""
+        """dot (...) = q.k, evidence (..., N_KINDS) by `formula.EVIDENCE_KINDS`, idf (...) scaled
+        IDF of the attribute, bias (...) its `attribute_bias` -> capped logits (...)."""
         w = self.evidence_weight
-        raw = dot * self.scale + bias + evidence[..., 0] * idf * self.rare_weight
-        for j in range(len(EVIDENCE_KINDS)):
+        raw = dot * self.scale + bias + evidence[..., EXACT] * idf * self.rare_weight
+        for j in range(N_KINDS):
             raw = raw + evidence[..., j] * w[j]
         return soft_cap(raw, self.cap)
+
+    def logit_tables(self, keys: torch.Tensor, idf: torch.Tensor, bias: torch.Tensor) -> LogitTables:
+        """keys (V, K), idf (V,), bias (V,) of the facet's attributes -> the head's formula as the
+        fast paths read it (`formula.LogitTables`): the same logits as `match_logits` and
+        `queries`, folded so that a query word needs one product per head."""
+        with torch.no_grad():
+            wq = self.q_proj.weight.double().numpy()  # (K, D)
+            dot = (wq.T @ keys.double().numpy().T) * self.scale  # (D, V)
+            weights = np.empty((N_KINDS, len(idf)), dtype=np.float32)  # (N_KINDS, V)
+            weights[:] = self.evidence_weight.numpy()[:, None]
+            # exact evidence on a rare attribute counts more: its weight per attribute
+            weights[EXACT] = weights[EXACT] + float(self.rare_weight) * idf.numpy()
+            return LogitTables(dot, self.no_match.weight.double().numpy()[0], float(self.no_match.bias),
+                               float(self.specific_weight), weights, bias.numpy().astype(np.float32))
 
 
 class FacetScorer(nn.Module):
@@ -199,7 +214,7 @@ class FacetScorer(nn.Module):
         tok_mask: torch.Tensor,  # (B, T) bool
         tok_specificity: torch.Tensor,  # (B, T) `EncodedQueries.specificity`
         item_attrs: dict[str, torch.Tensor],  # facet -> (B, I, M) attribute idx, -1 = padding
-        evidence: dict[str, torch.Tensor],  # facet -> (B, I, T, M, 3)
+        evidence: dict[str, torch.Tensor],  # facet -> (B, I, T, M, N_KINDS), `formula.EVIDENCE_KINDS` order
         head_weights: torch.Tensor | None = None,  # (H,)
         return_attention: bool = False,
     ) -> dict[str, Any]:
