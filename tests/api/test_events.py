@@ -109,3 +109,37 @@ def test_ingestion_has_its_own_token(tmp_path, v1, data_dir, rec, app_client):
     with TestClient(create_app(make_settings(artifacts, data_dir), recommender=rec)) as off:
         r = off.post("/events", json=body, headers=PUSH)
         assert r.status_code == 404 and "RECSYS_EVENTS_TOKEN" in r.json()["detail"]
+
+
+def test_admin_retrain_from_the_events_posted(tmp_path, v1, data_dir, rec):
+    """`{"source": "events"}`: the events posted become the interactions, on the served catalogue,
+    and the served version is replayed on the retrain's held-out queries."""
+    import pandas as pd
+
+    from test_admin import wait_job
+
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, events_token=EVENTS_TOKEN,
+                             train_epochs=1)
+    shop = pd.read_csv(data_dir / "shop" / "interactions.csv", dtype=str).head(600)
+    kinds = {"0": "impression", "1": "click", "2": "cart", "3": "purchase"}
+    events = [{"type": kinds[str(int(float(r.label)))], "query": r.query, "item_id": r.item_id,
+               "request_id": f"r{n // 8}", "position": n % 8 + 1, "event_id": f"e{n}"}
+              for n, r in enumerate(shop.itertuples())]
+    with TestClient(create_app(settings, recommender=rec)) as c:
+        for start in range(0, len(events), 200):
+            r = c.post("/events", json={"events": events[start:start + 200]}, headers=PUSH)
+            assert r.status_code == 202, r.text
+        bad = c.post("/admin/train", json={"source": "events", "interactions": "shop/interactions.csv"},
+                     headers=ADMIN)
+        assert bad.status_code == 422 and "reads no interactions file" in bad.json()["message"]
+        r = c.post("/admin/train", json={"source": "events"}, headers=ADMIN)
+        assert r.status_code == 202, r.text
+        job = wait_job(c, r.json()["id"])
+        assert job["status"] == "succeeded", job
+        manifest = c.app.state.store.manifest_of(job["version"])
+    assert manifest["data"]["source"]["n_events"] == len(events)
+    assert manifest["data"]["items"] == rec.manifest["data"]["items"]  # the served catalogue
+    assert job["metrics"]["replayed"]["version"] == v1.name
+    word = "activated" if job["activated"] else "kept, not served"
+    assert job["decision"].startswith(f"{word}: ndcg@10 ") and "held-out queries" in job["decision"]
