@@ -28,6 +28,7 @@ class Settings(BaseSettings):
         None, description="the store (events, version decisions, jobs): a SQLAlchemy URL such as "
                           "postgresql://user:pw@host/db; unset: SQLite at <data_dir>/recsys.db")
     max_event_batch: int = Field(1000, ge=1, description="events one POST /events may carry")
+    max_item_batch: int = Field(1000, ge=1, description="items one PUT /admin/items may carry")
     event_clock_skew_s: float = Field(
         300.0, ge=0, description="how far in the future an event's timestamp may be (clock skew)")
     max_query_chars: int = 512

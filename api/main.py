@@ -22,6 +22,7 @@ from .middleware import BodyLimitMiddleware, RequestContextMiddleware
 from .model_store import ModelStore, PointerWatcher
 from .routes import (
     admin,
+    admin_items,
     compare,
     docs,
     events,
@@ -59,7 +60,8 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
-    for r in (health, recommend, explain, compare, items, model, metrics, events, admin, page, docs):
+    for r in (health, recommend, explain, compare, items, model, metrics, events, admin, admin_items,
+              page, docs):
         app.include_router(r.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")

@@ -123,6 +123,19 @@ class EventsRequest(_Request):
     events: list[EventIn] = Field(min_length=1, description="stored all together or not at all")
 
 
+ItemCell = str | int | float | list[str] | None
+
+
+class ItemsUpsertRequest(_Request):
+    """Items to add or replace, each a row of the items CSV as an object (column -> cell)."""
+
+    items: list[dict[str, ItemCell]] = Field(
+        min_length=1, description="`item_id` and `title` required; the other columns feed facets as "
+                                  "the catalogue's do; a list is several values (the CSV's '|')",
+        examples=[[{"item_id": "SKU-NEW-1", "title": "Nordwell Red Linen Dress", "color": "red",
+                    "style": ["casual", "boho"], "category": "dress", "price": 79.0}]])
+
+
 # ---- responses --------------------------------------------------------------------------------
 
 
@@ -351,6 +364,15 @@ class VersionsOut(_Out):
 class ActivateOut(_Out):
     serving: str
     previous: str | None
+
+
+class CatalogueChangeOut(_Out):
+    serving: str = Field(description="the new catalogue revision, now served")
+    previous: str | None = Field(description="the version it revises (activate it to roll back)")
+    items: int = Field(description="items in the catalogue now")
+    added: list[str]
+    replaced: list[str]
+    removed: list[str]
 
 
 class EventsOut(_Out):

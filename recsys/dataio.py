@@ -17,7 +17,7 @@ import difflib
 import hashlib
 import io
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -157,17 +157,61 @@ def read_items(
     `rename` (unless `rename` is given) and its `missing` markers.
     """
     table = _read(path, encoding, on_bad_lines)
+    _check_items(table, rename, schema)
+    return table.frame, table.report
+
+
+def items_from_records(records: Sequence[Mapping[str, object]], *, source: str = "items",
+                       schema: Schema | None = None) -> pd.DataFrame:
+    """Items given as records (column -> cell), checked as `read_items` checks a file: a
+    DataError's `row` is then the record's index in `records` (from 0). The columns are the
+    catalogue's after the schema's `[rename]` (item_id, title, ...: no renaming here); its
+    `[missing]` markers apply. A cell may be a string,
+    a number, a list of strings (joined with '|', the file's separator of several values) or
+    None (an empty cell); a record without a column has an empty cell there."""
+    if not records:
+        raise DataError(source, "no items: give at least one")
+    columns = list(dict.fromkeys(c for r in records for c in r))
+    rows = [[_cell(source, i, c, r.get(c)) for c in columns] for i, r in enumerate(records)]
+    frame = pd.DataFrame(rows, columns=columns, dtype=str)
+    table = _Table(source, frame, list(range(len(records))), ReadReport(rows=len(records)))
+    _check_cell_sizes(table)
+    table.frame = _drop_unnamed(table)
+    _check_items(table, {}, schema, missing_as_empty=True)
+    return table.frame
+
+
+def _cell(source: str, row: int, column: str, value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "|".join(v.strip() for v in value)
+    raise DataError(source, f"expected a string, a number or a list of strings, found "
+                            f"{_show(repr(value))}", row, column)
+
+
+def _check_items(table: _Table, rename: dict[str, str] | None, schema: Schema | None,
+                 missing_as_empty: bool = False) -> None:
+    """The items contract on a table read from a file or made from records. `missing_as_empty`:
+    an absent item_id or title column is empty cells (named by row), not a missing column."""
     if rename is None and schema is not None:
         rename = schema.rename
     if rename:
         _apply_rename(table, check_rename(rename, "rename"))
     if schema is not None and schema.missing:
         _blank_missing(table, schema.missing)
+    if missing_as_empty:
+        for column in ("item_id", "title"):
+            if column not in table.frame.columns:
+                table.frame[column] = ""
     _require(table, "item_id", "title")
     _check_nonempty(table, "item_id")
     _check_unique(table, "item_id")
     _check_nonempty(table, "title")
-    return table.frame, table.report
 
 
 def read_interactions(

@@ -1,0 +1,138 @@
+"""Catalogue changes without retraining (PUT /admin/items, DELETE /admin/items/{item_id}): an
+upserted item is found by its own word at once, a removed one is never returned again, both
+after a restart too, with the weights unchanged; bad rows are 422s naming the row and field."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from api.main import create_app
+from recsys.artifact import current_version, load_version, read_manifest
+from recsys.dataio import MAX_CELL_CHARS
+
+from api_support import ADMIN_TOKEN, make_artifacts, make_settings, wait_ready
+
+AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+EVENTS_TOKEN = "items-events-token"
+NEW = {"item_id": "NEW-ZORB-1", "title": "Nordwell Zorbleflux Velvet Dress", "color": "red",
+       "style": ["casual", "boho"], "quality": "premium", "category": "dress", "material": "velvet",
+       "brand": "Nordwell", "price": 99.0, "rating": "4.5"}
+
+
+@pytest.fixture
+def shop(tmp_path, data_dir, v1, rec):
+    """(settings, a client of an app serving a copy of v1 with admin and events on)."""
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, events_token=EVENTS_TOKEN)
+    with TestClient(create_app(settings, recommender=rec)) as client:
+        yield settings, client
+
+
+def _ids(client: TestClient, query: str, k: int = 100) -> list[str]:
+    r = client.post("/recommend", json={"query": query, "k": k, "explain": False})
+    assert r.status_code == 200, r.text
+    return [it["item_id"] for it in r.json()["items"]]
+
+
+def _weights(version_dir) -> dict[str, torch.Tensor]:
+    """The weights that do not depend on the catalogue (attribute rows are per attribute)."""
+    state = load_version(version_dir).model.state_dict()
+    return {k: v for k, v in state.items() if not k.startswith(("attr_", "prior."))}
+
+
+def test_an_upserted_item_is_found_by_its_own_word_at_once(shop, v1, rec):
+    settings, client = shop
+    assert "zorbleflux" not in " ".join(rec.catalog.titles).lower()
+    old_id = rec.catalog.item_ids[5]
+    replaced = {"item_id": old_id, "title": "Quintessa Wool Scarf", "color": "green",
+                "category": "scarf", "material": "wool"}
+    r = client.put("/admin/items", json={"items": [NEW, replaced]}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["added"] == ["NEW-ZORB-1"] and out["replaced"] == [old_id] and out["removed"] == []
+    assert out["previous"] == v1.name and out["items"] == rec.catalog.n_items + 1
+    revision = out["serving"]
+    r = client.post("/recommend", json={"query": "zorbleflux", "k": 3})
+    body = r.json()
+    assert body["model_version"] == revision
+    assert body["items"][0]["item_id"] == "NEW-ZORB-1" and body["items"][0]["explanation"]["matched"]
+    assert "zorbleflux" not in body["unmatched_tokens"]
+    assert _ids(client, "quintessa", k=3)[0] == old_id
+    item = client.get(f"/items/{old_id}").json()
+    assert item["title"] == "Quintessa Wool Scarf" and "green" in item["attributes"]["color"]
+    new_item = client.get("/items/NEW-ZORB-1").json()
+    assert set(new_item["attributes"]["style"]) == {"casual", "boho"}  # a list is several values
+    # the same weights, over the changed catalogue: a new version revising the served one
+    folder = settings.artifacts_dir / revision
+    manifest = read_manifest(folder)
+    assert manifest["catalogue"]["revision_of"] == v1.name and manifest["catalogue"]["revision"] == 1
+    assert manifest["catalogue"]["added"] == ["NEW-ZORB-1"]
+    old, new = _weights(v1), _weights(folder)
+    assert old.keys() == new.keys() and all(torch.equal(old[k], new[k]) for k in old)
+    assert current_version(settings.artifacts_dir) == revision
+
+
+def test_a_deleted_item_never_comes_back_even_after_a_restart(shop, v1):
+    settings, client = shop
+    client.put("/admin/items", json={"items": [NEW]}, headers=AUTH).raise_for_status()
+    gone = next(i for i in _ids(client, "red casual dress") if i != NEW["item_id"])
+    r = client.delete(f"/admin/items/{gone}", headers=AUTH)
+    assert r.status_code == 200, r.text
+    assert r.json()["removed"] == [gone] and r.json()["previous"] != v1.name  # revises the revision
+
+    def never_returned(c: TestClient) -> None:
+        for query in ("red casual dress", "red dress", "dress"):
+            assert gone not in _ids(c, query)
+        assert c.post("/explain", json={"query": "red dress", "item_id": gone}).status_code == 404
+        assert c.get(f"/items/{gone}").status_code == 404
+        other = _ids(c, "red dress")[0]
+        r = c.post("/compare", json={"query": "red dress", "item_a": gone, "item_b": other})
+        assert r.status_code == 404 and gone in r.text
+        r = c.post("/recommend", json={"query": "red dress", "candidates": [gone, other]})
+        assert [it["item_id"] for it in r.json().get("items", [])] in ([other], [])
+        event = {"type": "click", "query": "red dress", "item_id": gone}
+        r = c.post("/events", json={"events": [event]},
+                   headers={"Authorization": f"Bearer {EVENTS_TOKEN}"})
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "events", 0, "item_id"]
+        assert _ids(c, "zorbleflux", k=1) == ["NEW-ZORB-1"]  # the upsert before it stays
+
+    never_returned(client)
+    assert client.delete(f"/admin/items/{gone}", headers=AUTH).status_code == 404
+    # a restart: a new process on the same artifacts and store loads the newest revision
+    with TestClient(create_app(settings)) as restarted:
+        wait_ready(restarted, timeout=60)
+        never_returned(restarted)
+
+
+@pytest.mark.parametrize(("rows", "loc", "words"), [
+    ([NEW, {"item_id": "B-1", "title": ""}], ["body", "items", 1, "title"], "non-empty title"),
+    ([NEW, {"title": "No id"}], ["body", "items", 1, "item_id"], "non-empty item_id"),
+    ([NEW, {**NEW, "title": "Again"}], ["body", "items", 1, "item_id"], "already appears on row 0"),
+    ([NEW, {"item_id": "B-2", "title": "Deep", "color": {"a": 1}}], ["body", "items", 1, "color"], ""),
+    ([NEW, {"item_id": "B-3", "title": "x" * (MAX_CELL_CHARS + 1)}], ["body", "items", 1, "title"], "characters"),
+])
+def test_bad_rows_are_422_naming_the_row_and_field_and_change_nothing(shop, v1, rows, loc, words):
+    settings, client = shop
+    r = client.put("/admin/items", json={"items": rows}, headers=AUTH)
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"][0]
+    assert detail["loc"][:len(loc)] == loc and words in detail["msg"], detail
+    assert current_version(settings.artifacts_dir) == v1.name
+    assert "NEW-ZORB-1" not in _ids(client, "zorbleflux")
+    assert sorted(p.name for p in settings.artifacts_dir.iterdir() if p.name.startswith("v")) == [v1.name]
+
+
+def test_catalogue_changes_are_admin_only_and_bounded(shop, tmp_path, data_dir, v1, rec):
+    _, client = shop
+    assert client.put("/admin/items", json={"items": [NEW]}).status_code == 401
+    assert client.delete("/admin/items/x", headers={"Authorization": "Bearer nope"}).status_code == 403
+    assert client.delete("/admin/items/NO-SUCH-ITEM", headers=AUTH).status_code == 404
+    r = client.put("/admin/items", json={"items": []}, headers=AUTH)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "items"]
+    small = make_settings(make_artifacts(tmp_path / "small", v1), data_dir, admin_token=ADMIN_TOKEN,
+                          max_item_batch=1)
+    with TestClient(create_app(small, recommender=rec)) as c:
+        r = c.put("/admin/items", json={"items": [NEW, {**NEW, "item_id": "N2"}]}, headers=AUTH)
+        assert r.status_code == 422 and "RECSYS_MAX_ITEM_BATCH" in r.json()["detail"][0]["msg"]
