@@ -64,7 +64,7 @@ async def start_training(request: Request, settings: SettingsDep, jobs: JobsDep)
         raise HTTPException(
             415, detail="send JSON naming files under the data folder, or multipart/form-data")
     try:
-        job = jobs.submit(spec)
+        job = await run_in_threadpool(jobs.submit, spec)  # writes the job's row: off the loop
     except QueueFullError as exc:
         if spec.upload is not None:
             spec.upload.remove()
@@ -92,7 +92,7 @@ async def cancel_job(job_id: str, jobs: JobsDep) -> dict:
     """Cancel a queued job or stop a running one: its worker is killed, nothing it wrote is
     kept, the served model stays. 409 for a job that has finished."""
     try:
-        job = jobs.cancel(job_id)
+        job = await run_in_threadpool(jobs.cancel, job_id)
     except JobStateError as exc:
         raise HTTPException(409, detail=str(exc)) from None
     if job is None:
