@@ -240,11 +240,28 @@ def _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs) -> torch.T
         drop = torch.from_numpy(rng.random(enc.bucket.shape) < cfg.word_dropout) & enc.mask
         enc.bucket[drop] = UNSEEN_WORD_BUCKET
     attrs, evidence = featurizer.item_batch(items, enc, pairs)
-    out = model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)
-    scores = out["scores"].masked_fill(~torch.from_numpy(valid), float("-inf"))  # (B, I)
+    leak = cfg.leak_penalty and model.training
+    out = model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence, return_attention=leak)
+    valid_t = torch.from_numpy(valid)
+    scores = out["scores"].masked_fill(~valid_t, float("-inf"))  # (B, I)
     nll = -torch.log_softmax(scores, dim=1)[:, 0]  # (B,)
     w = torch.from_numpy(groups.weight[batch])
-    return (nll * w).sum() / w.sum()
+    loss = (nll * w).sum() / w.sum()
+    if leak:
+        cells = (valid_t[:, :, None] & enc.mask[:, None, :]).float()  # (B, I, T)
+        stray = stray_attention(out["attention"], evidence)  # (B, I, T)
+        loss = loss + cfg.leak_penalty * (stray * cells).sum() / cells.sum().clamp(min=1)
+    return loss
+
+
+def stray_attention(attention: Mapping[str, torch.Tensor], evidence: Mapping[str, torch.Tensor]) -> torch.Tensor:
+    """attention {facet: (B, I, T, M + 1)}, evidence {facet: (B, I, T, M, kinds)} -> (B, I, T):
+    the attention each word puts, summed over the heads, on attributes it has no exact,
+    association or near match with (the no-match slot, last, is not stray)."""
+    total = torch.zeros(())
+    for f, att in attention.items():
+        total = total + (att[..., :-1] * (evidence[f].sum(-1) <= 0)).sum(-1)
+    return total
 
 
 def _subset(enc: EncodedQueries, rows: np.ndarray, t_max: int) -> EncodedQueries:
