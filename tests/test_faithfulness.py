@@ -72,7 +72,11 @@ def planted(folder):
 def trained(tmp_path_factory):
     folder, judgments, probes = planted(tmp_path_factory.mktemp("planted"))
     catalog, rows, _ = load_training_data(TrainInputs(folder / "items.csv", folder / "interactions.csv"))
-    rec, _ = train_recommender(catalog, rows, TrainConfig(seed=0))
+    # the fitted weights served whole: with about 40 held-aside queries the share rule keeps the
+    # lexical start for most seeds (3 of 4 measured), and the start's attention on a synonym's
+    # association stays below the no-match slot, so these checks would measure the start
+    rec, report = train_recommender(catalog, rows, TrainConfig(seed=0, alphas=(1.0,)))
+    assert report.alpha == 1.0
     return rec, judgments, probes
 
 
