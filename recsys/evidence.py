@@ -13,7 +13,7 @@ Two kinds, both inputs to the attention logits (so explanations stay attention w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,8 +29,15 @@ ASSOC_MIN_ITEMS = 3  # attributes of fewer items would let the evidence memorise
 
 @dataclass
 class Evidence:
+    """The exact and association tables of every facet, and what is derived from them once (the
+    `_derived` cache: per (name, facet) one array, so bounded by the facets): each table's sorted
+    (row, column) keys for pair lookups, each attribute's word count. Training rewrites the
+    association values in place, never the tables' structure, so the derived arrays stay valid."""
+
     exact: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f)
     assoc: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f)
+    _derived: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, init=False, repr=False,
+                                                        compare=False)
 
     def dense_rows(self, facet: str, word_ids: np.ndarray, near_ids: np.ndarray,
                    near_sims: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,7 +67,7 @@ class Evidence:
             ids, attrs = np.broadcast_arrays(ids, attr_ids)
             ok = (ids >= 0) & (attrs >= 0)
             hit = np.zeros(ids.shape, dtype=np.float32)
-            hit[ok] = _pair_positions(self.exact[facet], ids[ok], attrs[ok]) >= 0
+            hit[ok] = self._pair_positions("exact", facet, ids[ok], attrs[ok]) >= 0
             value = hit * np.broadcast_to(sims, hit.shape)
             out = value if out is None else np.maximum(out, value)
         assert out is not None  # near_ids has J >= 1 columns
@@ -68,11 +75,10 @@ class Evidence:
 
     def _words_per_attribute(self, facet: str) -> np.ndarray:
         """(V_f,) the number of words of each attribute (at least 1): what coverage divides by."""
-        cache = self.__dict__.setdefault("_n_words", {})
-        if facet not in cache:
+        n_words = self._derived.get(("n_words", facet))
+        if n_words is None:
             counts = np.asarray(self.exact[facet].sum(axis=0)).ravel()
-            cache[facet] = np.maximum(counts, 1.0).astype(np.float32)
-        n_words: np.ndarray = cache[facet]
+            n_words = self._derived[("n_words", facet)] = np.maximum(counts, 1.0).astype(np.float32)
         return n_words
 
     def locate(self, facet: str, word_ids: np.ndarray, attr_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -83,32 +89,26 @@ class Evidence:
         ok = (word_ids >= 0) & (attr_ids >= 0)
         exact = np.zeros(word_ids.shape, dtype=np.float32)
         assoc_pos = np.full(word_ids.shape, -1, dtype=np.int64)
-        exact_pos = _pair_positions(self.exact[facet], word_ids[ok], attr_ids[ok])
+        exact_pos = self._pair_positions("exact", facet, word_ids[ok], attr_ids[ok])
         exact[ok] = np.where(exact_pos >= 0, 1.0, 0.0)
-        assoc_pos[ok] = _pair_positions(self.assoc[facet], word_ids[ok], attr_ids[ok])
+        assoc_pos[ok] = self._pair_positions("assoc", facet, word_ids[ok], attr_ids[ok])
         n_words = self._words_per_attribute(facet)
         n_words = n_words[np.maximum(attr_ids, 0)] if len(n_words) else np.ones(attr_ids.shape)  # (..., T, M)
         return covered(exact, n_words), assoc_pos
 
-
-def _pair_positions(table: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Position of table[rows[i], cols[i]] in table.data for every i (-1 where not stored),
-    vectorised through the sorted (row, col) keys."""
-    if table.nnz == 0 or len(rows) == 0:
-        return np.full(len(rows), -1, dtype=np.int64)
-    keys = _sorted_keys(table)
-    wanted = rows.astype(np.int64) * table.shape[1] + cols
-    pos = np.searchsorted(keys, wanted).clip(max=len(keys) - 1)
-    return np.where(keys[pos] == wanted, pos, -1)
-
-
-def _sorted_keys(table: sp.csr_matrix) -> np.ndarray:
-    keys = getattr(table, "_pair_keys", None)
-    if keys is None:
-        rows = np.repeat(np.arange(table.shape[0], dtype=np.int64), np.diff(table.indptr))
-        keys = rows * table.shape[1] + table.indices
-        table._pair_keys = keys  # type: ignore[attr-defined]  # never mutated after they are built
-    return keys
+    def _pair_positions(self, kind: str, facet: str, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Position of table[rows[i], cols[i]] in table.data for every i (-1 where not stored) of
+        the `kind` ("exact", "assoc") table, vectorised through its sorted (row, col) keys."""
+        table = self.exact[facet] if kind == "exact" else self.assoc[facet]
+        if table.nnz == 0 or len(rows) == 0:
+            return np.full(len(rows), -1, dtype=np.int64)
+        keys = self._derived.get((kind, facet))
+        if keys is None:
+            at = np.repeat(np.arange(table.shape[0], dtype=np.int64), np.diff(table.indptr))
+            keys = self._derived[(kind, facet)] = at * table.shape[1] + table.indices
+        wanted = rows.astype(np.int64) * table.shape[1] + cols
+        pos = np.searchsorted(keys, wanted).clip(max=len(keys) - 1)
+        return np.where(keys[pos] == wanted, pos, -1)
 
 
 def catalog_word_keys(catalog: Catalog) -> set[str]:

@@ -6,13 +6,13 @@ so contributions add up exactly to the score.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from .index import QueryState, ScoringIndex
+from .attribute_sets import ItemRows
+from .index import ScoringIndex
+from .query import QueryState
 
 NO_MATCH = "(no match)"
 # A query word matches an attribute when the attribute holds at least this share of the word's
@@ -193,49 +193,10 @@ def _segment_sums(x: np.ndarray, lengths: np.ndarray, starts: np.ndarray) -> np.
     return out
 
 
-@dataclass
-class _ItemRows:
-    """Every item's attributes of every facet as columns of the flat vocabulary (facets side by
-    side, as in `QueryState.flat_logits`), item after item, facet after facet: segment
-    s = item * H + head holds cols[ptr[s]:ptr[s + 1]], in the catalogue's order."""
-
-    ptr: np.ndarray  # (n_items * H + 1,)
-    cols: np.ndarray  # (sum of the catalogue's attribute counts,)
-    values: np.ndarray  # (sum V,) float32, each attribute's value
-    labels: list[str]  # (sum V,) each attribute's display label
-
-
-_ITEM_ROWS: weakref.WeakKeyDictionary[Any, _ItemRows] = weakref.WeakKeyDictionary()
-
-
-def item_rows(index: ScoringIndex) -> _ItemRows:
-    """Built once per index (a few numpy passes over the catalogue's incidence matrices) and
-    kept as long as the index lives; `Recommender` builds it at load, not on a request (two
-    threads racing here would only build the same table twice)."""
-    rows = _ITEM_ROWS.get(index)
-    if rows is None:
-        rows = _ITEM_ROWS[index] = _build_item_rows(index)
-    return rows
-
-
-def _build_item_rows(index: ScoringIndex) -> _ItemRows:
-    catalog = index.featurizer.catalog
-    mats = [catalog.item_attrs[f].tocsr() for f in index.facets]
-    n, n_heads = catalog.n_items, len(index.facets)
-    lens = np.stack([np.diff(m.indptr) for m in mats], 1).astype(np.int64)  # (n, H)
-    total = int(lens.sum())
-    dtype = np.int32 if total < 2**31 - 1 else np.int64
-    ptr = np.concatenate([[0], np.cumsum(lens.ravel())]).astype(dtype)
-    offsets = np.concatenate([[0], np.cumsum([m.shape[1] for m in mats])]).astype(np.int64)
-    cols = np.empty(total, dtype=np.int32 if offsets[-1] < 2**31 - 1 else np.int64)
-    starts = ptr[:-1].reshape(n, n_heads).astype(np.int64)
-    for h, m in enumerate(mats):
-        # entry j of item i's row goes to starts[i, h] + (j - indptr[i])
-        dest = np.repeat(starts[:, h] - m.indptr[:-1], lens[:, h]) + np.arange(m.indptr[-1])
-        cols[dest] = m.indices[: m.indptr[-1]] + offsets[h]
-    values = np.concatenate([index.tables[f].values for f in index.facets])
-    labels = [label for f in index.facets for label in catalog.labels(f)]
-    return _ItemRows(ptr, cols, values, labels)
+def item_rows(index: ScoringIndex) -> ItemRows:
+    """Every item's attributes as flat columns (`AttributeSets.item_rows`: built once per index and
+    kept by it; `Recommender` asks at load, not on a request)."""
+    return index.sets.item_rows()
 
 
 def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,

@@ -265,10 +265,10 @@ def _offer(heap_s: A, heap_i: A, size: int, s: float, i: int) -> int:
 def _top_k_kernel(parts: A, base: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, counts: A,
                   eligible: A, use_eligible: bool, k: int, seed_group: int) -> tuple[A, A]:
     """The k best eligible items, best first (ties by index), and their scores:
-    what `ScoringIndex._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
+    what `GroupTables._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
 
     The tables (group r's at tab_off[r]:tab_off[r+1]) are the sum of the rows of `parts`, then
-    `base`, as `ScoringIndex._flat_tables` sums them. Items go through a heap of the k best
+    `base`, as `GroupTables.flat` sums them. Items go through a heap of the k best
     (score, then lower index), so ties are exact. Seeds first: the items of the seed group's
     best ids (about SEEDS of them, the cut found on a sample of its table weighted by items per
     id); the heap's worst score is then a lower bound L. Then only the items of the pivot

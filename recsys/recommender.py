@@ -25,8 +25,10 @@ from .explain import (
     item_rows,
     unmatched_tokens,
 )
-from .index import QueryState, ScoringIndex, fast_top_k
+from .index import ScoringIndex
 from .model import FacetScorer
+from .query import QueryState
+from .topk import fast_top_k
 
 
 @dataclass

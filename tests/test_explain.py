@@ -65,6 +65,8 @@ def test_items_without_attributes_in_a_facet(planted_model):
     featurizer = copy.copy(index.featurizer)
     featurizer.catalog = catalog
     index.featurizer = featurizer
+    index.sets = copy.copy(index.sets)  # its flat item rows (batched explanations) from this catalogue
+    index.sets._catalog, index.sets._item_rows = catalog, None
     state = index.query_state("scarlet gown")
     weights = rec.head_weight_vector(None)
     items = np.array([0, 1, 2, 3])

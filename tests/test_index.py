@@ -17,12 +17,15 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-import recsys.index as index_module
+import recsys.attribute_sets as sets_module
+from recsys.attribute_sets import _distinct_rows, _prefix_tree
 from recsys.catalog import Catalog
 from recsys.dataio import read_items
 from recsys.facets import FACETS
-from recsys.index import ScoringIndex, WordCache, _distinct_rows, _prefix_tree, fast_top_k
+from recsys.index import ScoringIndex
 from recsys.kernels import compiled
+from recsys.query import QueryState, WordCache
+from recsys.topk import fast_top_k
 from training.fit import TrainConfig, build_featurizer, new_model
 
 from .reference import sorted_top_k, ties_at_the_cut
@@ -160,7 +163,7 @@ def test_word_caches_do_not_change_any_float(tmp_path, index):
 
 def test_a_state_built_by_hand_is_scored_without_its_cached_parts(index):
     state = index.query_state("scarlet dress casual")
-    bare = index_module.QueryState(state.tokens, state.logits, state.no_match, state.evidence)
+    bare = QueryState(state.tokens, state.logits, state.no_match, state.evidence)
     np.testing.assert_array_equal(index.score(bare), index.score(state))
 
 
@@ -240,8 +243,8 @@ def test_a_query_of_cached_words_is_ranked_without_its_logits(index, monkeypatch
                                   np.concatenate([first.logits[f] for f in FACETS], axis=1))
     expected = index.top_k(first, None, None, 5)
     computed = []
-    original = index._state_arrays
-    monkeypatch.setattr(index, "_state_arrays", lambda rows: computed.append(1) or original(rows))
+    original = index.queries._state_arrays
+    monkeypatch.setattr(index.queries, "_state_arrays", lambda rows: computed.append(1) or original(rows))
     again = index.query_state(query)
     items, scores = index.top_k(again, None, None, 5)
     assert computed == []  # every word's ratios were cached: no logits needed
@@ -264,8 +267,8 @@ def test_top_k_prunes_on_this_catalogue(big_index, monkeypatch):
     """The pruned path is the one exercised above: most queries never score every item."""
     full = []
     monkeypatch.setattr(big_index, "use_kernel", False)
-    original = big_index._full_top_k
-    monkeypatch.setattr(big_index, "_full_top_k", lambda *a: full.append(1) or original(*a))
+    original = big_index.grouped._full_top_k
+    monkeypatch.setattr(big_index.grouped, "_full_top_k", lambda *a: full.append(1) or original(*a))
     queries = [q for q in QUERIES if q.strip()]
     for q in queries:
         big_index.top_k(big_index.query_state(q), None, None, 10)
@@ -310,7 +313,7 @@ def _naive_distinct(x: sp.csr_matrix) -> np.ndarray:
 @pytest.mark.parametrize("collide", [False, True], ids=["hashed", "every-hash-collides"])
 def test_distinct_rows(collide, monkeypatch):
     if collide:  # every set hashes alike: the exact check must catch it and regroup
-        monkeypatch.setattr(index_module, "_mix64", lambda x: np.zeros(np.shape(x), dtype=np.uint64))
+        monkeypatch.setattr(sets_module, "_mix64", lambda x: np.zeros(np.shape(x), dtype=np.uint64))
     rng = np.random.default_rng(3)
     rows, cols = [], []
     for i in range(500):
@@ -345,7 +348,7 @@ def test_prefix_tree_rebuilds_every_row():
 
 
 def test_word_cache_drops_the_least_recently_used():
-    cache = WordCache(capacity=2)
+    cache = WordCache("test", capacity=2)
     cache.put("a", 1)
     cache.put("b", 2)
     assert cache.get("a") == 1  # "a" is now the most recent

@@ -1,0 +1,258 @@
+"""The query side of the index: a query's logits against every facet's whole vocabulary.
+
+Per query word, one (D,) @ (D, sum V + H) product gives every facet's q.k / sqrt(d_k) and
+no-match pre-activation (the heads' `formula.LogitTables` side by side), and its evidence rows are
+read straight from the CSR tables (what `Evidence.dense_rows` returns); both are cached per word
+(`QueryTables.word_rows`). No torch call is made per query: on a busy 2-core machine torch's
+intra-op thread pool waits ~20 ms per operation, and for these shapes numpy is faster anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from .encoding import Featurizer
+from .formula import ASSOC, EXACT, N_KINDS, NEAR, covered
+from .kernels import Kernels
+from .model import FacetScorer
+from .words import QueryToken, query_tokens
+
+CACHE_BYTES = 32 << 20  # bound of each per-word cache of an index (rows of floats per word)
+V = TypeVar("V")  # what a WordCache holds per word
+
+
+@dataclass
+class QueryState:
+    """Everything about one query that explanations and scoring share."""
+
+    tokens: list[QueryToken]
+    logits: dict[str, np.ndarray]  # facet -> (T, V) match logits against the whole vocabulary
+    no_match: dict[str, np.ndarray]  # facet -> (T,)
+    evidence: Mapping[str, np.ndarray]  # facet -> (T, V, N_KINDS), `formula.EVIDENCE_KINDS` order
+    # all facets side by side: (T, sum V) logits and (T, H) no-match logits (views of these are
+    # what `logits` / `no_match` hold); None when the state was built by hand
+    flat_logits: np.ndarray | None = field(default=None, repr=False, compare=False)
+    flat_no_match: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # (T,) whether a token's logits are the same in any query (no other query word shares an
+    # exact-match attribute with it, so coverage does not couple them): its per-set ratios can
+    # then be cached under its key
+    context_free: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+
+class _LazyEvidence(Mapping[str, np.ndarray]):
+    """facet -> (T, V, N_KINDS) evidence (`formula.EVIDENCE_KINDS` order), stacked only when asked
+    for: ranking never reads it, and on a large vocabulary it is the biggest array a query would
+    build. `parts`: (T, sum V) per kind."""
+
+    def __init__(self, parts: list[np.ndarray], offsets: np.ndarray, facets: tuple[str, ...]):
+        self._parts, self._offsets, self._facets = parts, offsets, facets
+        self._done: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, facet: str) -> np.ndarray:
+        if facet not in self._done:
+            if facet not in self._facets:
+                raise KeyError(facet)
+            h = self._facets.index(facet)
+            lo, hi = self._offsets[h], self._offsets[h + 1]
+            self._done[facet] = np.stack([p[:, lo:hi] for p in self._parts], -1)  # (T, V, N_KINDS)
+        stacked: np.ndarray = self._done[facet]
+        return stacked
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._facets)
+
+    def __len__(self) -> int:
+        return len(self._facets)
+
+
+class _LazyQueryState(QueryState):
+    """A `QueryState` whose logits, no-match logits and evidence are computed by `fill` (which
+    returns them by name) when one of them is first read."""
+
+    def __init__(self, tokens: list[QueryToken], context_free: np.ndarray,
+                 fill: Callable[[], dict[str, Any]]):
+        self.tokens, self.context_free = tokens, context_free
+        self._fill = fill
+        self._values: dict[str, Any] | None = None
+
+    def _get(self, name: str) -> Any:
+        if self._values is None:
+            self._values = self._fill()
+        return self._values[name]
+
+    # properties win over the dataclass's fields (and their class-level defaults)
+    logits = property(lambda self: self._get("logits"))
+    no_match = property(lambda self: self._get("no_match"))
+    evidence = property(lambda self: self._get("evidence"))
+    flat_logits = property(lambda self: self._get("flat_logits"))
+    flat_no_match = property(lambda self: self._get("flat_no_match"))
+
+
+def _context_free(exact_columns: list[np.ndarray]) -> np.ndarray:
+    """(T,) whether no other query word matches exactly an attribute this word matches: its
+    exact evidence then needs no coverage share from the others, so its logits are the same in
+    any query (`Evidence.dense_rows` divides by the words of the attribute the query has)."""
+    seen: dict[int, int] = {}
+    for cols in exact_columns:
+        for c in cols.tolist():
+            seen[c] = seen.get(c, 0) + 1
+    return np.array([all(seen[c] == 1 for c in cols.tolist()) for cols in exact_columns], dtype=bool)
+
+
+class WordCache(Generic[V]):
+    """Rows computed per query word, at most `capacity` words, the least recently used dropped
+    first (a dict keeps insertion order: a hit moves its word to the end). Safe to share
+    between threads: a race at worst drops a word or computes it twice. `name` says what it
+    holds (its owner's attribute: `QueryTables.word_rows`, `ScoringIndex.word_parts`)."""
+
+    def __init__(self, name: str, capacity: int):
+        self.name, self.capacity = name, capacity
+        self._rows: dict[str, V] = {}
+
+    def __repr__(self) -> str:
+        return f"WordCache({self.name!r}: {len(self._rows)} of {self.capacity} words)"
+
+    def get(self, key: str) -> V | None:
+        rows = self._rows.pop(key, None)
+        if rows is not None:
+            self._rows[key] = rows
+        return rows
+
+    def put(self, key: str, rows: V) -> None:
+        self._rows[key] = rows
+        while len(self._rows) > self.capacity:
+            try:
+                self._rows.pop(next(iter(self._rows)), None)
+            except (StopIteration, RuntimeError):  # emptied or changed by another thread
+                break
+
+    def clear(self) -> None:
+        self._rows.clear()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._rows
+
+
+class QueryTables:
+    """What turns a query into its `QueryState`: every head's logit tables side by side over all
+    facets' attributes (`_proj` (D, sum V + H), `_weights` (N_KINDS, sum V), `_bias`, the
+    no-match biases), the evidence tables side by side (`_exact`, `_assoc`: n_words x sum V) and
+    each attribute's word count (coverage divides by it). Owns one cache, `word_rows`: per query
+    word, its rows (`_token_rows`) and the attributes it matches exactly, bounded by bytes."""
+
+    def __init__(self, model: FacetScorer, featurizer: Featurizer, keys: dict[str, torch.Tensor],
+                 biases: dict[str, torch.Tensor], kernels: Callable[[], Kernels | None]):
+        """keys (V, K) and logit offsets (V,) per facet (`FacetScorer.head_tables`); `kernels`
+        says whether to use the compiled path now (the index's `use_kernel`)."""
+        m, cfg = model, model.cfg
+        self.featurizer, self.facets, self._compiled = featurizer, model.cfg.facets, kernels
+        ev = featurizer.evidence
+        sizes = [len(keys[f]) for f in self.facets]
+        self.vocab_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        v_total = int(self.vocab_offsets[-1])
+        with torch.no_grad():
+            # views of the model's own embedding tables: no copy
+            self._word_emb = m.word_emb.weight.detach().numpy()
+            self._ngram_emb = m.ngram_emb.weight.detach().numpy()
+            heads = [m.head(f).logit_tables(keys[f], getattr(m, f"attr_idf_{f}"), biases[f])
+                     for f in self.facets]
+        # every head's tables side by side: attributes of all facets, then one no-match per head
+        proj = np.concatenate([t.dot for t in heads] + [np.stack([t.no_match for t in heads], 1)], axis=1)
+        self._proj = proj.astype(np.float32)  # (D, sum V + H)
+        self._nm_bias = np.array([t.no_match_bias for t in heads], dtype=np.float32)  # (H,)
+        self._nm_specific = np.array([t.specific_weight for t in heads], dtype=np.float32)  # (H,)
+        self._weights = np.concatenate([t.weights for t in heads], axis=1)  # (N_KINDS, sum V)
+        self._bias = np.concatenate([t.bias for t in heads])  # (sum V,)
+        self._cap = float(cfg.logit_cap)
+        # evidence tables side by side over all facets (n_words, sum V), and the number of words
+        # of each attribute (exact evidence is scaled by the share of them the query has)
+        self._exact = sp.hstack([ev.exact[f] for f in self.facets], format="csr", dtype=np.float32)
+        self._assoc = sp.hstack([ev.assoc[f] for f in self.facets], format="csr", dtype=np.float32)
+        for t in (self._exact, self._assoc):
+            t.sum_duplicates()
+        self._attr_words = np.maximum(np.asarray(self._exact.sum(axis=0)).ravel(), 1.0).astype(np.float32)
+        # per query word: its rows and the attributes it matches exactly (float32 rows, bounded)
+        self.word_rows: WordCache[tuple[np.ndarray, np.ndarray]] = WordCache(
+            "word rows", max(16, CACHE_BYTES // (4 * (1 + N_KINDS) * (v_total + len(self.facets)))))
+
+    def query_state(self, query: str) -> QueryState:
+        """The query's tokens and whether each one's logits are free of the others; the logits
+        and evidence themselves are computed when first read (`_state_arrays`): a query whose
+        words' ratios are all cached is ranked without them."""
+        tokens = query_tokens(query)
+        entries = [self._token_entry(t.key) for t in tokens]
+        return _LazyQueryState(tokens, _context_free([cols for _, cols in entries]),
+                               lambda: self._state_arrays([rows for rows, _ in entries]))
+
+    def _state_arrays(self, word_rows: list[np.ndarray]) -> dict[str, Any]:
+        """A query state's logits, no-match logits and evidence, by name, from its words' rows."""
+        v_total = int(self.vocab_offsets[-1])
+        if word_rows:
+            rows = np.stack(word_rows)  # (T, 1 + N_KINDS, sum V + H)
+        else:
+            rows = np.zeros((0, 1 + N_KINDS, v_total + len(self.facets)), dtype=np.float32)
+        kernels = self._compiled()
+        if kernels is not None:
+            raw, exact = kernels.query_logits(rows, v_total, self._weights, self._bias, self._attr_words,
+                                              self._nm_bias)
+        else:
+            z = rows[:, 0]  # (T, sum V + H)
+            exact = covered(rows[:, 1 + EXACT, :v_total], self._attr_words)  # (T, sum V)
+            match = z[:, :v_total]
+            for k in range(N_KINDS):  # in kind order, as the kernel adds them
+                evidence = exact if k == EXACT else rows[:, 1 + k, :v_total]
+                match = match + evidence * self._weights[k]
+            raw = np.concatenate([match + self._bias, z[:, v_total:] + self._nm_bias], axis=1)
+        cap = np.float32(self._cap)
+        capped = np.tanh(raw / cap) * cap  # (T, sum V + H)
+        flat, flat_nm = capped[:, :v_total], capped[:, v_total:]
+        logits, no_match = {}, {}
+        for h, f in enumerate(self.facets):
+            lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
+            logits[f], no_match[f] = flat[:, lo:hi], flat_nm[:, h]
+        return {"logits": logits, "no_match": no_match, "flat_logits": flat, "flat_no_match": flat_nm,
+                "evidence": _LazyEvidence([exact if k == EXACT else rows[:, 1 + k, :v_total]
+                                           for k in range(N_KINDS)], self.vocab_offsets, self.facets)}
+
+    def _token_entry(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """The word's rows (`_token_rows`) and the attribute columns it matches exactly."""
+        entry = self.word_rows.get(key)
+        if entry is None:
+            rows = self._token_rows(key)
+            v_total = int(self.vocab_offsets[-1])
+            entry = (rows, np.flatnonzero(rows[1 + EXACT, :v_total] > 0))
+            self.word_rows.put(key, entry)
+        return entry
+
+    def _token_rows(self, key: str) -> np.ndarray:
+        """(1 + N_KINDS, sum V + H) for one query word: row 0 is q.k / sqrt(d_k) against every
+        attribute then the no-match pre-activations; row 1 + k its evidence of kind k
+        (`formula.EVIDENCE_KINDS`; exact before coverage). The same features as `Featurizer.encode_queries`
+        and `Evidence.dense_rows`. Words recur across queries: `_token_entry` caches them."""
+        bucket, grams = self.featurizer.token_features(key)
+        n_grams = np.float32(max(int((grams > 0).sum()), 1))
+        tok = self._word_emb[bucket] + self._ngram_emb[grams].sum(0) / n_grams  # (D,)
+        width = self._proj.shape[1]
+        rows = np.zeros((1 + N_KINDS, width), dtype=np.float32)
+        rows[0] = tok @ self._proj
+        word = self.featurizer.words.id(key)
+        if word >= 0:
+            rows[0, width - len(self.facets):] += self._nm_specific * self.featurizer.word_specificity()[word]
+            for r, table in ((1 + EXACT, self._exact), (1 + ASSOC, self._assoc)):
+                lo, hi = table.indptr[word], table.indptr[word + 1]
+                rows[r, table.indices[lo:hi]] = table.data[lo:hi]
+        for near_word, sim in self.featurizer.near_words(key):
+            lo, hi = self._exact.indptr[near_word], self._exact.indptr[near_word + 1]
+            cols = self._exact.indices[lo:hi]
+            rows[1 + NEAR, cols] = np.maximum(rows[1 + NEAR, cols], sim)
+        return rows
+
