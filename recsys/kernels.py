@@ -1,5 +1,5 @@
 """The compiled parts of the production scorer (numba), each the same computation as the numpy
-code in `recsys.index` that serves when numba cannot compile here.
+code of the index (`recsys.query`, `recsys.attribute_sets`, `recsys.topk`) that serves when numba cannot compile here.
 
 Per query the index makes a handful of operations on arrays of a few hundred to a few thousand
 floats; numpy spends most of such a call in dispatch, so the steps that run on every query
