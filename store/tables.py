@@ -74,3 +74,18 @@ jobs = Table(
     Column("metrics", JSON, nullable=True),
     Column("error", Text, nullable=True),
 )
+
+# online experiments between versions (api/experiments.py); `arms` is a JSON list of
+# {"arm", "version", "traffic"} in the order the split walks them, the first arm the control
+experiments = Table(
+    "experiments", metadata,
+    Column("name", String(64), primary_key=True),
+    Column("arms", JSON, nullable=False),
+    Column("status", String(16), nullable=False),  # running | ended
+    # 1 while running, NULL once ended: the unique index lets one experiment run at a time,
+    # across every process sharing the store (NULLs never collide)
+    Column("running_slot", Integer, nullable=True, unique=True),
+    Column("started_at", DateTime(timezone=False), nullable=False),
+    Column("ended_at", DateTime(timezone=False), nullable=True),
+    Column("winner", String(32), nullable=True),
+)

@@ -77,6 +77,17 @@ def store_url(request, tmp_path) -> str:
     return server.rsplit("/", 1)[0] + "/" + name
 
 
+@pytest.fixture
+def db(store_url):
+    """The fresh store of `store_url`, migrated to Alembic's head."""
+    from store.db import Database
+
+    db = Database(store_url)
+    db.upgrade()
+    yield db
+    db.dispose()
+
+
 @pytest.fixture(scope="session")
 def material_paths(tmp_path_factory):
     """The planted catalogue whose schema adds a fifth facet, `material` (tests/planted.py)."""

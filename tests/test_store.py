@@ -24,14 +24,6 @@ from store.records import (
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def db(store_url):
-    db = Database(store_url)
-    db.upgrade()
-    yield db
-    db.dispose()
-
-
 def click(n: int, event_id: str | None = None, type: str = "click") -> Event:
     return Event(type=type, query=f"q{n % 3}", item_id=f"I{n}", timestamp=T0 + timedelta(minutes=n),
                  event_id=event_id, request_id=f"r{n}", position=n + 1, user_id="u1")
