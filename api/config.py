@@ -70,8 +70,11 @@ class Settings(BaseSettings):
     # one: a query's matrices are tiny, and intra-op threads only fight the request threads (on a
     # busy 2-core machine, 2 torch threads made a query 50x slower than 1)
     torch_threads: int = Field(1, ge=0, description="torch threads of the service (0 = torch default)")
+    # 1 s: a poll is two small queries and a file read, and processes sharing the store should
+    # agree on a running experiment's split (and on activations) within about a second
     watch_interval_s: float = Field(
-        5.0, ge=0, description="how often the service checks the artifacts' `current` pointer (0 = never)"
+        1.0, ge=0, description="how often the service checks the artifacts' `current` pointer, the "
+                               "store's newest activation and running experiment (0 = never)"
     )
     graceful_timeout_s: int = Field(10, ge=0, description="seconds in-flight requests get at shutdown")
 

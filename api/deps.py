@@ -16,6 +16,7 @@ from recsys.recommender import Recommender
 from store.db import Database
 
 from .config import Settings
+from .experiments import Experiments
 from .jobs import JobManager
 from .middleware import MODEL_VERSION_HEADER
 from .model_store import ModelStore
@@ -52,6 +53,10 @@ async def get_model(request: Request, response: Response) -> Recommender:
     return rec
 
 
+async def get_experiments(request: Request) -> Experiments:
+    return request.app.state.experiments
+
+
 async def get_db(request: Request) -> Database:
     return request.app.state.db
 
@@ -83,5 +88,6 @@ JobsDep = Annotated[JobManager, Depends(get_jobs)]
 ModelDep = Annotated[Recommender, Depends(get_model)]
 ScoringDep = Annotated[anyio.CapacityLimiter, Depends(get_scoring)]
 DatabaseDep = Annotated[Database, Depends(get_db)]
+ExperimentsDep = Annotated[Experiments, Depends(get_experiments)]
 AdminDep = Depends(require_admin)
 EventsDep = Depends(require_events)

@@ -17,6 +17,7 @@ from store.db import Database
 
 from . import errors, openapi
 from .config import Settings, get_settings
+from .experiments import Experiments
 from .jobs import JobManager
 from .middleware import BodyLimitMiddleware, RequestContextMiddleware
 from .model_store import ModelStore, PointerWatcher
@@ -26,6 +27,7 @@ from .routes import (
     compare,
     docs,
     events,
+    experiments,
     explain,
     health,
     items,
@@ -53,6 +55,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
                   docs_url=None, redoc_url=None)  # api.routes.docs: the same pages, without a CDN
     app.state.settings, app.state.telemetry, app.state.store = settings, telemetry, store
     app.state.db = db
+    app.state.experiments = Experiments(store, db, telemetry)
     app.state.jobs = JobManager(store, telemetry, db, settings.max_queued_jobs)
     app.state.initial_model = recommender
     errors.install(app)
@@ -61,7 +64,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
     for r in (health, recommend, explain, compare, items, model, metrics, events, admin, admin_items,
-              page, docs):
+              experiments, page, docs):
         app.include_router(r.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
@@ -82,12 +85,18 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         import torch
 
         torch.set_num_threads(settings.torch_threads)
+    experiments: Experiments = app.state.experiments
     if app.state.initial_model is not None:
         store.mark_activations_seen()
         store.install(app.state.initial_model)
+        experiments.follow()  # an experiment running when this process starts
     else:  # load off the event loop: /health answers and /ready says 503 meanwhile
-        threading.Thread(target=store.load_initial, name="model-loader", daemon=True).start()
-    watcher = PointerWatcher(store, settings.watch_interval_s)
+        threading.Thread(target=_load_then_follow, args=(store, experiments), name="model-loader",
+                         daemon=True).start()
+    # the running experiment first: when it has ended, the winner's activation is taken from
+    # its arms already in memory
+    watcher = PointerWatcher(store, settings.watch_interval_s,
+                             followers=(experiments.follow,))
     watcher.start()
     log.info("service started", extra={"artifacts_dir": str(settings.artifacts_dir)})
     try:
@@ -97,3 +106,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.jobs.shutdown()
         db.dispose()
         log.info("service stopped")
+
+
+def _load_then_follow(store: ModelStore, experiments: Experiments) -> None:
+    """The served model, then the running experiment's arms (sharing the served model)."""
+    store.load_initial()
+    try:
+        experiments.follow()
+    except Exception:  # the store unreachable: the watcher tries again
+        log.exception("following the running experiment failed")

@@ -16,7 +16,7 @@ import gc
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -127,13 +127,18 @@ class ModelStore:
             raise ArtifactError(f"no model version {version!r}")
         return folder
 
-    def activate(self, version: str, reason: str = "activated") -> tuple[Recommender, str | None]:
-        """Load `version`, point `current` at it, record the activation (with `reason`) and
-        serve it. Returns (new, previous version). A broken version raises ArtifactError; the
-        served model stays."""
+    def load(self, version: str) -> Recommender:
+        """`version` loaded (ArtifactError when it is missing or broken), not served."""
+        return self._load(self.version_dir(version))
+
+    def activate(self, version: str, reason: str = "activated",
+                 loaded: Recommender | None = None) -> tuple[Recommender, str | None]:
+        """Load `version` (or take `loaded`, that version already in memory), point `current`
+        at it, record the activation (with `reason`) and serve it. Returns (new, previous
+        version). A broken version raises ArtifactError; the served model stays."""
         with self._lock:
             previous = self._current.version if self._current else None
-            rec = self._load(self.version_dir(version))
+            rec = loaded if loaded is not None and loaded.version == version else self.load(version)
             set_current(self.artifacts_dir, version)
             if self.db is not None:
                 self._seen_activation = max(self._seen_activation,
@@ -142,8 +147,9 @@ class ModelStore:
             self.pointer_problem = None
             return rec, previous
 
-    def follow_activations(self) -> None:
-        """Serve the version another process activated since this one last looked."""
+    def follow_activations(self, loaded: Mapping[str, Recommender] | None = None) -> None:
+        """Serve the version another process activated since this one last looked; from
+        `loaded` (version -> model) when it is already in memory (an experiment's arm)."""
         if self.pinned is not None or self.db is None:
             return
         latest = latest_activation(self.db)
@@ -154,7 +160,7 @@ class ModelStore:
         if latest[1] != served and self.refused(latest[1]) is None:
             try:
                 with self._lock:
-                    rec = self._load(self.version_dir(latest[1]))
+                    rec = (loaded or {}).get(latest[1]) or self.load(latest[1])
                     self.install(rec)
             except ArtifactError as exc:
                 log.error("the newest activation names no loadable version; still serving the old one",
@@ -238,10 +244,12 @@ def freeze_heap() -> None:
 
 
 class PointerWatcher:
-    """Polls the artifacts' `current` pointer in a daemon thread until stopped."""
+    """Polls the artifacts' `current` pointer in a daemon thread until stopped; `followers`
+    run first at every poll (the running experiment, `api.experiments`)."""
 
-    def __init__(self, store: ModelStore, interval_s: float):
-        self.store, self.interval_s = store, interval_s
+    def __init__(self, store: ModelStore, interval_s: float,
+                 followers: Sequence[Callable[[], None]] = ()):
+        self.store, self.interval_s, self.followers = store, interval_s, tuple(followers)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pointer-watcher", daemon=True)
 
@@ -256,6 +264,11 @@ class PointerWatcher:
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
+            for follow in self.followers:
+                try:
+                    follow()
+                except Exception:  # a failed poll must not kill the watcher
+                    log.exception("following the store failed")
             try:
                 self.store.follow_activations()
                 self.store.follow_pointer()

@@ -48,6 +48,11 @@ class RecommendRequest(_Request):
         examples=[{"color": 0.0}],
     )
     explain: bool = Field(True, description="include per-head explanations")
+    user_id: str | None = Field(
+        None, min_length=1, max_length=256,
+        description="the shopper: while an experiment runs, it picks the arm (and version) that "
+                    "answers, the same one every time; send the same user_id with the events. "
+                    "Without it the active version answers, in no arm")
 
     @field_validator("filters", mode="before")
     @classmethod
@@ -126,6 +131,22 @@ class EventsRequest(_Request):
 ItemCell = str | int | float | list[str] | None
 
 
+class ExperimentRequest(_Request):
+    """An experiment between versions (api/routes/experiments.py checks the values)."""
+
+    name: str = Field(description="unique; salts the split of users", examples=["colour-heads"])
+    arms: dict[str, str] = Field(description="arm -> version; the first arm is the control",
+                                 examples=[{"A": "v20261201-101500-000000",
+                                            "B": "v20261201-120000-000000"}])
+    traffic: dict[str, float] | None = Field(
+        None, description="arm -> share of the users, summing to 1 (default: equal)",
+        examples=[{"A": 0.5, "B": 0.5}])
+
+
+class EndExperimentRequest(_Request):
+    winner: str = Field(description="the arm whose version is activated", examples=["B"])
+
+
 class ItemsUpsertRequest(_Request):
     """Items to add or replace, each a row of the items CSV as an object (column -> cell)."""
 
@@ -186,12 +207,20 @@ class RankedItemOut(ItemOut):
     explanation: ExplanationOut | None
 
 
+class ExperimentArmOut(_Out):
+    name: str
+    arm: str
+
+
 class RecommendOut(_Out):
     request_id: str = Field(description="this answer's id (also the X-Request-ID header); events "
                                         "refer to it")
     query: str
     tokens: list[str]
-    model_version: str
+    model_version: str = Field(description="the version that answered (the arm's, in an experiment)")
+    experiment: ExperimentArmOut | None = Field(
+        None, description="the running experiment and the arm of the request's user_id; null "
+                          "without either")
     offset: int
     total: int = Field(description="items that passed filters, exclusions and candidates")
     unmatched_tokens: list[str] = Field(description="query words that no item of the catalogue matches")
@@ -199,7 +228,8 @@ class RecommendOut(_Out):
     took_ms: float
 
 
-def recommend_json(result: Recommendation, offset: int, took_ms: float, request_id: str) -> Response:
+def recommend_json(result: Recommendation, offset: int, took_ms: float, request_id: str,
+                   experiment: dict[str, str] | None = None) -> Response:
     """`RecommendOut` of a recommendation, built as plain dicts field for field in the models'
     order and serialised by orjson: validating the ranked items' dataclasses into the models cost
     more than ranking them. tests/api/test_contract.py checks it against `RecommendOut`."""
@@ -208,6 +238,7 @@ def recommend_json(result: Recommendation, offset: int, took_ms: float, request_
         "query": result.query,
         "tokens": result.tokens,
         "model_version": result.model_version,
+        "experiment": experiment,
         "offset": offset,
         "total": result.total,
         "unmatched_tokens": result.unmatched_tokens,
@@ -383,6 +414,71 @@ class EventsOut(_Out):
 class EventStatsOut(_Out):
     total: int
     by_type: dict[str, int] = Field(description="every event type, 0 when none is stored")
+
+
+class ExperimentArmSpecOut(_Out):
+    arm: str
+    version: str
+    traffic: float
+
+
+class ExperimentSummaryOut(_Out):
+    name: str
+    status: Literal["running", "ended"]
+    started_at: str
+    ended_at: str | None
+    winner: str | None
+    arms: list[ExperimentArmSpecOut]
+
+
+class ExperimentsOut(_Out):
+    running: str | None = Field(description="the running experiment's name")
+    experiments: list[ExperimentSummaryOut] = Field(description="newest first")
+
+
+class RateOut(_Out):
+    rate: float
+    ci95: list[float] = Field(description="Wilson score interval [low, high]")
+
+
+class ArmReportOut(ExperimentArmSpecOut):
+    users: int = Field(description="users with events in the window")
+    answers: int = Field(description="answers (request_ids) with impressions")
+    impressions: int
+    clicks: int
+    carts: int
+    purchases: int
+    ctr: RateOut = Field(description="clicks per impression")
+    cart_rate: RateOut = Field(description="carts per impression")
+    purchase_rate: RateOut = Field(description="purchases per impression")
+
+
+class ComparisonOut(_Out):
+    arm: str
+    against: str = Field(description="the control, the first arm")
+    metric: Literal["ctr", "cart_rate", "purchase_rate"]
+    difference: float = Field(description="the arm's rate minus the control's")
+    ci95: list[float] = Field(description="Newcombe's hybrid score interval of the difference")
+    z: float
+    p_value: float = Field(description="two-sided pooled two-proportion z-test")
+    significant: bool = Field(description="p_value < 0.05")
+    summary: str
+
+
+class ExperimentReportOut(ExperimentSummaryOut):
+    window: dict[str, str] = Field(description="the events counted: from the start to the end (or now)")
+    arms: list[ArmReportOut]  # type: ignore[assignment]
+    comparisons: list[ComparisonOut]
+    summary: str = Field(description="the CTR comparisons in words")
+    method: str = Field(description="how the figures are computed")
+    serving: str | None = Field(
+        None, description="set when this process cannot serve the running experiment's arms (why)")
+
+
+class EndExperimentOut(_Out):
+    serving: str = Field(description="the winner's version, now active")
+    previous: str | None
+    experiment: ExperimentReportOut
 
 
 class ErrorOut(_Out):

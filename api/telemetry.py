@@ -1,4 +1,5 @@
-"""Prometheus metrics of one app: latency per route, requests by status, the served model version.
+"""Prometheus metrics of one app: latency per route, requests by status, the served model version,
+an experiment's answers and events per arm.
 
 Each app has its own registry, so several apps in one process (tests) do not collide.
 """
@@ -24,6 +25,11 @@ class Telemetry:
                                    registry=r)
         self.jobs = Counter("recsys_training_jobs", "finished training jobs by outcome", ["status"],
                             registry=r)
+        self.arm_answers = Counter("recsys_experiment_answers", "/recommend answers per experiment arm",
+                                   ["experiment", "arm"], registry=r)
+        self.arm_events = Counter("recsys_experiment_events",
+                                  "stored events per experiment arm and type (by their user_id)",
+                                  ["experiment", "arm", "type"], registry=r)
         self._version: str | None = None
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
@@ -36,6 +42,12 @@ class Telemetry:
             self.model_swaps.inc()
         self.model_info.labels(version).set(1)
         self._version = version
+
+    def arm_answered(self, experiment: str, arm: str) -> None:
+        self.arm_answers.labels(experiment, arm).inc()
+
+    def arm_event(self, experiment: str, arm: str, type: str, n: int = 1) -> None:
+        self.arm_events.labels(experiment, arm, type).inc(n)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -13,7 +13,7 @@ from recsys.recommender import Recommender
 from store.events import Event, add_events, event_counts
 
 from ..config import Settings
-from ..deps import AdminDep, DatabaseDep, EventsDep, ModelDep, SettingsDep
+from ..deps import AdminDep, DatabaseDep, EventsDep, ExperimentsDep, ModelDep, SettingsDep
 from ..limits import check_query, field_error
 from ..schemas import EventsOut, EventsRequest, EventStatsOut, error_responses
 
@@ -23,11 +23,12 @@ router = APIRouter()  # tags per route: an operation under two tags is listed tw
 @router.post("/events", status_code=202, response_model=EventsOut, dependencies=[EventsDep],
              tags=["events"], responses=error_responses(401, 403, 404, 413, 422, 500, 503))
 async def post_events(req: EventsRequest, rec: ModelDep, settings: SettingsDep,
-                      db: DatabaseDep) -> JSONResponse:
+                      db: DatabaseDep, experiments: ExperimentsDep) -> JSONResponse:
     """Store a batch of events, all or none: 202 only once it is committed. A bad event is a
     422 naming its index and field, and nothing of the batch is stored."""
     batch = checked_events(req, rec, settings)
     stored = await run_in_threadpool(add_events, db, batch)
+    experiments.count_events(batch)
     return JSONResponse(status_code=202, content={"accepted": stored.accepted,
                                                   "duplicates": stored.duplicates})
 

@@ -1,0 +1,178 @@
+"""The running experiment, as this process serves it: its arms' models, loaded once, and the
+split of shoppers between them.
+
+The experiment itself lives in the store (`store.experiments`), so every server process sharing
+it agrees: the one that starts or ends it acts at once, the others follow at their next poll
+(`PointerWatcher`, every RECSYS_WATCH_INTERVAL_S). A request with a `user_id` is answered by
+its arm's version (`recsys.abtest.assign_arm`: a hash of the experiment name and the user id);
+one without is answered by the active version and is in no arm.
+
+Memory: an arm whose version is the one being served shares its model; any other arm's model
+is loaded once when the experiment starts here and dropped when it ends (the winner's model
+becomes the served one without loading it again).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+from recsys.abtest import assign_arm
+from recsys.errors import ArtifactError
+from recsys.recommender import Recommender
+from store.db import Database
+from store.events import Event
+from store.experiments import (
+    Arm,
+    Experiment,
+    check_startable,
+    end_experiment,
+    running_experiment,
+    start_experiment,
+)
+
+from .model_store import ModelStore, freeze_heap
+from .telemetry import Telemetry
+
+log = logging.getLogger("recsys.api.experiments")
+
+
+class ArmError(ValueError):
+    """An arm's version cannot be served; `arm` names it, the message says why."""
+
+    def __init__(self, arm: str, message: str):
+        super().__init__(message)
+        self.arm = arm
+
+
+@dataclass(frozen=True)
+class Serving:
+    """An experiment with its arms' models in memory."""
+
+    experiment: Experiment
+    models: dict[str, Recommender]  # arm -> model
+
+    @property
+    def name(self) -> str:
+        return self.experiment.name
+
+    def by_version(self) -> dict[str, Recommender]:
+        return {rec.version: rec for rec in self.models.values()}
+
+
+@dataclass(frozen=True)
+class Assignment:
+    experiment: str
+    arm: str
+    model: Recommender
+
+
+class Experiments:
+    def __init__(self, store: ModelStore, db: Database, telemetry: Telemetry):
+        self.store, self.db, self.telemetry = store, db, telemetry
+        self._serving: Serving | None = None
+        self._lock = threading.Lock()  # one start, end or follow at a time in this process
+        # the running experiment whose arms this process could not load: (name, why), not retried
+        self.problem: tuple[str, str] | None = None
+
+    @property
+    def serving(self) -> Serving | None:
+        return self._serving
+
+    def choose(self, user_id: str | None) -> Assignment | None:
+        """The arm that answers `user_id`, None for the active version (no experiment, or no user)."""
+        serving = self._serving  # read once: a swap meanwhile does not mix two experiments
+        if serving is None or not user_id:
+            return None
+        exp = serving.experiment
+        arm = assign_arm(exp.name, user_id, [(a.arm, a.traffic) for a in exp.arms])
+        self.telemetry.arm_answered(exp.name, arm)
+        return Assignment(exp.name, arm, serving.models[arm])
+
+    def count_events(self, batch: list[Event]) -> None:
+        """The Prometheus count of a stored batch's events per arm (those with a user_id)."""
+        serving = self._serving
+        if serving is None:
+            return
+        exp = serving.experiment
+        split = [(a.arm, a.traffic) for a in exp.arms]
+        # counted per user and type first: a batch of 1,000 events holds a few users, and this
+        # runs on the event loop
+        per_user = Counter((e.user_id, e.type) for e in batch if e.user_id)
+        per_arm: Counter[tuple[str, str]] = Counter()
+        for (user, kind), n in per_user.items():
+            per_arm[assign_arm(exp.name, str(user), split), kind] += n
+        for (arm, kind), n in per_arm.items():
+            self.telemetry.arm_event(exp.name, arm, kind, n)
+
+    def _load_arms(self, arms: list[Arm]) -> dict[str, Recommender]:
+        """arm -> model; a version loaded once however many arms name it, the served one shared."""
+        current = self.store.current
+        by_version: dict[str, Recommender] = {current.version: current} if current else {}
+        for a in arms:
+            if a.version not in by_version:
+                try:
+                    by_version[a.version] = self.store.load(a.version)
+                except ArtifactError as exc:
+                    raise ArmError(a.arm, f"version {a.version!r} cannot be served: {exc.public}; "
+                                          f"see GET /admin/versions") from None
+        freeze_heap()  # the arms' catalogues out of the collector's reach, as a served model's
+        return {a.arm: by_version[a.version] for a in arms}
+
+    def start(self, name: str, arms: list[Arm]) -> Experiment:
+        """Load the arms, store the experiment (ExperimentConflict when the name is taken or one
+        runs) and serve it here at once. Nothing is stored when an arm cannot be loaded."""
+        with self._lock:
+            check_startable(self.db, name)  # before loading: that takes seconds on a large model
+            models = self._load_arms(arms)
+            exp = start_experiment(self.db, name, arms)
+            self._serving = Serving(exp, models)
+            self.problem = None
+            log.info("experiment started", extra={"experiment": name,
+                                                  "arms": {a.arm: a.version for a in arms}})
+            return exp
+
+    def end(self, exp: Experiment, winner: str) -> tuple[Experiment | None, str | None]:
+        """Activate the winner's version (ModelStore.activate, recorded like any activation),
+        then mark the experiment ended; from then on all traffic goes to the active version.
+        Returns (the ended experiment or None when another request ended it meanwhile, the
+        version served before). ArtifactError when the winner cannot be activated: the
+        experiment keeps running."""
+        arm = next(a for a in exp.arms if a.arm == winner)
+        with self._lock:
+            serving = self._serving if self._serving and self._serving.name == exp.name else None
+            loaded = serving.models.get(winner) if serving else None
+            # activated first: a process that then sees the experiment ended also sees the
+            # activation, and never serves the version before in between
+            _, previous = self.store.activate(arm.version, f"experiment {exp.name} ended: arm "
+                                                           f"{winner} won", loaded=loaded)
+            ended = end_experiment(self.db, exp.name, winner)
+            if serving is not None:
+                self._serving = None
+            log.info("experiment ended", extra={"experiment": exp.name, "winner": winner,
+                                                "version": arm.version})
+            return ended, previous
+
+    def follow(self) -> None:
+        """Serve what the store says runs: load a new experiment's arms, drop an ended one's
+        (taking the winner's activation from the arms already loaded)."""
+        exp = running_experiment(self.db)
+        with self._lock:
+            serving = self._serving
+            if serving is not None and (exp is None or exp.name != serving.name):
+                self.store.follow_activations(loaded=serving.by_version())
+                self._serving = None
+                log.info("experiment ended elsewhere", extra={"experiment": serving.name})
+            if exp is None or (self._serving is not None) or (
+                    self.problem is not None and self.problem[0] == exp.name):
+                return
+            try:
+                self._serving = Serving(exp, self._load_arms(list(exp.arms)))
+                self.problem = None
+                log.info("following experiment", extra={"experiment": exp.name})
+            except ArmError as exc:
+                self.problem = (exp.name, str(exc))
+                log.error("cannot serve the running experiment; answering with the active "
+                          "version", extra={"experiment": exp.name, "error": str(exc)})
