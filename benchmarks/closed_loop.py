@@ -38,7 +38,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,6 +198,9 @@ class Traffic:
     answers: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
     versions: set[str] = field(default_factory=set)
+    # experiment arm -> its answers and the set of users it answered (what the answers said)
+    arm_answers: dict[str, int] = field(default_factory=dict)
+    arm_users: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def events(self) -> int:
@@ -211,8 +214,9 @@ class Traffic:
 
 def shop(base: str, shoppers: Shoppers, n_events: int, rng: np.random.Generator,
          n_users: int = 500, max_seconds: float = 1800.0) -> Traffic:
-    """Shoppers query /recommend and post their events until `n_events` are stored (the last
-    answer's events all go in, so a few more may be)."""
+    """Shoppers query /recommend (each with a user_id, which picks a running experiment's arm)
+    and post their events until `n_events` are stored (the last answer's events all go in, so
+    a few more may be)."""
     traffic = Traffic()
     pending: list[dict] = []
     deadline = time.monotonic() + max_seconds
@@ -221,11 +225,16 @@ def shop(base: str, shoppers: Shoppers, n_events: int, rng: np.random.Generator,
         while traffic.events + len(pending) < n_events and time.monotonic() < deadline:
             query = str(rng.choice(shoppers.queries, p=shoppers.p))
             user = f"U-{int(rng.integers(n_users)):05d}"
-            r = http.post("/recommend", json={"query": query, "k": K, "explain": False})
+            r = http.post("/recommend", json={"query": query, "k": K, "explain": False,
+                                              "user_id": user})
             r.raise_for_status()
             answer = r.json()
             traffic.answers += 1
             traffic.versions.add(answer["model_version"])
+            if answer.get("experiment"):
+                arm = answer["experiment"]["arm"]
+                traffic.arm_answers[arm] = traffic.arm_answers.get(arm, 0) + 1
+                traffic.arm_users.setdefault(arm, set()).add(user)
             shown = [it["item_id"] for it in answer["items"]]
             for kind, position in shoppers.react(rng, query, shown):
                 pending.append({"type": kind, "request_id": answer["request_id"], "query": query,
@@ -334,29 +343,44 @@ def table(rows: list[dict]) -> str:
     return head + "\n".join(lines)
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def bench_parser(doc: str | None, out: str, events_help: str) -> argparse.ArgumentParser:
+    """The options of this benchmark and its siblings (benchmarks/experiment_loop.py)."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--items", type=int, default=3000)
     p.add_argument("--queries", type=int, default=4000, help="the generator's search sessions")
-    p.add_argument("--events", type=int, default=20_000, help="events the served start collects")
-    p.add_argument("--after", type=int, default=5_000,
-                   help="events then collected by the retrained version (its CTR); 0: none")
-    p.add_argument("--start-sessions", type=int, default=40,
-                   help="search sessions the served start is trained on")
-    p.add_argument("--seeds", default="0", help="comma-separated; one loop per seed")
-    p.add_argument("--out", type=Path, default=ROOT / "data" / "generated" / "closed_loop")
-    p.add_argument("--json", action="store_true", help="also print each loop's figures as JSON")
-    args = p.parse_args()
+    p.add_argument("--events", type=int, default=20_000, help=events_help)
+    p.add_argument("--seeds", default="0", help="comma-separated; one run per seed")
+    p.add_argument("--out", type=Path, default=ROOT / "data" / "generated" / out)
+    p.add_argument("--json", action="store_true", help="also print each run's figures as JSON")
+    return p
+
+
+def for_each_seed(args: argparse.Namespace, run: Callable[[Path, int], dict],
+                  say: Callable[[dict], str]) -> list[dict]:
+    """`run(fresh folder, seed)` for every seed of `--seeds`, printing `say(row)` (and the row
+    with --json) as each one ends."""
     rows = []
     for seed in (int(s) for s in args.seeds.split(",")):
         folder = args.out / f"seed{seed}"
         shutil.rmtree(folder, ignore_errors=True)
-        row = run_loop(folder, args.items, args.queries, args.events, seed,
-                       start_sessions=args.start_sessions, after_events=args.after)
+        row = run(folder, seed)
         rows.append(row)
         if args.json:
             print(json.dumps(row))
-        print(f"seed {seed}: {row['decision']} ({row['seconds']})", flush=True)
+        print(f"seed {seed}: {say(row)}", flush=True)
+    return rows
+
+
+def main() -> None:
+    p = bench_parser(__doc__, "closed_loop", "events the served start collects")
+    p.add_argument("--after", type=int, default=5_000,
+                   help="events then collected by the retrained version (its CTR); 0: none")
+    p.add_argument("--start-sessions", type=int, default=40,
+                   help="search sessions the served start is trained on")
+    args = p.parse_args()
+    rows = for_each_seed(args, lambda folder, seed: run_loop(
+        folder, args.items, args.queries, args.events, seed, start_sessions=args.start_sessions,
+        after_events=args.after), lambda row: f"{row['decision']} ({row['seconds']})")
     print(table(rows))
 
 

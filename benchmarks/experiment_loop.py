@@ -1,0 +1,147 @@
+"""An experiment detects a worse model: simulated shoppers split between A, the trained model, and
+B, a deliberately degraded copy of it, on a live `recsys serve`.
+
+    .venv/bin/python benchmarks/experiment_loop.py [--items 3000] [--events 20000] [--seeds 0]
+
+1. `recsys.synthetic.generate` writes a catalogue and its search log; A is trained on the whole
+   log (the model `recsys train` makes).
+2. B = `degraded_copy(A)`: a real, loadable version folder whose `color`, `style` and `quality`
+   heads' values are all ~0 (`--degrade heads`; the ranking keeps only the `other` head and
+   the prior), or whose every head attends uniformly (`--degrade uniform`: the query no longer
+   matters). It is a test helper, not something the product offers.
+3. `recsys serve` runs A; `POST /admin/experiments` starts {A, B} at 50/50.
+4. The closed loop's shoppers (`closed_loop.Shoppers`: the generator's ground truth, clicks under
+   the position-based examination model) query with a `user_id` each, so the service splits
+   them by its hash, and post their events with the same user_id.
+5. `GET /admin/experiments/NAME` reports per arm CTR, cart and purchase rates with 95% intervals
+   and B - A with its interval and significance; `POST .../end` with the better arm activates it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import torch
+
+from recsys.artifact import load_version, read_manifest, save_version
+from recsys.synthetic import generate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from closed_loop import ADMIN_TOKEN, Shoppers, bench_parser, for_each_seed, serving, shop
+
+DEGRADED_HEADS = ("color", "style", "quality")
+VALUE_OFF = -30.0  # softplus(-30) = 9e-14: an attribute's value, and its head's output, ~0
+UNIFORM_OFF = -30.0  # sigmoid(-30) ~ 0: BM25's length term b, so the no-match slot counts once
+
+
+def degraded_copy(version_dir: Path, artifacts: Path, mode: str = "heads") -> Path:
+    """A new version in `artifacts` (not made current): `version_dir`'s catalogue and weights,
+    degraded. "heads": the DEGRADED_HEADS' values ~0, so those heads add nothing. "uniform":
+    every logit of every head 0 (no query projection, evidence, biases or length term), so each
+    head spreads its attention evenly over the item's attributes and the no-match slot."""
+    rec = load_version(version_dir)
+    model = rec.model
+    with torch.no_grad():
+        for facet in (DEGRADED_HEADS if mode == "heads" else rec.facets):
+            head = model.head(facet)
+            if mode == "heads":
+                head.value.weight.zero_()
+                head.value.bias.fill_(VALUE_OFF)
+                continue
+            for p in (head.q_proj.weight, head.evidence_weight, head.rare_weight, head.match_bias,
+                      head.source_bias.weight, head.no_match.weight, head.no_match.bias,
+                      head.specific_weight):
+                p.zero_()
+            head.length_weight.fill_(UNIFORM_OFF)
+    manifest = {k: v for k, v in read_manifest(version_dir).items() if k != "version"}
+    manifest["degraded"] = {"of": version_dir.name, "mode": mode,
+                            "heads": list(DEGRADED_HEADS if mode == "heads" else rec.facets)}
+    return save_version(rec, artifacts, manifest, popularity=rec.popularity, make_current=False)
+
+
+def train_full(data: Path, artifacts: Path, seed: int) -> Path:
+    from training.fit import TrainConfig
+    from training.train import TrainInputs, train
+
+    inputs = TrainInputs(items=data / "items.csv", interactions=data / "interactions.csv",
+                         judgments=data / "judgments.csv")
+    return train(inputs, artifacts, TrainConfig(seed=seed)).version_dir
+
+
+def admin(base: str) -> httpx.Client:
+    return httpx.Client(base_url=base, timeout=60,
+                        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+
+
+def run_experiment(folder: Path, n_items: int, n_queries: int, n_events: int, seed: int,
+                   mode: str = "heads", n_users: int = 2000, name: str = "degraded-b") -> dict:
+    """The whole experiment in `folder`; returns the report, what the shoppers saw and the end."""
+    t0 = time.monotonic()
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "data" / "shop"
+    generate(data, n_items=n_items, n_queries=n_queries, seed=seed)
+    artifacts = folder / "artifacts"
+    a = train_full(data, artifacts, seed)
+    b = degraded_copy(a, artifacts, mode)
+    shoppers = Shoppers(data)
+    rng = np.random.default_rng(seed)
+    with serving(artifacts, data.parent, folder) as base, admin(base) as http:
+        r = http.post("/admin/experiments", json={"name": name, "arms": {"A": a.name, "B": b.name},
+                                                  "traffic": {"A": 0.5, "B": 0.5}})
+        if r.status_code != 201:
+            raise RuntimeError(f"POST /admin/experiments answered {r.status_code}: {r.text[:500]}")
+        traffic = shop(base, shoppers, n_events, rng, n_users=n_users)
+        report = http.get(f"/admin/experiments/{name}").json()
+        metrics = httpx.get(f"{base}/metrics").text
+        ctr = {arm["arm"]: arm["ctr"]["rate"] for arm in report["arms"]}
+        winner = max(ctr, key=lambda k: ctr[k])
+        ended = http.post(f"/admin/experiments/{name}/end", json={"winner": winner})
+        if ended.status_code != 200:
+            raise RuntimeError(f"ending answered {ended.status_code}: {ended.text[:500]}")
+        after = httpx.post(f"{base}/recommend", json={"query": str(shoppers.queries[0]),
+                                                      "user_id": "U-00001", "explain": False}).json()
+    return {"seed": seed, "items": n_items, "mode": mode, "a": a.name, "b": b.name,
+            "report": report, "traffic": {"answers": traffic.answers, "by_type": traffic.by_type,
+                                          "arm_answers": traffic.arm_answers,
+                                          "arm_users": {k: len(v) for k, v in traffic.arm_users.items()}},
+            "metrics": [line for line in metrics.splitlines() if line.startswith("recsys_experiment")],
+            "winner": winner, "end": ended.json(), "after_end": {"model_version": after["model_version"],
+                                                                "experiment": after["experiment"]},
+            "seconds": round(time.monotonic() - t0, 1)}
+
+
+def table(rows: list[dict]) -> str:
+    head = ("| seed | B | events | A: impressions, CTR (95% CI) | B: impressions, CTR (95% CI) | "
+            "B - A (95% CI) | p | significant |\n|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    for r in rows:
+        arms = {arm["arm"]: arm for arm in r["report"]["arms"]}
+        ctr = next(c for c in r["report"]["comparisons"] if c["metric"] == "ctr")
+
+        def cell(arm: dict) -> str:
+            lo, hi = arm["ctr"]["ci95"]
+            return f"{arm['impressions']:,}, {arm['ctr']['rate']:.4f} ({lo:.4f}-{hi:.4f})"
+
+        lines.append(f"| {r['seed']} | {r['mode']} | {sum(r['traffic']['by_type'].values()):,} | "
+                     f"{cell(arms['A'])} | {cell(arms['B'])} | {ctr['difference']:+.4f} "
+                     f"({ctr['ci95'][0]:+.4f} to {ctr['ci95'][1]:+.4f}) | {ctr['p_value']:.1e} | "
+                     f"{'yes' if ctr['significant'] else 'no'} |")
+    return head + "\n".join(lines)
+
+
+def main() -> None:
+    p = bench_parser(__doc__, "experiment_loop", "events of the experiment")
+    p.add_argument("--users", type=int, default=2000, help="distinct simulated shoppers")
+    p.add_argument("--degrade", choices=("heads", "uniform"), default="heads")
+    args = p.parse_args()
+    rows = for_each_seed(args, lambda folder, seed: run_experiment(
+        folder, args.items, args.queries, args.events, seed, args.degrade, args.users),
+        lambda row: f"{row['report']['summary']} ({row['seconds']} s)")
+    print(table(rows))
+
+if __name__ == "__main__":
+    main()
