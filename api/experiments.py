@@ -158,8 +158,10 @@ class Experiments:
     def follow(self) -> None:
         """Serve what the store says runs: load a new experiment's arms, drop an ended one's
         (taking the winner's activation from the arms already loaded)."""
-        exp = running_experiment(self.db)
         with self._lock:
+            # read under the lock: read before a start here commits and acted on after it, the
+            # store's "nothing runs" would drop the experiment just started
+            exp = running_experiment(self.db)
             serving = self._serving
             if serving is not None and (exp is None or exp.name != serving.name):
                 self.store.follow_activations(loaded=serving.by_version())
