@@ -19,19 +19,22 @@ B, a deliberately degraded copy of it, on a live `recsys serve`.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
 import numpy as np
 import torch
 
+from recsys.abtest import assign_arm, compare_rates, wilson
 from recsys.artifact import load_version, read_manifest, save_version
 from recsys.synthetic import generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from closed_loop import ADMIN_TOKEN, Shoppers, bench_parser, for_each_seed, serving, shop
+from closed_loop import ADMIN_TOKEN, K, Shoppers, bench_parser, for_each_seed, serving, shop
 
 DEGRADED_HEADS = ("color", "style", "quality")
 VALUE_OFF = -30.0  # softplus(-30) = 9e-14: an attribute's value, and its head's output, ~0
@@ -114,6 +117,33 @@ def run_experiment(folder: Path, n_items: int, n_queries: int, n_events: int, se
             "seconds": round(time.monotonic() - t0, 1)}
 
 
+def aa_false_positives(version_dir: Path, data: Path, n_experiments: int, n_answers: int,
+                       n_users: int, seed: int) -> dict:
+    """A/A experiments, in process (the split and the statistics, not the serving): both arms
+    answer with the same version, so every "significant" CTR difference is a false positive
+    (5% expected at alpha 0.05). Each experiment has its own name (a new split of the users)
+    and `n_answers` answers of the loop's shoppers."""
+    rec, shoppers = load_version(version_dir), Shoppers(data)
+    rng = np.random.default_rng(seed)
+    shown: dict[str, list[str]] = {}  # one version: a query's answer is always the same
+    split = [("A", 0.5), ("B", 0.5)]
+    significant, zs = 0, []
+    for e in range(n_experiments):
+        counts = {arm: Counter() for arm, _ in split}
+        for _ in range(n_answers):
+            query = str(rng.choice(shoppers.queries, p=shoppers.p))
+            if query not in shown:
+                shown[query] = [it.item_id for it in rec.recommend(query, k=K, explain=False).items]
+            arm = assign_arm(f"aa-{seed}-{e}", f"U-{int(rng.integers(n_users)):05d}", split)
+            counts[arm].update(kind for kind, _ in shoppers.react(rng, query, shown[query]))
+        d = compare_rates(wilson(counts["A"]["click"], counts["A"]["impression"]),
+                          wilson(counts["B"]["click"], counts["B"]["impression"]))
+        significant += d.significant
+        zs.append(d.z)
+    return {"experiments": n_experiments, "answers": n_answers,
+            "false_positive_rate": significant / n_experiments, "z_sd": float(np.std(zs))}
+
+
 def table(rows: list[dict]) -> str:
     head = ("| seed | B | events | A: impressions, CTR (95% CI) | B: impressions, CTR (95% CI) | "
             "B - A (95% CI) | p | significant |\n|---|---|---|---|---|---|---|---|\n")
@@ -137,7 +167,18 @@ def main() -> None:
     p = bench_parser(__doc__, "experiment_loop", "events of the experiment")
     p.add_argument("--users", type=int, default=2000, help="distinct simulated shoppers")
     p.add_argument("--degrade", choices=("heads", "uniform"), default="heads")
+    p.add_argument("--aa", type=int, default=0, metavar="N",
+                   help="instead: N A/A experiments in process (--events / 10 answers each), "
+                        "the share the test calls significant")
     args = p.parse_args()
+    if args.aa:
+        for seed in (int(x) for x in args.seeds.split(",")):
+            data = args.out / f"aa{seed}" / "shop"
+            generate(data, n_items=args.items, n_queries=args.queries, seed=seed)
+            a = train_full(data, data.parent / "artifacts", seed)
+            print(json.dumps({"seed": seed, **aa_false_positives(
+                a, data, args.aa, args.events // K, args.users, seed)}), flush=True)
+        return
     rows = for_each_seed(args, lambda folder, seed: run_experiment(
         folder, args.items, args.queries, args.events, seed, args.degrade, args.users),
         lambda row: f"{row['report']['summary']} ({row['seconds']} s)")
