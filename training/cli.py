@@ -118,7 +118,10 @@ def _parser() -> argparse.ArgumentParser:
                         "queries stop improving")
     t.add_argument("--seed", type=int, default=TrainConfig.seed)
     t.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    t.set_defaults(run=cmd_train)
+    t.add_argument("--nproc", type=int, default=1,
+                   help="training processes on this machine (torch.distributed; default: "
+                        "%(default)s); each fits its share of every batch, the first writes")
+    t.set_defaults(run=cmd_train, parser=t)
 
     e = sub.add_parser("evaluate", help="NDCG@10, Recall@10, MRR of a model and the baselines")
     e.add_argument("--model", type=Path)
@@ -181,10 +184,19 @@ def cmd_generate(args) -> int:
 
 
 def cmd_train(args) -> int:
+    if args.nproc != 1:
+        if args.events is not None:
+            raise InputError("--nproc goes with --interactions: training from events runs in one process")
+        from training.distributed import launch
+
+        return launch(args.nproc, _options(args.parser, args, leave_out={"nproc"}))
+    from training.distributed import current
     from training.evaluate_version import read_probes
     from training.render import print_metrics, progress_bar
-    from training.train import TrainInputs, train
+    from training.train import TrainInputs, train_replica
 
+    replicas = current()  # set when torchrun started this process (training/distributed.py)
+    writes = replicas is None or replicas.writes
     if args.probes:
         read_probes(args.probes)  # a DataError now, not a KeyError after training
     if args.since is not None and args.events is None:
@@ -200,7 +212,9 @@ def cmd_train(args) -> int:
             inputs = TrainInputs(args.items, args.interactions, args.schema, args.judgments,
                                  args.probes, args.encoding, args.on_bad_lines)
         with progress_bar("training") as on_step:
-            result = train(inputs, out, cfg, on_step)
+            result = train_replica(inputs, out, cfg, on_step if writes else None, replicas)
+    if result is None:  # another process of a distributed run writes the version and reports
+        return 0
     _print_skipped(result.manifest.get("data", {}))
     if args.json:
         print(json.dumps({"version": result.version_dir.name, "path": str(result.version_dir),
@@ -209,6 +223,20 @@ def cmd_train(args) -> int:
         print(f"new version {result.version_dir.name} at {result.version_dir}")
         print_metrics(result.metrics)
     return 0
+
+
+def _options(parser: argparse.ArgumentParser, args, leave_out: set[str]) -> list[str]:
+    """The command line that gives `parser` these parsed `args` (without `leave_out`)."""
+    out: list[str] = []
+    for action in parser._actions:  # argparse keeps no public list of a parser's options
+        value = getattr(args, action.dest, None)
+        if not action.option_strings or action.dest in leave_out or value in (None, False):
+            continue
+        if isinstance(action, argparse._StoreTrueAction):
+            out.append(action.option_strings[-1])
+        elif value != action.default:
+            out.append(f"{action.option_strings[-1]}={value}")  # a value may start with "-"
+    return out
 
 
 def _event_inputs(args, artifacts: Path, tmp: Path, cfg: TrainConfig):

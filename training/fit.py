@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,9 @@ from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
 from .config import TrainConfig
 from .evaluate import judgments_from_rows, model_rankings
 from .examples import TrainingGroups, make_groups, sample_negatives, split_queries
+
+if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchrun starts
+    from .distributed import Replicas
 
 # fewer distinct queries with a positive than this: none is held aside, and the lexical start
 # is served (see ALPHAS in training/config.py)
@@ -60,6 +64,11 @@ class FitReport:
     alpha: float = 1.0
     alpha_rule: str = "none"
     validation_ndcg: dict[str, float] = field(default_factory=dict)
+    # the epochs' wall time (validation checks included), epochs run, and the rows of the log
+    # the training groups came from, per second of it (the distributed training's figure)
+    fit_seconds: float = 0.0
+    epochs_run: float = 0.0
+    interactions_per_second: float = 0.0
 
 
 def fit_model(
@@ -70,16 +79,18 @@ def fit_model(
     on_step: Callable[[int, int, float], None] | None = None,
     validation: TrainingGroups | None = None,
     validation_judgments: Mapping[str, Mapping[int, float]] | None = None,
+    replicas: Replicas | None = None,
 ) -> FitReport:
     """Softmax ranking loss of each positive against lower-labelled shown items and random
     items. With `validation` groups, stops when their loss no longer falls below the best so far,
     the untrained start's included (patience `cfg.patience` epochs), keeps the best weights, then
     serves the share of the way from the start to them that ranks `validation_judgments` best
     (`cfg.alphas`); without held-aside queries, the start. `on_step(step, total, loss)` reports
-    progress."""
+    progress. `replicas` (training/distributed.py): this process is one of several, each
+    computing its share of every batch; None: one process does it all."""
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    rng = np.random.default_rng(cfg.seed)
+    rng = np.random.default_rng(cfg.seed) if replicas is None else replicas.rng(cfg.seed)
     torch.manual_seed(cfg.seed)
     # the association evidence is learned pair by pair, starting from its lift: the fit can then
     # explain a co-occurrence away ("carpet" clicked on oak items because shoppers asked for oak)
@@ -96,32 +107,40 @@ def fit_model(
     start = _snapshot(model, pairs)
     best, best_state, step, stop = float("inf"), None, 0, False
     if validation is not None:  # training must beat the lexical start, not merely improve on itself
-        best = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf)
+        best = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf,
+                                replicas)
         report.validation_loss.append(best)
         best_state, report.best_epoch = start, 0.0
     # validation a few times per epoch: on small logs the best point is often inside epoch 1
     checks = max(1, min(cfg.validations_per_epoch, steps_per_epoch))
     check_at = {round(steps_per_epoch * (c + 1) / checks) for c in range(checks)}
+    started = time.perf_counter()
     for epoch in range(cfg.epochs):
         model.train()
         epoch_loss = 0.0
-        batches = np.array_split(rng.permutation(len(groups.positive)), steps_per_epoch)
+        order = rng.permutation(len(groups.positive))
+        batches = np.array_split(order if replicas is None else replicas.same_order(order), steps_per_epoch)
         for b, batch in enumerate(batches, 1):
-            loss = _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs)
+            mine = batch if replicas is None else replicas.share(batch)
+            loss = _step(model, featurizer, groups, enc_all, mine, cfg, rng, pairs,
+                         _local_total if replicas is None else replicas.total)
             for o in opts:
                 o.zero_grad(set_to_none=True)
             loss.backward()
+            # each process's loss is its share of the batch's: summed gradients are the batch's
+            value = loss.item() if replicas is None else replicas.sum_gradients(model, pairs, loss)
             torch.nn.utils.clip_grad_norm_(opts[0].param_groups[0]["params"], 5.0)
             for o, sched in zip(opts, schedules):
                 o.step()
                 sched.step()
             step += 1
-            epoch_loss += loss.item() * len(batch)
+            epoch_loss += value * len(batch)
             if on_step:
-                on_step(step, total, loss.item())
+                on_step(step, total, value)
             if validation is None or b not in check_at:
                 continue
-            v = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf)
+            v = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf,
+                                 replicas)
             model.train()
             report.validation_loss.append(v)
             at = round(epoch + b / steps_per_epoch, 2)
@@ -134,8 +153,9 @@ def fit_model(
         report.train_loss.append(epoch_loss / max(sum(len(x) for x in batches[:b]), 1))
         if stop:
             if on_step:
-                on_step(total, total, loss.item())
+                on_step(total, total, value)
             break
+    report.fit_seconds, report.epochs_run = time.perf_counter() - started, step / steps_per_epoch
     if best_state is not None:
         _restore(model, pairs, best_state)
     fitted = _snapshot(model, pairs)
@@ -149,6 +169,8 @@ def fit_model(
             per_query[alpha] = np.array([ndcg_at_k(ranked[q], rel, 10) for q, rel in judged.items()])
             report.validation_ndcg[f"{alpha:g}"] = round(float(per_query[alpha].mean()), 4) if judged else 0.0
         report.alpha = choose_alpha(per_query)
+        if replicas is not None:  # every process serves what the one that writes chose
+            report.alpha = replicas.same_value(report.alpha)
     else:
         report.alpha_rule = "too few queries to check a step"
         report.alpha = 0.0
@@ -213,19 +235,34 @@ def _restore(model: FacetScorer, pairs: dict, state: tuple[dict, dict]) -> None:
             p.copy_(state[1][f])
 
 
-def _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, popularity_cdf) -> float:
-    """Mean loss on held-aside queries, with the same negatives every epoch."""
-    rng = np.random.default_rng(cfg.seed + 1)
+def _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, popularity_cdf,
+                     replicas: Replicas | None = None) -> float:
+    """Mean loss on held-aside queries, with the same negatives every epoch (with `replicas`,
+    each process takes its share of them, and all get the same mean)."""
+    rng = np.random.default_rng(cfg.seed + 1) if replicas is None else replicas.rng(cfg.seed + 1)
     val = TrainingGroups(**{**validation.__dict__, "popularity_cdf": popularity_cdf})
     model.eval()
-    total, n = 0.0, len(val.positive)
+    rows = np.arange(len(val.positive))
+    if replicas is not None:
+        rows = replicas.share(rows)
+    total, n = 0.0, len(rows)
     with torch.no_grad():
-        for batch in np.array_split(np.arange(n), max(1, -(-n // cfg.batch_size))):
+        for batch in np.array_split(rows, max(1, -(-n // cfg.batch_size))):
             total += _step(model, featurizer, val, enc_val, batch, cfg, rng, pairs).item() * len(batch)
+    if replicas is not None:
+        total, n = replicas.sums(total, n)
     return total / max(n, 1)
 
 
-def _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs) -> torch.Tensor:
+def _local_total(t: torch.Tensor) -> torch.Tensor:
+    """One process: the batch's sum is its own."""
+    return t
+
+
+def _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs,
+          total: Callable[[torch.Tensor], torch.Tensor] = _local_total) -> torch.Tensor:
+    """The loss of `batch`; `total` sums a quantity over the processes sharing a batch, so that
+    each one's loss is its part of the whole batch's mean."""
     items, valid = sample_negatives(
         groups, batch, featurizer.catalog.n_items, cfg.n_shown_negatives, cfg.n_random_negatives, rng,
         groups.popularity_cdf, cfg.popular_fraction,
@@ -246,11 +283,11 @@ def _step(model, featurizer, groups, enc_all, batch, cfg, rng, pairs) -> torch.T
     scores = out["scores"].masked_fill(~valid_t, float("-inf"))  # (B, I)
     nll = -torch.log_softmax(scores, dim=1)[:, 0]  # (B,)
     w = torch.from_numpy(groups.weight[batch])
-    loss = (nll * w).sum() / w.sum()
+    loss = (nll * w).sum() / total(w.sum())
     if leak:
         cells = (valid_t[:, :, None] & enc.mask[:, None, :]).float()  # (B, I, T)
         stray = stray_attention(out["attention"], evidence)  # (B, I, T)
-        loss = loss + cfg.leak_penalty * (stray * cells).sum() / cells.sum().clamp(min=1)
+        loss = loss + cfg.leak_penalty * (stray * cells).sum() / total(cells.sum()).clamp(min=1)
     return loss
 
 
@@ -288,8 +325,8 @@ def untrained_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: Train
 
 
 def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig,
-                      on_step: Callable[[int, int, float], None] | None = None
-                      ) -> tuple[Recommender, FitReport]:
+                      on_step: Callable[[int, int, float], None] | None = None,
+                      replicas: Replicas | None = None) -> tuple[Recommender, FitReport]:
     """train_rows: query, item_idx, label, weight (the training split only). A share of its
     queries is set aside to decide when to stop and how far to move from the lexical start; the
     word table and evidence tables are built from the other queries alone, so that the held-aside
@@ -307,5 +344,10 @@ def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConf
     featurizer = build_featurizer(catalog, train_rows, cfg)
     model = new_model(featurizer, cfg.seed)
     groups = make_groups(train_rows, catalog.n_items)
-    report = fit_model(model, featurizer, groups, cfg, on_step, validation, judged)
+    if replicas is not None:
+        replicas.check_same(model, groups, validation)
+    report = fit_model(model, featurizer, groups, cfg, on_step, validation, judged, replicas)
+    if replicas is not None:
+        replicas.check_same(model, groups, validation, fitted=True)
+    report.interactions_per_second = len(train_rows) * report.epochs_run / max(report.fit_seconds, 1e-9)
     return Recommender(model, featurizer), report

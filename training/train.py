@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,9 @@ from .evaluate import Judgments, evaluate_all, judgments_from_rows, make_baselin
 from .examples import split_queries
 from .faithfulness import faithfulness_report
 from .fit import train_recommender
+
+if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchrun starts
+    from .distributed import Replicas
 
 Progress = Callable[[int, int, float], None]
 
@@ -90,6 +94,16 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
 
 def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
           on_step: Progress | None = None) -> TrainResult:
+    result = train_replica(inputs, out_dir, cfg, on_step, None)
+    assert result is not None  # one process writes its version
+    return result
+
+
+def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
+                  on_step: Progress | None, replicas: Replicas | None) -> TrainResult | None:
+    """`train` as one of the processes torchrun started (training/distributed.py): each reads
+    the data and fits its share of every batch; the one that writes evaluates, saves and returns
+    the result, the others return None once the weights are fitted."""
     catalog, rows, data = load_training_data(inputs)
     extra_judgments = _read_extra(inputs, catalog)
     rng = np.random.default_rng(cfg.seed)
@@ -101,7 +115,9 @@ def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
         train_q = set(positive) - held_q
     train_rows = rows[~rows["query"].isin(held_q)].reset_index(drop=True)
     held_rows = rows[rows["query"].isin(held_q)]
-    rec, fit_report = train_recommender(catalog, train_rows, cfg, on_step)
+    rec, fit_report = train_recommender(catalog, train_rows, cfg, on_step, replicas)
+    if replicas is not None and not replicas.writes:
+        return None
     baselines = make_baselines(rec, train_rows, cfg.seed)
     held_judgments = judgments_from_rows(held_rows)
     metrics = {"held_out": evaluate_all(rec, held_judgments, baselines)}
