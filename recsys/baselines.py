@@ -92,6 +92,14 @@ def _check_interactions(interactions: pd.DataFrame | None, n_items: int, who: st
     return interactions
 
 
+def _row_counts(interactions: pd.DataFrame) -> np.ndarray:
+    """(R,) how many interactions each row stands for: its `count` column (a log kept as one row
+    per distinct query, item and label, training.examples.InteractionCounts), else 1."""
+    if "count" in interactions.columns:
+        return np.asarray(interactions["count"], dtype=np.float64)
+    return np.ones(len(interactions))
+
+
 class BM25Ranker(_Base):
     """Okapi BM25 (bm25s, Lucene variant) over the item texts, Snowball-stemmed on both sides,
     English stop words dropped (`tokenize.STOPWORDS`)."""
@@ -131,7 +139,7 @@ class PopularityRanker(_Base):
     def fit(self, item_texts: list[str], interactions: pd.DataFrame | None) -> PopularityRanker:
         n_items = _check_items(item_texts)
         df = _check_interactions(interactions, n_items, type(self).__name__)
-        labels = df["label"].to_numpy(dtype=np.float64)
+        labels = df["label"].to_numpy(dtype=np.float64) * _row_counts(df)
         positive = labels > 0
         item_idx = df["item_id_idx"].to_numpy(dtype=np.int64)
         self.popularity_ = np.bincount(
@@ -212,14 +220,16 @@ class ClickAssociationRanker(_Base):
         words = distinct_words[query_codes]  # (R, W), one row per interaction
         tokens = items[df["item_id_idx"].to_numpy(dtype=np.int64)]  # (R, T)
         positive = df["label"].to_numpy(dtype=np.float64) > 0  # (R,)
+        counts = _row_counts(df)  # (R,)
+        counted = sp.diags(counts) @ words  # (R, W): each row as many times as it stands for
 
-        shown = (words.T @ tokens).tocsr()  # (W, T) co-occurrence counts over all rows
-        clicked = (words[positive].T @ tokens[positive]).tocsr()  # (W, T) over positive rows
-        pos_per_word = np.asarray(words[positive].sum(axis=0)).ravel()  # (W,)
+        shown = (counted.T @ tokens).tocsr()  # (W, T) co-occurrence counts over all rows
+        clicked = (counted[positive].T @ tokens[positive]).tocsr()  # (W, T) over positive rows
+        pos_per_word = np.asarray(counted[positive].sum(axis=0)).ravel()  # (W,)
         token_share = np.asarray(items.sum(axis=0)).ravel() / n_items  # (T,) document frequency
         m = float(self.negatives_per_positive)
-        n_pos = float(positive.sum())
-        self.prior_ = n_pos / max(len(df) + m * n_pos, 1.0)
+        n_pos = float(counts[positive].sum())
+        self.prior_ = n_pos / max(float(counts.sum()) + m * n_pos, 1.0)
 
         # Rates at the observed (w, t) pairs; every other pair gets the unseen-pair rate below.
         rows = np.repeat(np.arange(shown.shape[0]), np.diff(shown.indptr))

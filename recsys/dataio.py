@@ -8,19 +8,25 @@ numbers match what a text editor shows even after such a record.
 Reading happens in two passes. The structural pass (bytes -> text -> records) checks encoding,
 delimiter, header and field counts; the contract pass checks required columns and cell values.
 So a file with both a bad line and a missing column reports the bad line first.
+
+`InteractionStream` reads interactions.csv a chunk of rows at a time with the same checks and
+messages (training on logs larger than memory); see its docstring for what differs when a file is
+longer than one chunk.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import difflib
 import hashlib
 import io
+import itertools
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -44,6 +50,9 @@ from recsys.lexicon import LexiconConfig
 MAX_CELL_CHARS = 100_000
 EVENT_LABELS: dict[str, float] = {"impression": 0.0, "click": 1.0, "cart": 2.0, "purchase": 3.0}
 ON_BAD_LINES = ("error", "skip")
+# rows `InteractionStream` validates at a time: their cells as Python strings take about 100 MB
+STREAM_CHUNK_ROWS = 200_000
+_BLOCK_BYTES = 1 << 22  # bytes read at a time when streaming (and hashing) a file
 
 _SHOW_CHARS = 40
 _SEPARATORS = {";": "';'-separated", "\t": "tab-separated"}
@@ -228,6 +237,13 @@ def read_interactions(
     empty cells (counted in the warnings). Exact duplicate rows are dropped and counted.
     """
     table = _read(path, encoding, on_bad_lines)
+    out = _interaction_rows(table, item_ids, on_bad_lines)
+    _note_ignored(table, _interaction_columns(table, out))
+    return _drop_duplicates(table, out), table.report
+
+
+def _interaction_rows(table: _Table, item_ids: set[str], on_bad_lines: str) -> pd.DataFrame:
+    """The interactions contract on a table (a whole file, or a chunk of one)."""
     _require(table, "query", "item_id")
     _check_nonempty(table, "query")
     if on_bad_lines == "skip":
@@ -239,9 +255,129 @@ def read_interactions(
     for column in ("user_id", "timestamp"):
         if column in table.frame.columns:
             out[column] = table.frame[column]
-    event_used = "label" not in table.frame.columns
-    _note_ignored(table, {*out.columns, "event"} if event_used else set(out.columns))
-    return _drop_duplicates(table, out), table.report
+    return out
+
+
+def _interaction_columns(table: _Table, out: pd.DataFrame) -> set[str]:
+    """The file's columns the rows were made of (`event` when it gave the labels)."""
+    return {*out.columns, "event"} if "label" not in table.frame.columns else set(out.columns)
+
+
+class InteractionStream:
+    """interactions.csv, `chunk_rows` rows at a time: iterating yields each chunk's rows as
+    `read_interactions` returns a whole file's (query, item_id, label, weight, user_id and
+    timestamp when present), checked the same way; `report` is complete once iterated.
+
+    Memory holds one chunk, plus a 64-bit hash of every distinct row (8 bytes a row): exact
+    duplicates are dropped across the whole file, found within a chunk by comparing the rows
+    and across chunks by their hashes (two different rows share a hash with a probability of
+    about rows^2 / 2^65, 3e-6 at 10M rows). A file of one chunk gets exactly `read_interactions`'
+    answers and messages. In a longer one the first problem is still the one named, with its
+    row, but "N more rows have ..." counts the rows of its chunk only (bad lines excepted: those
+    are counted to the end of the file), and a problem in the cells of an early chunk is found
+    before a bad line further on.
+    """
+
+    def __init__(self, path: str | Path, item_ids: set[str], *, encoding: str | None = None,
+                 on_bad_lines: str = "error", chunk_rows: int = STREAM_CHUNK_ROWS,
+                 block_bytes: int = _BLOCK_BYTES):
+        if on_bad_lines not in ON_BAD_LINES:
+            raise InputError(f"on_bad_lines must be 'error' or 'skip', got {on_bad_lines!r}")
+        if chunk_rows < 1:
+            raise InputError(f"chunk_rows must be at least 1, got {chunk_rows}")
+        self.path, self.item_ids, self.encoding = path, item_ids, encoding
+        self.on_bad_lines, self.chunk_rows, self.block_bytes = on_bad_lines, chunk_rows, max(1, block_bytes)
+        self.report = ReadReport(rows=0, encoding=encoding or "utf-8")
+
+    def __iter__(self) -> Iterator[pd.DataFrame]:
+        name = str(self.path)
+        records = _records(name, _stream_lines(name, self.encoding, self.block_bytes))
+        header_line, header = _header(name, records)
+        bad_lines: list[tuple[int, int]] = []
+        unknown: list[int] = []
+        header_notes: list[str] = []
+        empty_weights = duplicates = 0
+        first_duplicate: int | None = None
+        seen = np.zeros(0, dtype=np.uint64)  # sorted hashes of the rows kept so far
+        kept = 0
+        while True:
+            with paused_gc():
+                rows, lines, bad = _collect(name, itertools.islice(records, self.chunk_rows), header)
+            if not rows and not bad:
+                break
+            if bad and self.on_bad_lines == "error":
+                bad += [(line, len(cells)) for line, cells in records if len(cells) != len(header)]
+                _handle_bad_lines(name, bad, len(header), "error", self.report)
+            bad_lines += bad
+            if not rows:
+                continue
+            table = _Table(name, pd.DataFrame(rows, columns=header, dtype=str), lines,
+                           ReadReport(rows=len(rows)), header_line)
+            del rows
+            _check_cell_sizes(table)
+            table.frame = _drop_unnamed(table)
+            if "weight" in table.frame.columns:
+                empty_weights += int((table.frame["weight"] == "").sum())
+            out = _interaction_rows(table, self.item_ids, self.on_bad_lines)
+            unknown += table.report.skipped_lines
+            if not kept and not header_notes:  # the same for every chunk: said once
+                _note_ignored(table, _interaction_columns(table, out))
+                header_notes = [w for w in table.report.warnings
+                                if w.startswith(("dropped", "ignored columns"))]
+            hashes = pd.util.hash_pandas_object(out, index=False).to_numpy()
+            repeated = out.duplicated().to_numpy() | np.isin(hashes, seen)
+            if repeated.any():
+                if first_duplicate is None:
+                    first_duplicate = table.lines[int(repeated.argmax())]
+                duplicates += int(repeated.sum())
+                out, hashes = out[~repeated].reset_index(drop=True), hashes[~repeated]
+            seen = np.union1d(seen, hashes)
+            kept += len(out)
+            if len(out):
+                yield out
+        if not kept:
+            raise DataError(name, _no_rows_message(bad_lines))
+        self.report.rows, self.report.dropped_duplicates = kept, duplicates
+        self.report.skipped_lines = sorted([line for line, _ in bad_lines] + unknown)
+        # in read_interactions' order: bad lines, unnamed columns, unknown items, weights,
+        # ignored columns, duplicates
+        warnings = [_bad_lines_warning(bad_lines, len(header))] if bad_lines else []
+        warnings += [w for w in header_notes if w.startswith("dropped")]
+        warnings += [_unknown_items_warning(unknown)] if unknown else []
+        warnings += [_empty_weights_warning(empty_weights)] if empty_weights else []
+        warnings += [w for w in header_notes if w.startswith("ignored columns")]
+        warnings += [_duplicates_warning(duplicates, first_duplicate)] if first_duplicate else []
+        self.report.warnings = warnings
+
+
+def _stream_lines(name: str, encoding: str | None, block_bytes: int) -> Iterator[str]:
+    """The file's lines as `io.StringIO(text, newline="")` yields them (\\n, \\r\\n or \\r
+    ends one), decoded a block at a time with `_decode`'s checks and messages."""
+    try:
+        decoder = codecs.getincrementaldecoder(encoding or "utf-8-sig")(errors="strict")
+    except LookupError:
+        raise DataError(name, f"unknown encoding {encoding!r}; try utf-8 or latin-1") from None
+    with _open(name) as file:
+        offset = newlines = 0  # bytes and line breaks before this block
+        pending = ""
+        while True:
+            block = file.read(block_bytes)
+            if not block and offset == 0:
+                raise DataError(name, "the file is empty (0 bytes); expected a header row and data rows")
+            _check_binary(name, block, encoding, offset, newlines)
+            held = len(decoder.getstate()[0])  # bytes of a character split by the last block
+            try:
+                text = decoder.decode(block, final=not block)
+            except UnicodeDecodeError as error:  # error.object: the held bytes, then the block
+                raise _decode_error(name, error.object, encoding, error.start, offset - held,
+                                    newlines) from None
+            offset, newlines = offset + len(block), newlines + block.count(b"\n")
+            lines = list(io.StringIO(pending + text, newline=""))
+            # the last line may go on in the next block (a "\r" may be the start of "\r\n")
+            pending = lines.pop() if block and lines and not lines[-1].endswith("\n") else ""
+            yield from lines
+            if not block:
+                break
 
 
 def read_judgments(
@@ -272,8 +408,12 @@ def read_judgments(
 
 
 def fingerprint(path: str | Path) -> str:
-    """"sha256:<hex>" of the file's bytes."""
-    return "sha256:" + hashlib.sha256(_read_bytes(str(path))).hexdigest()
+    """"sha256:<hex>" of the file's bytes (read a block at a time: a log may not fit in memory)."""
+    digest = hashlib.sha256()
+    with _open(str(path)) as file:
+        while block := file.read(_BLOCK_BYTES):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
 
 
 # --- structural pass: bytes -> text -> header and records ---------------------------------------
@@ -284,7 +424,7 @@ def _read(path: str | Path, encoding: str | None, on_bad_lines: str) -> _Table:
         raise InputError(f"on_bad_lines must be 'error' or 'skip', got {on_bad_lines!r}")
     name = str(path)
     text = _decode(name, _read_bytes(name), encoding)
-    records = _records(name, text)
+    records = _records(name, io.StringIO(text, newline=""))
     header_line, header = _header(name, records)
     with paused_gc():
         rows, lines, bad = _collect(name, records, header)
@@ -300,8 +440,13 @@ def _read(path: str | Path, encoding: str | None, on_bad_lines: str) -> _Table:
 
 
 def _read_bytes(name: str) -> bytes:
+    with _open(name) as file:
+        return file.read()
+
+
+def _open(name: str) -> BinaryIO:
     try:
-        return Path(name).read_bytes()
+        return open(name, "rb")  # the callers close it (with)
     except FileNotFoundError:
         raise DataError(name, "file not found") from None
     except IsADirectoryError:
@@ -322,38 +467,43 @@ def _decode(name: str, data: bytes, encoding: str | None) -> str:
         raise _decode_error(name, data, encoding, error.start) from None
 
 
-def _check_binary(name: str, data: bytes, encoding: str | None) -> None:
+def _check_binary(name: str, data: bytes, encoding: str | None, offset: int = 0,
+                  newlines: int = 0) -> None:
+    """`data` starts at byte `offset` of the file, after `newlines` line breaks."""
     for signature, message in _SIGNATURES:
-        if data.startswith(signature):
+        if offset == 0 and data.startswith(signature):
             raise DataError(name, message)
     if encoding is not None:
         return
-    if data.startswith(_UTF16_BOMS):
+    if offset == 0 and data.startswith(_UTF16_BOMS):
         raise DataError(name, "looks like UTF-16 text; save it as UTF-8 or pass --encoding utf-16")
     nul = data.find(b"\x00")
     if nul >= 0:
         raise DataError(
             name,
-            f"contains a NUL byte at byte offset {nul}; "
+            f"contains a NUL byte at byte offset {offset + nul}; "
             "this looks like a binary file, not CSV text",
-            row=data.count(b"\n", 0, nul) + 1,
+            row=newlines + data.count(b"\n", 0, nul) + 1,
         )
 
 
-def _decode_error(name: str, data: bytes, encoding: str | None, offset: int) -> DataError:
+def _decode_error(name: str, data: bytes, encoding: str | None, offset: int, base: int = 0,
+                  newlines: int = 0) -> DataError:
+    """`data[offset]` is not valid; `data` starts at byte `base` of the file, after `newlines`
+    line breaks."""
     codec = "UTF-8" if encoding is None else encoding
     hint = "e.g. --encoding latin-1" if encoding is None else "with --encoding"
     return DataError(
         name,
-        f"byte 0x{data[offset]:02x} at byte offset {offset} is not valid {codec}; "
+        f"byte 0x{data[offset]:02x} at byte offset {base + offset} is not valid {codec}; "
         f"if the file uses another encoding, name it, {hint}",
-        row=data.count(b"\n", 0, offset) + 1,
+        row=newlines + data.count(b"\n", 0, offset) + 1,
     )
 
 
-def _records(name: str, text: str) -> Iterator[tuple[int, list[str]]]:
+def _records(name: str, lines: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
     """(line where the record starts, stripped fields) for each record that is not blank."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(lines, strict=True)
     start = 1
     try:
         for fields in reader:
@@ -456,12 +606,14 @@ def _handle_bad_lines(
             row=line,
         )
     report.skipped_lines = [line for line, _ in bad]
-    shown = ", ".join(str(line) for line in report.skipped_lines[:10])
+    report.warnings.append(_bad_lines_warning(bad, width))
+
+
+def _bad_lines_warning(bad: list[tuple[int, int]], width: int) -> str:
+    shown = ", ".join(str(line) for line, _ in bad[:10])
     etc = ", ..." if len(bad) > 10 else ""
-    report.warnings.append(
-        f"skipped {_count(len(bad), 'line')} with the wrong number of fields "
-        f"(expected {width}): lines {shown}{etc}"
-    )
+    return (f"skipped {_count(len(bad), 'line')} with the wrong number of fields "
+            f"(expected {width}): lines {shown}{etc}")
 
 
 def _no_rows_message(bad: list[tuple[int, int]]) -> str:
@@ -579,9 +731,12 @@ def _skip_unknown(table: _Table, item_ids: set[str]) -> None:
     table.frame = table.frame[known].reset_index(drop=True)
     table.lines = [line for line, ok in zip(table.lines, known) if ok]
     table.report.skipped_lines = sorted(table.report.skipped_lines + skipped)
+    table.report.warnings.append(_unknown_items_warning(skipped))
+
+
+def _unknown_items_warning(skipped: list[int]) -> str:
     shown = ", ".join(str(line) for line in skipped[:10]) + (", ..." if len(skipped) > 10 else "")
-    table.report.warnings.append(
-        f"skipped {_count(len(skipped), 'row')} whose item_id is not in the items file: lines {shown}")
+    return f"skipped {_count(len(skipped), 'row')} whose item_id is not in the items file: lines {shown}"
 
 
 def _check_known(table: _Table, item_ids: set[str]) -> None:
@@ -625,8 +780,12 @@ def _weights(table: _Table) -> pd.Series:
         return pd.Series(1.0, index=table.frame.index)
     empty = int((table.frame["weight"] == "").sum())
     if empty:
-        table.report.warnings.append(f"{_count(empty, 'empty weight cell')} taken as 1.0")
+        table.report.warnings.append(_empty_weights_warning(empty))
     return _numbers(table, "weight", positive=True, default=1.0)
+
+
+def _empty_weights_warning(empty: int) -> str:
+    return f"{_count(empty, 'empty weight cell')} taken as 1.0"
 
 
 def _note_ignored(table: _Table, used: set[str]) -> None:
@@ -639,15 +798,15 @@ def _drop_duplicates(table: _Table, frame: pd.DataFrame) -> pd.DataFrame:
     repeated = frame.duplicated().to_numpy()
     count = int(repeated.sum())
     if count:
-        first = table.lines[int(repeated.argmax())]
-        table.report.warnings.append(
-            f"dropped {_count(count, 'duplicate row')} identical to an earlier row "
-            f"(first on row {first})"
-        )
+        table.report.warnings.append(_duplicates_warning(count, table.lines[int(repeated.argmax())]))
         frame = frame[~repeated].reset_index(drop=True)
     table.report.dropped_duplicates = count
     table.report.rows = len(frame)
     return frame
+
+
+def _duplicates_warning(count: int, first: int) -> str:
+    return f"dropped {_count(count, 'duplicate row')} identical to an earlier row (first on row {first})"
 
 
 def _count(n: int, noun: str) -> str:

@@ -21,6 +21,44 @@ class TrainingGroups:
     popularity_cdf: np.ndarray  # cumulative (positive mass + 1) over items, for sampling
 
 
+class InteractionCounts:
+    """Interaction rows reduced, chunk by chunk, to one row per distinct (query, item, label):
+    its summed weight and how many rows it stands for (`count`). That is all the training groups
+    (label max, weight sum), the evidence tables and the popularity (label x weight, a sum) and
+    the baselines (rows counted) take from a log, so a log larger than memory trains in memory
+    that grows with its distinct (query, item, label) triples, not with its rows. Rows keep the
+    order in which their triple first appears."""
+
+    KEYS = ("query", "item_idx", "label")
+
+    def __init__(self) -> None:
+        self._parts: list[pd.DataFrame] = []
+        self._rows = 0
+
+    def add(self, rows: pd.DataFrame) -> None:
+        """rows: query, item_idx, label, weight (one chunk of the log)."""
+        part = rows.groupby(list(self.KEYS), sort=False).agg(weight=("weight", "sum"), count=("weight", "size"))
+        self._parts.append(part)
+        self._rows += len(part)
+        # merge once the parts hold as many rows as the merged table would at most: the
+        # merging costs a pass over what is kept, not one per chunk
+        if len(self._parts) > 1 and self._rows > 2 * len(self._parts[0]):
+            self._merge()
+
+    def _merge(self) -> None:
+        merged = pd.concat(self._parts).groupby(level=[0, 1, 2], sort=False).sum()
+        self._parts, self._rows = [merged], len(merged)
+
+    def rows(self) -> pd.DataFrame:
+        """query, item_idx, label, weight (float32), count (int64)."""
+        if not self._parts:
+            return pd.DataFrame({"query": [], "item_idx": np.zeros(0, np.int64), "label": np.zeros(0, np.float32),
+                                 "weight": np.zeros(0, np.float32), "count": np.zeros(0, np.int64)})
+        self._merge()
+        out = self._parts[0].reset_index()
+        return out.astype({"item_idx": np.int64, "label": np.float32, "weight": np.float32, "count": np.int64})
+
+
 def split_queries(queries: pd.Series, held_out_fraction: float, rng: np.random.Generator,
                   min_held_out: int = 1) -> tuple[set[str], set[str]]:
     """Query-level split: no query string is in both parts."""

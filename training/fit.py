@@ -349,5 +349,6 @@ def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConf
     report = fit_model(model, featurizer, groups, cfg, on_step, validation, judged, replicas)
     if replicas is not None:
         replicas.check_same(model, groups, validation, fitted=True)
-    report.interactions_per_second = len(train_rows) * report.epochs_run / max(report.fit_seconds, 1e-9)
+    interactions = train_rows["count"].sum() if "count" in train_rows else len(train_rows)
+    report.interactions_per_second = interactions * report.epochs_run / max(report.fit_seconds, 1e-9)
     return Recommender(model, featurizer), report

@@ -15,7 +15,7 @@ import pandas as pd
 
 from recsys.artifact import load_version, read_manifest, save_version
 from recsys.catalog import Catalog
-from recsys.dataio import Schema, fingerprint, read_interactions, read_items, read_judgments
+from recsys.dataio import InteractionStream, Schema, fingerprint, read_items, read_judgments
 from recsys.errors import DataError
 from recsys.metrics import evaluate_rankings, group_judgments
 from recsys.recommender import Recommender
@@ -23,7 +23,7 @@ from recsys.recommender import Recommender
 from .activation import same_catalogue
 from .config import TrainConfig
 from .evaluate import Judgments, evaluate_all, judgments_from_rows, make_baselines, model_rankings
-from .examples import split_queries
+from .examples import InteractionCounts, split_queries
 from .faithfulness import faithfulness_report
 from .fit import train_recommender
 
@@ -60,23 +60,28 @@ class TrainResult:
 
 
 def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict]:
-    """Validated catalogue and interaction rows (query, item_idx, label, weight) + data notes."""
+    """Validated catalogue and interaction rows + data notes. The interactions are read a chunk
+    at a time and kept as one row per distinct (query, item_idx, label) with its summed weight
+    and its count of rows (`InteractionCounts`): a log larger than memory trains."""
     schema = Schema.load(inputs.schema) if inputs.schema else (inputs.schema_data or Schema())
     items, item_report = read_items(inputs.items, encoding=inputs.encoding,
                                     on_bad_lines=inputs.on_bad_lines, schema=schema)
     catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon, facets=schema.facets)
-    inter, inter_report = read_interactions(
-        inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding, on_bad_lines=inputs.on_bad_lines
-    )
-    if not (inter["label"] > 0).any():
+    stream = InteractionStream(inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding,
+                               on_bad_lines=inputs.on_bad_lines)
+    counts = InteractionCounts()
+    for inter in stream:
+        counts.add(pd.DataFrame({
+            "query": inter["query"].to_numpy(),
+            "item_idx": inter["item_id"].map(catalog.idx).to_numpy(),
+            "label": inter["label"].to_numpy(dtype=np.float32),
+            "weight": inter["weight"].to_numpy(dtype=np.float32),
+        }))
+    inter_report = stream.report
+    rows = counts.rows()
+    if not (rows["label"] > 0).any():
         raise DataError(str(inputs.interactions), "no row has a label > 0; training needs positives",
                         column="label")
-    rows = pd.DataFrame({
-        "query": inter["query"].to_numpy(),
-        "item_idx": inter["item_id"].map(catalog.idx).to_numpy(),
-        "label": inter["label"].to_numpy(dtype=np.float32),
-        "weight": inter["weight"].to_numpy(dtype=np.float32),
-    })
     data = {
         "items": {"file": str(inputs.items), "fingerprint": fingerprint(inputs.items),
                   "rows": item_report.rows, "skipped_lines": item_report.skipped_lines},
@@ -140,7 +145,7 @@ def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
         "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "data": data,
         "training": {**cfg.to_json(), "fit": asdict(fit_report), "train_queries": len(train_q),
-                     "held_out_queries": len(held_q), "train_rows": len(train_rows),
+                     "held_out_queries": len(held_q), "train_rows": int(train_rows["count"].sum()),
                      "held_out_fingerprint": queries_fingerprint(held_q)},
         "metrics": metrics,
     }
