@@ -325,13 +325,17 @@ class InteractionStream:
                 header_notes = [w for w in table.report.warnings
                                 if w.startswith(("dropped", "ignored columns"))]
             hashes = pd.util.hash_pandas_object(out, index=False).to_numpy()
-            repeated = out.duplicated().to_numpy() | np.isin(hashes, seen)
+            repeated = _repeated_rows(out, hashes)
+            at = np.minimum(np.searchsorted(seen, hashes), max(len(seen) - 1, 0))
+            if len(seen):
+                repeated |= seen[at] == hashes
             if repeated.any():
                 if first_duplicate is None:
                     first_duplicate = table.lines[int(repeated.argmax())]
                 duplicates += int(repeated.sum())
                 out, hashes = out[~repeated].reset_index(drop=True), hashes[~repeated]
-            seen = np.union1d(seen, hashes)
+            # two sorted runs: the stable sort (timsort) merges them in one pass
+            seen = np.sort(np.concatenate([seen, hashes]), kind="stable")
             kept += len(out)
             if len(out):
                 yield out
@@ -348,6 +352,15 @@ class InteractionStream:
         warnings += [w for w in header_notes if w.startswith("ignored columns")]
         warnings += [_duplicates_warning(duplicates, first_duplicate)] if first_duplicate else []
         self.report.warnings = warnings
+
+
+def _repeated_rows(frame: pd.DataFrame, hashes: np.ndarray) -> np.ndarray:
+    """`frame.duplicated()`, compared in full only among the rows whose hashes repeat."""
+    repeated = np.zeros(len(frame), dtype=bool)
+    candidates = np.flatnonzero(pd.Series(hashes).duplicated(keep=False).to_numpy())
+    if len(candidates):
+        repeated[candidates] = frame.iloc[candidates].duplicated().to_numpy()
+    return repeated
 
 
 def _stream_lines(name: str, encoding: str | None, block_bytes: int) -> Iterator[str]:

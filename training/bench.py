@@ -85,8 +85,9 @@ def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessi
     t0 = time.perf_counter()
     fit_model(model, featurizer, groups, cfg)
     fit_s = time.perf_counter() - t0
-    training = {"interactions": len(rows), "examples": len(groups.positive), "epoch_s": _r(fit_s),
-                "interactions_per_s": _r(len(rows) / fit_s), "threads": torch.get_num_threads()}
+    n_rows = int(rows["count"].sum())  # rows of the log (`rows` keeps its distinct triples)
+    training = {"interactions": n_rows, "examples": len(groups.positive), "epoch_s": _r(fit_s),
+                "interactions_per_s": _r(n_rows / fit_s), "threads": torch.get_num_threads()}
     log(f"trained one epoch in {fit_s:.1f}s: {training['interactions_per_s']:.0f} interactions/s")
 
     t0 = time.perf_counter()

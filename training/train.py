@@ -70,10 +70,11 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     stream = InteractionStream(inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding,
                                on_bad_lines=inputs.on_bad_lines)
     counts = InteractionCounts()
+    positions = pd.Index(catalog.item_ids)  # every item_id the stream lets through is there
     for inter in stream:
         counts.add(pd.DataFrame({
             "query": inter["query"].to_numpy(),
-            "item_idx": inter["item_id"].map(catalog.idx).to_numpy(),
+            "item_idx": positions.get_indexer(inter["item_id"]),
             "label": inter["label"].to_numpy(dtype=np.float32),
             "weight": inter["weight"].to_numpy(dtype=np.float32),
         }))
