@@ -74,7 +74,7 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     for inter in stream:
         counts.add(pd.DataFrame({
             "query": inter["query"].to_numpy(),
-            "item_idx": positions.get_indexer(inter["item_id"]),
+            "item_idx": positions.get_indexer(pd.Index(inter["item_id"])),
             "label": inter["label"].to_numpy(dtype=np.float32),
             "weight": inter["weight"].to_numpy(dtype=np.float32),
         }))
