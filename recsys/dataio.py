@@ -334,8 +334,9 @@ class InteractionStream:
                     first_duplicate = table.lines[int(repeated.argmax())]
                 duplicates += int(repeated.sum())
                 out, hashes = out[~repeated].reset_index(drop=True), hashes[~repeated]
-            # two sorted runs: the stable sort (timsort) merges them in one pass
-            seen = np.sort(np.concatenate([seen, hashes]), kind="stable")
+            # two sorted runs: the stable sort (timsort) merges them in one pass, in place
+            seen = np.concatenate([seen, hashes])
+            seen.sort(kind="stable")
             kept += len(out)
             if len(out):
                 yield out
