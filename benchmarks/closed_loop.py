@@ -31,10 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -46,10 +43,19 @@ import httpx
 import numpy as np
 import pandas as pd
 
-from recsys.synthetic import FACET_WEIGHTS, generate, grade_from_matches, true_utility, word_index
-from training.evaluate_version import evaluate_version
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.live_server, the server helpers the tests use too
+
+from recsys.synthetic import (  # noqa: E402
+    FACET_WEIGHTS,
+    generate,
+    grade_from_matches,
+    true_utility,
+    word_index,
+)
+from tests.live_server import RECSYS, clean_env, free_port, stop, wait_ready  # noqa: E402
+from training.evaluate_version import evaluate_version  # noqa: E402
+
 EVENTS_TOKEN = "closed-loop-events"
 ADMIN_TOKEN = "closed-loop-admin"
 
@@ -144,48 +150,25 @@ def train_start(data: Path, artifacts: Path, sessions: int, seed: int) -> Path:
 # ---- the live server ------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def serving(artifacts: Path, data_dir: Path, folder: Path, timeout: float = 180.0) -> Iterator[str]:
     """`recsys serve` on a free port of 127.0.0.1 with its own SQLite store in `folder`; its
     base URL once ready. Stopped (SIGTERM, then SIGKILL) at the end."""
-    port = _free_port()
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("RECSYS_")},
-           "RECSYS_DATABASE_URL": f"sqlite:///{folder / 'store.db'}", "RECSYS_DATA_DIR": str(data_dir),
-           "RECSYS_EVENTS_TOKEN": EVENTS_TOKEN, "RECSYS_ADMIN_TOKEN": ADMIN_TOKEN,
-           "RECSYS_WATCH_INTERVAL_S": "1", "RECSYS_LOG_LEVEL": "warning"}
-    recsys = shutil.which("recsys", path=str(Path(sys.executable).parent)) or "recsys"
+    port = free_port()
+    env = clean_env(RECSYS_DATABASE_URL=f"sqlite:///{folder / 'store.db'}",
+                    RECSYS_DATA_DIR=str(data_dir), RECSYS_EVENTS_TOKEN=EVENTS_TOKEN,
+                    RECSYS_ADMIN_TOKEN=ADMIN_TOKEN, RECSYS_WATCH_INTERVAL_S="1",
+                    RECSYS_LOG_LEVEL="warning")
     log_path = folder / "server.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([recsys, "serve", "--host", "127.0.0.1", "--port", str(port),
+        proc = subprocess.Popen([RECSYS, "serve", "--host", "127.0.0.1", "--port", str(port),
                                  "--model", str(artifacts)], env=env, stdout=log, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"recsys serve exited with {proc.returncode}: "
-                                   f"{log_path.read_text()[-2000:]}")
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"recsys serve not ready after {timeout:.0f} s: {log_path}")
-            time.sleep(0.2)
+        wait_ready(base, proc, log_path, timeout, interval=0.2)
         yield base
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc, timeout=30)
 
 
 # ---- traffic --------------------------------------------------------------------------------------

@@ -12,13 +12,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.live_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 INNER = "RECSYS_INSIDE_FRESH_CLONE"
@@ -38,12 +39,6 @@ def test_quick_start_has_exactly_two_commands():
 def test_ci_runs_the_readme_test_command():
     script = (ROOT / ".ci" / "run").read_text().splitlines()
     assert [line for line in script if line and not line.startswith(("#", "set ", "cd "))] == ["make test"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +65,7 @@ def _env(clone: Path, port: int) -> dict:
 # over 600 s (207 s when idle), so the tests keep their own deadlines
 @pytest.mark.timeout(1000)
 def test_make_run_serves_the_default_model(fresh_clone):
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(["make", "run"], cwd=fresh_clone, env=_env(fresh_clone, port),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -99,7 +94,7 @@ def test_make_run_serves_the_default_model(fresh_clone):
 
 @pytest.mark.timeout(1300)
 def test_make_test_sets_up_and_runs_the_suite(fresh_clone):
-    env = _env(fresh_clone, _free_port())
+    env = _env(fresh_clone, free_port())
     # the browser test among them: it takes screenshots, which must not land in docs/
     env["PYTEST_ARGS"] = "-q tests/test_catalog.py tests/test_readme_commands.py tests/test_web_page.py"
     out = subprocess.run(["make", "test"], cwd=fresh_clone, env=env, capture_output=True, text=True,

@@ -16,17 +16,17 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import socket
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import httpx
 import pytest
+
+from tests.live_server import clean_env, free_port, stop, wait_ready
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,12 +60,6 @@ LAUNCHER = textwrap.dedent("""
 """)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def model_version(tmp_path_factory) -> Path:
     from recsys.synthetic import generate
@@ -81,34 +75,17 @@ def model_version(tmp_path_factory) -> Path:
 @contextlib.contextmanager
 def _serving(version: Path, log: Path) -> Iterator[str]:
     """The service over `version` in its own process, until the block ends: its base URL."""
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RECSYS_")}
+    port = free_port()
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
             [sys.executable, "-c", LAUNCHER, str(version), str(version.parent), str(port)],
-            cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+            cwd=ROOT, env=clean_env(), stdout=fh, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"server not ready:\n{log.read_text()[-3000:]}")
-            time.sleep(0.1)
+        wait_ready(base, proc, log, timeout=60)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout=20)
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,49 +13,25 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.live_server import RECSYS, clean_env, free_port, wait_ready
+from tests.live_server import stop as stop_process
+
 from api_support import make_artifacts
 
-RECSYS = shutil.which("recsys", path=str(Path(sys.executable).parent)) or "recsys"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+__all__ = ["free_port", "running", "start", "stop", "wait_ready"]  # the other server tests' helpers
 
 
 def start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
     """`recsys serve ARGS`; its store is a SQLite file next to `log` unless `env` names one."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("RECSYS_")}
     env = {"RECSYS_DATABASE_URL": f"sqlite:///{log.parent / 'store.db'}", **env}
     with open(log, "wb") as fh:
-        return subprocess.Popen([RECSYS, "serve", *args], env={**full_env, **env}, stdout=fh,
+        return subprocess.Popen([RECSYS, "serve", *args], env=clean_env(**env), stdout=fh,
                                 stderr=subprocess.STDOUT)
-
-
-def wait_ready(base: str, proc: subprocess.Popen, log: Path, timeout: float) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            r = httpx.get(f"{base}/ready", timeout=1)
-            if r.status_code == 200:
-                return r.json()
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"not ready after {timeout}s:\n{log.read_text()[-3000:]}")
 
 
 def stop(proc: subprocess.Popen, log: Path) -> None:
     """SIGTERM; uvicorn drains, runs the lifespan shutdown, then re-raises the signal."""
-    proc.send_signal(signal.SIGTERM)
-    try:
-        code = proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
+    code = stop_process(proc, timeout=20)
     assert code in (0, -signal.SIGTERM), code
     assert '"msg": "service stopped"' in log.read_text()
 

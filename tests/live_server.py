@@ -1,0 +1,190 @@
+"""A real server process on 127.0.0.1, for the tests and the benchmarks alike: a free port, the
+`recsys` console script of this interpreter, an environment without the caller's RECSYS_*
+settings, waiting for /ready, and stopping it.
+
+The benchmarks put the repository's root on sys.path and import it as `tests.live_server`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+RECSYS = shutil.which("recsys", path=str(Path(sys.executable).parent)) or "recsys"
+
+
+class ServerError(AssertionError):
+    """The server exited or did not become ready (an AssertionError: a test fails, not errors)."""
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def clean_env(**settings: str) -> dict[str, str]:
+    """This process's environment without its RECSYS_* variables, plus `settings`."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("RECSYS_")}, **settings}
+
+
+def _tail(log: Path | None) -> str:
+    if log is None or not log.is_file():
+        return ""
+    return ":\n" + log.read_text(errors="replace")[-3000:]
+
+
+def wait_ready(base: str, proc: subprocess.Popen, log: Path | None, timeout: float,
+               interval: float = 0.1) -> dict:
+    """Poll `base`/ready until it answers 200: its JSON. ServerError (with the log's tail) when
+    `proc` exits first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise ServerError(f"the server exited with code {proc.returncode}{_tail(log)}")
+        with contextlib.suppress(httpx.TransportError):
+            r = httpx.get(f"{base}/ready", timeout=2)
+            if r.status_code == 200:
+                return dict(r.json())
+        time.sleep(interval)
+    raise ServerError(f"the server was not ready after {timeout:g} s{_tail(log)}")
+
+
+def stop(proc: subprocess.Popen, timeout: float = 30.0, group: bool = False) -> int:
+    """SIGTERM (to the process group when `group`: the server and whatever it started), then
+    SIGKILL after `timeout` seconds; its exit code."""
+    if proc.poll() is not None:
+        return int(proc.returncode)
+
+    def send(sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+
+    send(signal.SIGTERM)
+    try:
+        return int(proc.wait(timeout=timeout))
+    except subprocess.TimeoutExpired:
+        send(signal.SIGKILL)
+        return int(proc.wait())
+
+
+# ---- answers under load, and when each worker switched versions ------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    started: float  # time.monotonic() when the request was sent
+    status: int  # 0: no HTTP answer (a transport error)
+    version: str | None  # the body's model_version
+    header_version: str | None  # X-Model-Version
+    worker: str | None  # X-Worker-PID: which process answered
+    finished: float  # time.monotonic() when the answer had arrived
+    error: str | None = None
+
+
+def recommend(http: httpx.Client, body: dict) -> Answer:
+    """POST /recommend once, recorded as an Answer (never raises for a failed request)."""
+    started = time.monotonic()
+    try:
+        r = http.post("/recommend", json=body)
+    except httpx.HTTPError as exc:
+        return Answer(started, 0, None, None, None, time.monotonic(), f"{type(exc).__name__}: {exc}")
+    worker = r.headers.get("x-worker-pid")
+    if r.status_code != 200:
+        return Answer(started, r.status_code, None, None, worker, time.monotonic(), r.text[:200])
+    return Answer(started, 200, r.json().get("model_version"), r.headers.get("x-model-version"),
+                  worker, time.monotonic())
+
+
+class Load:
+    """`threads` clients posting /recommend (the queries in turn) until `stop()`, `max_requests`
+    answers in all, or `max_seconds`; every answer is kept. `fresh_connections`: a new
+    connection per request, so that the answers come from every worker, not the one each
+    client's kept-alive connection landed on."""
+
+    def __init__(self, base: str, queries: list[str], body: dict, threads: int, max_requests: int,
+                 max_seconds: float, fresh_connections: bool = False):
+        self.base, self.queries, self.body = base, queries, body
+        self.max_requests, self.max_seconds = max_requests, max_seconds
+        self.fresh = fresh_connections
+        self.answers: list[Answer] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._client, args=(n, threads), daemon=True)
+                         for n in range(threads)]
+
+    def start(self) -> Load:
+        self._deadline = time.monotonic() + self.max_seconds
+        for t in self._threads:
+            t.start()
+        return self
+
+    def stop(self) -> list[Answer]:
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+        return self.answers
+
+    def _more(self) -> bool:
+        return (not self._stop.is_set() and time.monotonic() < self._deadline
+                and len(self.answers) < self.max_requests)
+
+    def _client(self, n: int, step: int) -> None:
+        limits = httpx.Limits(max_keepalive_connections=0) if self.fresh else httpx.Limits()
+        with httpx.Client(base_url=self.base, timeout=30, limits=limits) as http:
+            i = n
+            while self._more():
+                answer = recommend(http, {"query": self.queries[i % len(self.queries)], **self.body})
+                i += step
+                with self._lock:
+                    self.answers.append(answer)
+
+
+@dataclass
+class Switch:
+    """What the answers show about one activation of `new` over `old` at `activated`."""
+
+    failed: list[Answer]  # no 200
+    mixed: list[Answer]  # a version other than old or new, or the body and header disagree
+    back: list[Answer]  # `old`, asked of a worker after it had answered another request `new`
+    switched_s: dict[str, float | None]  # worker -> seconds from the activation to its switch
+
+    @property
+    def all_switched_s(self) -> float | None:
+        """Seconds until every worker answered `new` (None if one never did)."""
+        times = list(self.switched_s.values())
+        return None if not times or None in times else max(t for t in times if t is not None)
+
+
+def switch_of(answers: list[Answer], old: str, new: str, activated: float) -> Switch:
+    """Per worker, when it switched: the first request answered with `new` that started after
+    its last request answered with `old` (requests in flight at the swap keep the old
+    version, by design)."""
+    ok = [a for a in answers if a.status == 200]
+    out = Switch(failed=[a for a in answers if a.status != 200],
+                 mixed=[a for a in ok if a.version not in (old, new) or a.version != a.header_version],
+                 back=[], switched_s={})
+    for worker in sorted({a.worker for a in ok if a.worker}):
+        mine = sorted((a for a in ok if a.worker == worker), key=lambda a: a.started)
+        last_old = max((a.started for a in mine if a.version == old), default=float("-inf"))
+        first_new = min((a.finished for a in mine if a.version == new), default=None)
+        firsts = [a.started for a in mine if a.version == new and a.started > last_old]
+        out.switched_s[worker] = (max(0.0, min(firsts) - activated) if firsts else None)
+        if first_new is not None:
+            out.back += [a for a in mine if a.version == old and a.started > first_new]
+    return out
