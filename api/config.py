@@ -70,13 +70,24 @@ class Settings(BaseSettings):
     # one: a query's matrices are tiny, and intra-op threads only fight the request threads (on a
     # busy 2-core machine, 2 torch threads made a query 50x slower than 1)
     torch_threads: int = Field(1, ge=0, description="torch threads of the service (0 = torch default)")
-    # 1 s: a poll is two small queries and a file read, and processes sharing the store should
-    # agree on a running experiment's split (and on activations) within about a second
+    # 1 s: a poll is two small queries and a file read; processes sharing the store should agree
+    # on a running experiment's split within about a second, and every process (worker or
+    # replica) must follow an activation within 2 s
     watch_interval_s: float = Field(
         1.0, ge=0, description="how often the service checks the artifacts' `current` pointer, the "
                                "store's newest activation and running experiment (0 = never)"
     )
     graceful_timeout_s: int = Field(10, ge=0, description="seconds in-flight requests get at shutdown")
+    standby_versions: int = Field(
+        1, ge=0, description="versions besides the served one each process keeps loaded (the "
+                             "newest): activating one, or rolling back to the one just replaced, "
+                             "is then a swap in every process, not a load (0: none)")
+    workers: int | None = Field(
+        None, ge=1, description="server processes sharing the port (unset: one per core, "
+                                "os.cpu_count(); 1: a single process, no supervisor)")
+    max_worker_restarts: int = Field(
+        5, ge=0, description="crashed workers restarted within a minute before the service gives "
+                             "up and exits (non-zero)")
 
     @field_validator("admin_token", "events_token")
     @classmethod

@@ -11,7 +11,10 @@ failed or cancelled job leaves no version behind and the served model untouched.
 
 Jobs are rows of the store too (`store.records`), written at each change of state and every
 second of progress: every server process sees every job, and one whose process died is marked
-failed when a process on the same host starts.
+failed when a process on the same host starts. A job runs in the process that took its request
+(with `recsys serve --workers N`, one worker; behind a load balancer, one replica), once; any
+process answers its status from the store, and DELETE on another process marks its row
+cancelled, which the owner notices within a second and stops the training.
 
 The worker dies with the service (a parent-death signal on Linux, and a watchdog on the parent's
 pid everywhere), runs under an address-space limit (RECSYS_TRAIN_MEMORY_MB), and its staging
@@ -51,6 +54,7 @@ _PROGRESS_EVERY_S = 0.2
 _WATCHDOG_S = 1.0
 _SAVE_PROGRESS_EVERY_S = 1.0
 _PR_SET_PDEATHSIG = 1
+_CANCELLED = "cancelled by DELETE /admin/jobs"
 
 
 class QueueFullError(RuntimeError):
@@ -217,23 +221,48 @@ class JobManager:
         self._saved_at[job.id] = time.monotonic()
         save_job(self.db, job.row(self.owner))
 
-    def cancel(self, job_id: str) -> Job | None:
-        """Cancel a queued job, or stop a running one (its worker is killed, nothing is kept).
-        None for an unknown job; JobStateError for one that has finished."""
+    def cancel(self, job_id: str) -> dict | None:
+        """Cancel a queued job, or stop a running one (its worker is killed, nothing is kept):
+        its `JobOut`. None for an unknown job; JobStateError for one that has finished. A job of
+        another process is cancelled through its row, which its owner follows."""
         with self._lock:
             job = self._jobs.get(job_id)
             if job is None:
-                return None
+                return self._cancel_elsewhere(job_id)
             if job.done:
                 raise JobStateError(f"job {job_id} has already {job.status}")
             running = job.status == "running"
-            job.status, job.error, job.finished_at = "cancelled", "cancelled by DELETE /admin/jobs", _now()
+            job.status, job.error, job.finished_at = "cancelled", _CANCELLED, _now()
             proc = self._process if running else None
             self._save(job)
         if proc is not None and proc.is_alive():
             proc.kill()
         log.info("training job cancelled", extra={"job": job.id})
-        return job
+        return job.to_out()
+
+    def _cancel_elsewhere(self, job_id: str) -> dict | None:
+        rows = load_jobs(self.db, job_id)
+        if not rows:
+            return None
+        row = rows[0]
+        if row["status"] not in ("queued", "running"):
+            raise JobStateError(f"job {job_id} has already {row['status']}")
+        row.update(status="cancelled", error=_CANCELLED, finished_at=_now())
+        save_job(self.db, row)
+        log.info("training job of another process cancelled", extra={"job": job_id,
+                                                                     "owner": row["owner"]})
+        return job_out(row)
+
+    def _cancelled_in_store(self, job: Job) -> bool:
+        """Another process cancelled `job` through its row: take that over (and keep it)."""
+        rows = load_jobs(self.db, job.id)
+        if not rows or rows[0]["status"] != "cancelled" or job.status == "cancelled":
+            return False
+        with self._lock:
+            job.status, job.error = "cancelled", rows[0]["error"] or _CANCELLED
+            job.finished_at = rows[0]["finished_at"] or _now()
+        log.info("training job cancelled by another process", extra={"job": job.id})
+        return True
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Stop the running worker and fail what is queued; the served model stays as it is."""
@@ -258,7 +287,7 @@ class JobManager:
             except queue.Empty:
                 continue
             try:
-                if job.status == "queued":  # not cancelled meanwhile
+                if job.status == "queued" and not self._cancelled_in_store(job):
                     self._run(job)
             except Exception:  # a job error must not stop the runner
                 log.exception("training job crashed", extra={"job": job.id})
@@ -296,6 +325,8 @@ class JobManager:
                 outcome = self._follow(job, proc, messages)
             finally:
                 self._process = None
+            if outcome[0] == "done" and job.status != "cancelled":
+                self._cancelled_in_store(job)  # a DELETE on another process as it finished
             if job.status == "cancelled":
                 proc.join(5)
             elif outcome[0] == "done":
@@ -308,8 +339,15 @@ class JobManager:
             staging.remove()
 
     def _follow(self, job: Job, proc, messages) -> tuple[str, Any]:
-        """Read progress until the worker reports its outcome or dies."""
+        """Read progress until the worker reports its outcome or dies (or another process
+        cancels the job: its row says so)."""
+        checked = time.monotonic()
         while True:
+            if time.monotonic() - checked >= _SAVE_PROGRESS_EVERY_S:
+                checked = time.monotonic()
+                if self._cancelled_in_store(job):
+                    proc.kill()
+                    return "failed", "cancelled"
             try:
                 kind, payload = messages.get(timeout=_POLL_S)
             except queue.Empty:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -37,27 +38,36 @@ from .routes import (
     recommend,
 )
 from .routes.page import STATIC
+from .standby import Standby, StandbyLoader
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api")
 
 
 def create_app(settings: Settings | None = None, *, model_path: Path | None = None,
-               recommender: Recommender | None = None) -> FastAPI:
+               recommender: Recommender | None = None,
+               before_serving: Callable[[], None] | None = None) -> FastAPI:
     """`model_path`: a version folder to serve (pinned) instead of the artifacts' current one.
-    `recommender`: an already loaded model to serve from the start (tests, embedding)."""
+    `recommender`: an already loaded model to serve from the start (tests, embedding).
+    `before_serving`: a worker of several (api/server.py): the model is loaded before the app
+    accepts a request, then this is called (off the event loop) and serving starts when it
+    returns."""
     settings = settings or get_settings()
     telemetry = Telemetry()
     db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
+    standby = Standby(settings.artifacts_dir, settings.standby_versions)
     store = ModelStore(settings.artifacts_dir, pinned=model_path,
-                       on_swap=lambda rec: telemetry.model_served(rec.version), db=db)
+                       on_swap=lambda rec: telemetry.model_served(rec.version), db=db,
+                       standby=standby if model_path is None else None)
     app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0", lifespan=_lifespan,
                   docs_url=None, redoc_url=None)  # api.routes.docs: the same pages, without a CDN
     app.state.settings, app.state.telemetry, app.state.store = settings, telemetry, store
     app.state.db = db
     app.state.experiments = Experiments(store, db, telemetry)
+    app.state.standby = StandbyLoader(store, standby, settings.watch_interval_s)
     app.state.jobs = JobManager(store, telemetry, db, settings.max_queued_jobs)
     app.state.initial_model = recommender
+    app.state.before_serving = before_serving
     errors.install(app)
     openapi.install(app, settings)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
@@ -76,6 +86,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     store: ModelStore = app.state.store
     db: Database = app.state.db
+    standby: StandbyLoader = app.state.standby
     db.upgrade()  # the schema at Alembic's head before anything reads or writes it
     app.state.jobs.recover()
     removed = remove_stale_temp(settings.artifacts_dir)  # what killed writers left behind
@@ -90,18 +101,30 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         store.mark_activations_seen()
         store.install(app.state.initial_model)
         experiments.follow()  # an experiment running when this process starts
+    elif app.state.before_serving is not None:
+        # one worker of several: no connection reaches it before its model (and the versions
+        # it keeps loaded ahead) are loaded, or the model has failed to load (/ready then says
+        # why); the supervisor opens the port once every worker is there
+        await asyncio.to_thread(_load_then_follow, store, experiments)
+        await asyncio.to_thread(standby.refresh)
+        await asyncio.to_thread(app.state.before_serving)
     else:  # load off the event loop: /health answers and /ready says 503 meanwhile
-        threading.Thread(target=_load_then_follow, args=(store, experiments), name="model-loader",
-                         daemon=True).start()
+        def load() -> None:
+            _load_then_follow(store, experiments)
+            standby.refresh()
+
+        threading.Thread(target=load, name="model-loader", daemon=True).start()
     # the running experiment first: when it has ended, the winner's activation is taken from
     # its arms already in memory
     watcher = PointerWatcher(store, settings.watch_interval_s,
                              followers=(experiments.follow,))
     watcher.start()
+    standby.start()
     log.info("service started", extra={"artifacts_dir": str(settings.artifacts_dir)})
     try:
         yield
     finally:
+        standby.stop()
         watcher.stop()
         app.state.jobs.shutdown()
         db.dispose()

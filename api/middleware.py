@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 import uuid
@@ -20,11 +21,15 @@ error_log = logging.getLogger("recsys.api")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 REQUEST_ID_HEADER = "x-request-id"
 MODEL_VERSION_HEADER = "x-model-version"
+# which process answered: with `recsys serve --workers N` (or replicas) a client can tell that
+# every worker serves the new version after an activation
+WORKER_HEADER = "x-worker-pid"
 
 
 class RequestContextMiddleware:
     def __init__(self, app: ASGIApp, telemetry: Telemetry) -> None:
         self.app, self.telemetry = app, telemetry
+        self.pid = str(os.getpid())  # made in the process that serves (a worker is spawned)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -42,6 +47,7 @@ class RequestContextMiddleware:
                 started, status = True, message["status"]
                 headers = MutableHeaders(scope=message)
                 headers[REQUEST_ID_HEADER] = rid
+                headers[WORKER_HEADER] = self.pid
                 version = headers.get(MODEL_VERSION_HEADER)
             await send(message)
 

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recsys.artifact import (
     VERSION_NAME,
@@ -33,6 +34,9 @@ from recsys.recommender import Recommender
 from store.db import Database
 from store.records import latest_activation, record_activation
 
+if TYPE_CHECKING:
+    from .standby import Standby
+
 log = logging.getLogger("recsys.api.model")
 
 
@@ -46,10 +50,13 @@ def held_out_ndcg(manifest: dict) -> float | None:
 
 class ModelStore:
     def __init__(self, artifacts_dir: Path, pinned: Path | None = None,
-                 on_swap: Callable[[Recommender], None] | None = None, db: Database | None = None):
+                 on_swap: Callable[[Recommender], None] | None = None, db: Database | None = None,
+                 standby: Standby | None = None):
         """`pinned`: a version folder to serve instead of the artifacts' current version.
-        `db`: the store activations are recorded in and followed from."""
+        `db`: the store activations are recorded in and followed from. `standby`: versions
+        loaded ahead (api/standby.py): serving one of them is a swap, not a load."""
         self.artifacts_dir = Path(artifacts_dir)
+        self.standby = standby
         self.pinned = pinned
         self.on_swap = on_swap
         self.db = db
@@ -69,7 +76,10 @@ class ModelStore:
 
     def install(self, rec: Recommender) -> None:
         """Serve `rec` from now on."""
-        self._current = rec
+        old, self._current = self._current, rec
+        if self.standby is not None and old is not None and old.version != rec.version:
+            self.standby.keep(old, served=rec.version)  # a rollback to it stays a swap
+        del old  # before freeze_heap: a replaced model nobody keeps is collected there
         self.loaded_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.error = None
         freeze_heap()
@@ -96,6 +106,9 @@ class ModelStore:
         if self.pinned is None and folder == self.artifacts_dir:
             name = current_version(folder)
             folder = folder / name if name else folder
+        warm = self.standby.take(folder) if self.standby is not None else None
+        if warm is not None:
+            return warm
         try:
             return load_version(folder)
         except ArtifactError as exc:

@@ -149,6 +149,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--host")
     s.add_argument("--port", type=int)
     s.add_argument("--model", type=Path)
+    s.add_argument("--workers", type=int,
+                   help="server processes on the one port (default: RECSYS_WORKERS, else one per "
+                        "core; 1: a single process)")
     s.set_defaults(run=cmd_serve)
 
     b = sub.add_parser("bench", help="latency of the model against the reference, bm25s and tantivy")
@@ -316,8 +319,7 @@ def cmd_serve(args) -> int:
     from api.server import serve
 
     settings = _settings()
-    serve(settings, host=args.host, port=args.port, model=args.model)
-    return 0
+    return serve(settings, host=args.host, port=args.port, model=args.model, workers=args.workers)
 
 
 def cmd_bench(args) -> int:

@@ -97,7 +97,7 @@ async def cancel_job(job_id: str, jobs: JobsDep) -> dict:
         raise HTTPException(409, detail=str(exc)) from None
     if job is None:
         raise HTTPException(404, detail=f"no training job {job_id[:40]!r}")
-    return job.to_out()
+    return job
 
 
 @router.get("/versions", response_model=VersionsOut)
