@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/http_bench.py [--items 3000] [--seconds 10] [--concurrency 1,4]
     .venv/bin/python benchmarks/http_bench.py --items 100000 --wrk [--seconds 15]
+    .venv/bin/python benchmarks/http_bench.py --items 100000 --wrk --workers 1,2 --activate
 
 The first run generates the default synthetic catalogue (N items) and trains it, through the
 same bootstrap path as a fresh `recsys serve`, into a cache folder that later runs reuse (about
@@ -10,6 +11,21 @@ prints p50/p99 latency and requests per second: from N Python client threads (ht
 connection each), or with `--wrk` from wrk (`wrk -t2 -c16 --latency -s
 benchmarks/wrk_recommend.lua`, one phase per `--concurrency` value, default 16). Client and
 server share the machine, so on 2 cores the client's own CPU time is part of what is measured.
+
+`--workers 1,2` runs the same phases against `recsys serve --workers 1`, then `--workers 2`, in
+one run, and prints them side by side with the ratio of requests per second to the first.
+
+`--activate` then serves the last `--workers` value once more and, while Python clients load it
+(kept-alive connections, plus one client opening a new connection per request so that every
+worker is asked), activates another version through POST /admin/versions/V/activate on one
+worker. It reports failed requests, answers whose version is neither or whose body and
+X-Model-Version header disagree, old answers after a worker's first new one, and per worker
+(X-Worker-PID) the seconds from the activation call until it answered with the new version. The
+other version is trained once into the cache (`recsys train --seed 1 --epochs 1`); every server
+of the run starts on the first version.
+
+The machine's load average (`uptime`) is printed at the start and the end: on a shared machine
+the other jobs' CPU time is missing from the server's.
 """
 
 from __future__ import annotations
@@ -20,18 +36,33 @@ import os
 import random
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.live_server: the server helpers the tests use too
+
+from recsys.artifact import list_versions, set_current  # noqa: E402
+from tests.live_server import (  # noqa: E402
+    RECSYS,
+    Load,
+    ServerError,
+    clean_env,
+    free_port,
+    stop,
+    switch_of,
+    wait_ready,
+)
+
+ADMIN_TOKEN = "http-bench-admin"
 
 
 def main() -> None:
@@ -44,68 +75,156 @@ def main() -> None:
     p.add_argument("--wrk", action="store_true",
                    help="load with wrk and benchmarks/wrk_recommend.lua (k=10, explanations) instead of Python threads")
     p.add_argument("--wrk-threads", type=int, default=2)
+    p.add_argument("--workers", default="1",
+                   help="`recsys serve --workers` values, comma-separated, measured one after another")
+    p.add_argument("--activate", action="store_true",
+                   help="then an activation of another version under load, with the last --workers")
+    p.add_argument("--activate-clients", type=int, default=4,
+                   help="kept-alive client threads during the activation (plus one on new connections)")
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--no-explain", action="store_true")
     p.add_argument("--torch-threads", type=int,
                    help="RECSYS_TORCH_THREADS of the server (default: its setting)")
     p.add_argument("--cache", type=Path, default=ROOT / "data" / "generated" / "http_bench")
     args = p.parse_args()
-
+    if args.wrk and shutil.which("wrk") is None:
+        sys.exit("wrk is not installed (apt-get install wrk)")
+    workers = [int(w) for w in args.workers.split(",")]
+    levels = [int(c) for c in (args.concurrency or ("16" if args.wrk else "1,4")).split(",")]
     cache = args.cache / f"{args.items}x{args.queries}"
-    port = _free_port()
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("RECSYS_")},
-           "RECSYS_ARTIFACTS_DIR": str(cache / "artifacts"), "RECSYS_DEFAULT_DATA_DIR": str(cache / "data"),
-           "RECSYS_DEFAULT_ITEMS": str(args.items), "RECSYS_DEFAULT_QUERIES": str(args.queries),
-           "RECSYS_PORT": str(port), "RECSYS_LOG_LEVEL": "warning"}
+    cache.mkdir(parents=True, exist_ok=True)
+    body = {"k": args.k, "explain": not args.no_explain}
+    print(f"load average at the start: {_load_average()}")
+
+    first = _first_version(cache)
+    if first is None:  # the bootstrap path of a fresh `recsys serve` builds it
+        print(f"first run: the server generates and trains the model, see {cache / 'server.log'}")
+        with _server(cache, args, workers=1):
+            pass
+        first = _first_version(cache)
+        assert first is not None
+    queries = _queries(cache / "data" / "interactions.csv")
+
+    table: dict[int, dict[int, dict]] = {}
+    for n in workers:
+        set_current(cache / "artifacts", first)
+        with _server(cache, args, workers=n) as base:
+            _phase(base, queries, body, threads=2, seconds=1.0)  # warm-up
+            print(f"\nserver {base}: recsys serve --workers {n}, model {first}, {args.items} items, "
+                  f"k={args.k}, explain={not args.no_explain}, "
+                  f"torch threads={args.torch_threads or 'setting'}")
+            table[n] = {}
+            for c in levels:
+                if args.wrk:
+                    table[n][c] = _wrk(base, c, args.wrk_threads, args.seconds)
+                else:
+                    lat, errors, elapsed = _phase(base, queries, body, threads=c, seconds=args.seconds)
+                    table[n][c] = _report(c, lat, errors, elapsed)
+    if len(workers) > 1:
+        _side_by_side(table, workers, levels, "connections" if args.wrk else "client threads")
+    if args.activate:
+        _activation(cache, args, workers[-1], first, queries, body)
+    print(f"\nload average at the end: {_load_average()}")
+
+
+# ---- the server --------------------------------------------------------------------------------
+
+
+@contextmanager
+def _server(cache: Path, args, workers: int) -> Iterator[str]:
+    """`recsys serve --workers N` over the cache's artifacts on a free port, until the block ends."""
+    port = free_port()
+    env = clean_env(RECSYS_ARTIFACTS_DIR=str(cache / "artifacts"),
+                    RECSYS_DEFAULT_DATA_DIR=str(cache / "data"),
+                    RECSYS_DEFAULT_ITEMS=str(args.items), RECSYS_DEFAULT_QUERIES=str(args.queries),
+                    RECSYS_DATABASE_URL=f"sqlite:///{cache / 'store.db'}",
+                    RECSYS_ADMIN_TOKEN=ADMIN_TOKEN, RECSYS_PORT=str(port),
+                    RECSYS_LOG_LEVEL="warning")
     if args.torch_threads is not None:
         env["RECSYS_TORCH_THREADS"] = str(args.torch_threads)
-    recsys = shutil.which("recsys", path=str(Path(sys.executable).parent)) or "recsys"
-    cache.mkdir(parents=True, exist_ok=True)
-    log = open(cache / "server.log", "wb")  # noqa: SIM115 - the server's, open while it runs
-    if not (cache / "artifacts" / "current").is_file():
-        print(f"first run: the server generates and trains the model, see {cache / 'server.log'}")
-    server = subprocess.Popen([recsys, "serve", "--host", "127.0.0.1"], env=env, stdout=log, stderr=log,
-                              start_new_session=True)
+    log_path = cache / "server.log"
+    with open(log_path, "ab") as log:
+        server = subprocess.Popen([RECSYS, "serve", "--host", "127.0.0.1", "--workers", str(workers)],
+                                  env=env, stdout=log, stderr=log, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        version = _wait_ready(base, server, timeout=1800)
-        queries = _queries(cache / "data" / "interactions.csv")
-        body = {"k": args.k, "explain": not args.no_explain}
-        _phase(base, queries, body, threads=2, seconds=1.0)  # warm-up
-        if args.wrk:
-            print(f"server {base} (one process), model {version}, {args.items} items, "
-                  f"wrk_recommend.lua (k=10, explain=true), torch threads={args.torch_threads or 'setting'}")
-            for n in (int(c) for c in (args.concurrency or "16").split(",")):
-                _wrk(base, n, args.wrk_threads, args.seconds)
-            return
-        print(f"server {base}, model {version}, {args.items} items, {len(queries)} distinct queries, "
-              f"k={args.k}, explain={not args.no_explain}, torch threads={args.torch_threads or 'setting'}")
-        for n in (int(c) for c in (args.concurrency or "1,4").split(",")):
-            lat, errors, elapsed = _phase(base, queries, body, threads=n, seconds=args.seconds)
-            _report(n, lat, errors, elapsed)
+        wait_ready(base, server, log_path, timeout=1800, interval=0.25)
+        yield base
+    except ServerError as exc:
+        sys.exit(str(exc))
     finally:
-        _stop(server)
-        log.close()
+        stop(server, timeout=20, group=True)  # the server and any training job it started
 
 
-def _stop(server: subprocess.Popen) -> None:
-    """SIGTERM the server's process group (it and any training job it started), then SIGKILL
-    after 20 s."""
-    try:
-        os.killpg(server.pid, signal.SIGTERM)
-    except ProcessLookupError:
+def _first_version(cache: Path) -> str | None:
+    """The oldest version of the cache: the one the bootstrap trained."""
+    names = sorted(v["version"] for v in list_versions(cache / "artifacts") if v["ok"])
+    return names[0] if names else None
+
+
+def _other_version(cache: Path, first: str) -> str:
+    """A second version of the same catalogue (trained once, then kept in the cache)."""
+    others = sorted(v["version"] for v in list_versions(cache / "artifacts")
+                    if v["ok"] and v["version"] != first)
+    if others:
+        return others[-1]
+    print("training a second version to activate (recsys train --seed 1 --epochs 1)")
+    data = cache / "data"
+    subprocess.run([RECSYS, "train", "--items", str(data / "items.csv"), "--interactions",
+                    str(data / "interactions.csv"), "--out", str(cache / "artifacts"), "--seed", "1",
+                    "--epochs", "1"], check=True, stdout=subprocess.DEVNULL,
+                   env=clean_env())
+    set_current(cache / "artifacts", first)
+    return _other_version(cache, first)
+
+
+# ---- an activation under load ------------------------------------------------------------------
+
+
+def _activation(cache: Path, args, workers: int, first: str, queries: list[str], body: dict) -> None:
+    other = _other_version(cache, first)
+    set_current(cache / "artifacts", first)
+    with _server(cache, args, workers=workers) as base:
+        print(f"\nactivation under load: recsys serve --workers {workers}, {first} -> {other}, "
+              f"{args.activate_clients} kept-alive clients + 1 on new connections")
+        seconds = max(6.0, args.seconds)
+        load = Load(base, queries, body, threads=args.activate_clients, max_requests=10**6,
+                    max_seconds=seconds).start()
+        probe = Load(base, queries, body, threads=1, max_requests=10**6, max_seconds=seconds,
+                     fresh_connections=True).start()
+        time.sleep(seconds / 3)
+        activated = time.monotonic()
+        r = httpx.post(f"{base}/admin/versions/{other}/activate", params={"force": "true"},
+                       headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60)
+        took = time.monotonic() - activated
+        answers = load.stop() + probe.stop()
+    if r.status_code != 200:
+        print(f"   the activation failed: {r.status_code} {r.text[:300]}")
         return
-    try:
-        server.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
+    s = switch_of(answers, first, other, activated)
+    print(f"   {len(answers)} answers; failed {len(s.failed)}, neither version or body != header "
+          f"{len(s.mixed)}, old after new {len(s.back)}")
+    for e in (s.failed + s.mixed + s.back)[:3]:
+        print(f"   {e}")
+    print(f"   the activation call (worker {r.headers.get('x-worker-pid')}) took {took:.2f} s")
+    for worker, t in s.switched_s.items():
+        print(f"   worker {worker}: new version from {t:.2f} s after the call" if t is not None
+              else f"   worker {worker}: never answered the new version")
+    total = s.all_switched_s
+    print(f"   every worker ({len(s.switched_s)}) on the new version "
+          + (f"{total:.2f} s after the activation call" if total is not None else "never"))
 
 
-def _wrk(base: str, connections: int, threads: int, seconds: float) -> None:
-    wrk = shutil.which("wrk")
-    if wrk is None:
-        sys.exit("wrk is not installed (apt-get install wrk)")
+# ---- load ----------------------------------------------------------------------------------------
+
+
+def _load_average() -> str:
+    with open("/proc/loadavg", encoding="ascii") as fh:
+        return " ".join(fh.read().split()[:3]) + f" (1, 5, 15 min; {os.cpu_count()} cores)"
+
+
+def _wrk(base: str, connections: int, threads: int, seconds: float) -> dict:
+    wrk = shutil.which("wrk") or "wrk"
     cmd = [wrk, f"-t{min(threads, connections)}", f"-c{connections}", f"-d{seconds:g}s", "--latency",
            "-s", str(ROOT / "benchmarks" / "wrk_recommend.lua"), base]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60).stdout
@@ -113,32 +232,14 @@ def _wrk(base: str, connections: int, threads: int, seconds: float) -> None:
     pct = dict(re.findall(r"^\s*(50|75|90|99)%\s+(\S+)", out, re.M))
     errors = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", out)
     socket_errors = re.search(r"Socket errors:.*", out)
-    print(f"{connections:>2} connections: {float(rps.group(1)) if rps else float('nan'):7.1f} req/s | "
+    result = {"rps": float(rps.group(1)) if rps else float("nan"), "p50": pct.get("50", "?"),
+              "p99": pct.get("99", "?"), "errors": int(errors.group(1)) if errors else 0}
+    print(f"{connections:>2} connections: {result['rps']:7.1f} req/s | "
           f"p50 {pct.get('50', '?')}  p90 {pct.get('90', '?')}  p99 {pct.get('99', '?')} | "
-          f"non-2xx {errors.group(1) if errors else 0}"
+          f"non-2xx {result['errors']}"
           + (f" | {socket_errors.group(0)}" if socket_errors else ""))
     print("   $ " + " ".join(cmd).replace(str(ROOT) + "/", ""))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_ready(base: str, server: subprocess.Popen, timeout: float) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            sys.exit(f"the server exited with code {server.returncode}")
-        try:
-            r = httpx.get(f"{base}/ready", timeout=1)
-            if r.status_code == 200:
-                return r.json()["model_version"]
-        except httpx.TransportError:
-            pass
-        time.sleep(0.25)
-    sys.exit(f"the server was not ready after {timeout}s")
+    return result
 
 
 def _queries(interactions: Path) -> list[str]:
@@ -186,10 +287,10 @@ def _phase(base: str, queries: list[str], body: dict, threads: int, seconds: flo
     return latencies, errors, time.perf_counter() - t0
 
 
-def _report(threads: int, lat: list[float], errors: list[str], elapsed: float) -> None:
+def _report(threads: int, lat: list[float], errors: list[str], elapsed: float) -> dict:
     if not lat:
         print(f"{threads} client(s): no successful request; errors: {errors[:3]}")
-        return
+        return {"rps": float("nan"), "p50": "?", "p99": "?", "errors": len(errors)}
     ms = sorted(x * 1000 for x in lat)
     pct = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))]  # noqa: E731
     print(f"{threads:>2} client(s): {len(ms):>6} requests in {elapsed:5.1f}s = "
@@ -198,6 +299,22 @@ def _report(threads: int, lat: list[float], errors: list[str], elapsed: float) -
           f"mean {statistics.fmean(ms):6.2f} ms | errors {len(errors)}")
     for e in errors[:3]:
         print("   ", e)
+    return {"rps": len(ms) / elapsed, "p50": f"{pct(0.50):.2f}ms", "p99": f"{pct(0.99):.2f}ms",
+            "errors": len(errors)}
+
+
+def _side_by_side(table: dict[int, dict[int, dict]], workers: list[int], levels: list[int],
+                  unit: str) -> None:
+    base = workers[0]
+    print(f"\nside by side (ratio: req/s against --workers {base}):")
+    for c in levels:
+        cells = []
+        for n in workers:
+            r = table[n][c]
+            ratio = r["rps"] / table[base][c]["rps"] if table[base][c]["rps"] else float("nan")
+            cells.append(f"--workers {n}: {r['rps']:7.1f} req/s, p50 {r['p50']}, p99 {r['p99']}, "
+                         f"errors {r['errors']}" + (f", ratio {ratio:.2f}x" if n != base else ""))
+        print(f"{c:>3} {unit}: " + " | ".join(cells))
 
 
 if __name__ == "__main__":
