@@ -19,11 +19,12 @@ $(STAMP): pyproject.toml
 run: setup
 	$(BIN)/recsys serve
 
-# Install what the tests need (Chromium for the browser test, PostgreSQL for the store's tests:
-# each starts a throwaway server of its own) and run the whole suite.
+# Install what the tests need (Chromium for the browser test, PostgreSQL for the store's tests,
+# nginx for the load balancer's: each starts a throwaway server of its own) and run the suite.
 test: setup
 	bash scripts/install_chromium.sh
 	bash scripts/postgres.sh install
+	bash scripts/lb.sh install
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 bench: setup

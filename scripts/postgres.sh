@@ -26,20 +26,8 @@ cmd=${1:-}
 case "$cmd" in
 install)
     if [ -n "$(bindir)" ]; then exit 0; fi
-    SUDO=""
-    if [ "$(id -u)" -ne 0 ]; then
-        if command -v sudo >/dev/null 2>&1; then SUDO="sudo -n"; else
-            echo "postgres.sh: PostgreSQL is missing and this is not root; skipping" >&2; exit 0
-        fi
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    log=$(mktemp)
-    trap 'rm -f "$log"' EXIT
-    if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends postgresql; } >"$log" 2>&1; then
-        echo "postgres.sh: apt-get failed:" >&2
-        tail -n 20 "$log" >&2
-        exit 1
-    fi
+    bash "$(dirname "$0")/apt_install.sh" postgres.sh postgresql
+    if [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null 2>&1; then exit 0; fi  # skipped
     if [ -z "$(bindir)" ]; then echo "postgres.sh: installed, but no initdb under /usr/lib/postgresql" >&2; exit 1; fi
     ;;
 start)

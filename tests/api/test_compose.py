@@ -1,16 +1,21 @@
-"""docker-compose.yml and Dockerfile agree with the code: commands, settings, volumes, ports."""
+"""docker-compose.yml, deploy/nginx.conf and Dockerfile agree with the code: commands, settings,
+volumes, ports, health checks, the load balancer's upstream and the store's PostgreSQL."""
 
 from __future__ import annotations
 
 import re
 import shlex
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
+from sqlalchemy.engine import make_url
 
 from api.config import Settings
+from tests.live_server import free_port
 from training.cli import _parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +52,7 @@ def mounts(service: dict) -> dict[str, str]:
 
 
 def test_services():
-    assert {"api", "train"} <= set(SERVICES)
+    assert {"api", "train", "lb", "postgres"} <= set(SERVICES)
     assert "train" in SERVICES["train"].get("profiles", [])  # one-shot: not started by `up`
     assert SERVICES["train"].get("restart", "no") == "no"
 
@@ -88,12 +93,75 @@ def test_volumes_are_shared_and_match_settings():
 def test_ports_and_healthcheck():
     api = SERVICES["api"]
     port = settings_of(api).port
-    published = [interpolate(p) for p in api["ports"]]
-    assert any(p.split(":")[-1] == str(port) for p in published)
+    assert "ports" not in api  # replicas publish nothing: the load balancer does
+    assert [str(p) for p in api["expose"]] == [str(port)]
     args = _parser().parse_args(api["command"][1:])
     assert args.host == "0.0.0.0" and args.port in (None, port)
     test = " ".join(api["healthcheck"]["test"])
     assert f"127.0.0.1:{port}/ready" in test
+
+
+def test_two_replicas_share_the_store_and_the_artifacts():
+    api, pg = SERVICES["api"], SERVICES["postgres"]
+    assert api["deploy"]["replicas"] == 2
+    url = make_url(settings_of(api).store_url)
+    assert url.drivername.startswith("postgresql") and url.host == "postgres" and url.port == 5432
+    pg_env = env_of(pg)
+    assert (url.username, url.password, url.database) == (
+        pg_env["POSTGRES_USER"], pg_env["POSTGRES_PASSWORD"], pg_env["POSTGRES_DB"])
+    assert settings_of(SERVICES["train"]).store_url == settings_of(api).store_url
+    assert api["depends_on"]["postgres"]["condition"] == "service_healthy"
+    check = pg["healthcheck"]["test"]
+    assert check[:2] == ["CMD", "pg_isready"] and pg_env["POSTGRES_USER"] in check
+    assert mounts(pg)["/var/lib/postgresql/data"] in COMPOSE["volumes"]
+    # every replica follows an activation within 2 s (the issue's deadline)
+    assert settings_of(api).watch_interval_s <= 1
+
+
+NGINX_CONF = ROOT / "deploy" / "nginx.conf"
+
+
+def nginx_upstreams(text: str) -> dict[str, list[str]]:
+    """upstream name -> its servers' host:port."""
+    out = {}
+    for name, block in re.findall(r"upstream\s+(\S+)\s*\{(.*?)\}", text, re.S):
+        out[name] = re.findall(r"^\s*server\s+(\S+?)[\s;]", block, re.M)
+    return out
+
+
+def test_the_load_balancer_fronts_the_api_replicas():
+    lb, api = SERVICES["lb"], SERVICES["api"]
+    conf_mount = mounts(lb)["/etc/nginx/nginx.conf"]
+    assert (ROOT / conf_mount).resolve() == NGINX_CONF and lb["volumes"][0].endswith(":ro")
+    text = NGINX_CONF.read_text()
+    upstreams = nginx_upstreams(text)
+    port = settings_of(api).port
+    passed = re.findall(r"proxy_pass\s+http://([^/;\s]+)", text)
+    assert passed and all(u in upstreams for u in passed), (passed, upstreams)
+    assert all(servers == [f"api:{port}"] for servers in upstreams.values()), upstreams
+    listen = re.findall(r"^\s*listen\s+(\d+);", text, re.M)
+    published = [interpolate(p) for p in lb["ports"]]
+    assert listen and all(p.split(":")[-1] in listen for p in published), (listen, published)
+    assert lb["depends_on"]["api"]["condition"] == "service_healthy"
+    assert f"127.0.0.1:{listen[0]}/ready" in " ".join(lb["healthcheck"]["test"])
+    # nginx's default body limit (1 MB) would refuse the api's training uploads
+    size = re.search(r"client_max_body_size\s+(\d+)m;", text)
+    assert size and int(size.group(1)) * 1_000_000 >= settings_of(api).max_upload_bytes
+    # scripts/lb.sh swaps the servers between these markers for local replicas (the LB test)
+    block = text.split("# servers\n", 1)[1].split("# end servers", 1)[0]
+    assert re.findall(r"server\s+(\S+)", block) == [f"api:{port}"]
+
+
+def test_the_load_balancer_config_passes_nginx_t(tmp_path):
+    """nginx itself reads the config (scripts/lb.sh: the servers swapped for a local address)."""
+    if not (shutil.which("nginx") or Path("/usr/sbin/nginx").exists()):
+        pytest.skip("nginx is missing: run `bash scripts/lb.sh install` (as root; `make test` does)")
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "lb.sh"), "start", str(free_port()),
+                          f"127.0.0.1:{free_port()}"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    folder = out.stdout.strip().splitlines()[-1]
+    subprocess.run(["bash", str(ROOT / "scripts" / "lb.sh"), "stop", folder], check=True, timeout=60)
+    assert not Path(folder).exists()
 
 
 def test_dockerfile_agrees():

@@ -1,0 +1,78 @@
+"""The compose file's load balancer for real: Debian's nginx with deploy/nginx.conf
+(scripts/lb.sh) on 127.0.0.1 in front of two `recsys serve` replicas that share one store and
+one artifacts folder. An activation through the load balancer reaches one replica; within the
+issue's 2 s every answer through the load balancer has the new version, and no request fails."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.live_server import Load, free_port, switch_of
+
+from api_support import ADMIN_TOKEN, make_artifacts
+from test_server import running, stop, wait_ready
+
+ROOT = Path(__file__).resolve().parents[2]
+LB = ROOT / "scripts" / "lb.sh"
+AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+QUERIES = ["red casual cotton dress", "navy formal jacket", "premium leather boots", "blue jeans"]
+DEADLINE_S = 2.0  # the issue's: every process follows an activation within 2 s
+
+if not (shutil.which("nginx") or Path("/usr/sbin/nginx").exists()):
+    pytest.skip("nginx is missing: run `bash scripts/lb.sh install` (as root; `make test` does)",
+                allow_module_level=True)
+
+
+@contextlib.contextmanager
+def load_balancer(port: int, upstreams: list[str], log: Path) -> Iterator[str]:
+    with open(log, "wb") as err:
+        out = subprocess.run(["bash", str(LB), "start", str(port), *upstreams], stdout=subprocess.PIPE,
+                             stderr=err, text=True, timeout=60)
+    assert out.returncode == 0, log.read_text()
+    folder = out.stdout.strip().splitlines()[-1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        subprocess.run(["bash", str(LB), "stop", folder], check=True, timeout=60)
+
+
+def test_an_activation_through_the_load_balancer_reaches_every_replica(tmp_path, v1, v2, data_dir):
+    artifacts = make_artifacts(tmp_path / "artifacts", v1, v2)
+    env = {"RECSYS_DATA_DIR": str(data_dir), "RECSYS_ADMIN_TOKEN": ADMIN_TOKEN,
+           "RECSYS_ARTIFACTS_DIR": str(artifacts),
+           "RECSYS_DATABASE_URL": f"sqlite:///{tmp_path / 'shared-store.db'}"}
+    logs = [tmp_path / "replica-1.log", tmp_path / "replica-2.log"]
+    with running(["--workers", "1"], env, logs[0]) as (base1, proc1), \
+            running(["--workers", "1"], env, logs[1]) as (base2, proc2):
+        wait_ready(base1, proc1, logs[0], timeout=180)
+        wait_ready(base2, proc2, logs[1], timeout=180)
+        replicas = [b.removeprefix("http://") for b in (base1, base2)]
+        with load_balancer(free_port(), replicas, tmp_path / "lb.log") as lb:
+            body = {"k": 5, "explain": True}
+            load = Load(lb, QUERIES, body, threads=2, max_requests=4000, max_seconds=60).start()
+            try:
+                time.sleep(0.5)
+                activated = time.monotonic()
+                r = httpx.post(f"{lb}/admin/versions/{v2.name}/activate", params={"force": "true"},
+                               headers=AUTH, timeout=60)
+                assert r.status_code == 200, r.text
+                time.sleep(DEADLINE_S + 0.5)
+            finally:
+                answers = load.stop()
+        s = switch_of(answers, v1.name, v2.name, activated)
+        assert not s.failed, s.failed[:3]
+        assert not s.mixed and not s.back, (s.mixed[:3], s.back[:3])
+        assert len(s.switched_s) == 2, s.switched_s  # nginx sent requests to both replicas
+        assert all(t is not None and t <= DEADLINE_S for t in s.switched_s.values()), s.switched_s
+        for base in (base1, base2):
+            assert httpx.get(f"{base}/ready", timeout=5).json()["model_version"] == v2.name
+        stop(proc1, logs[0])
+        stop(proc2, logs[1])
