@@ -151,11 +151,13 @@ def train_start(data: Path, artifacts: Path, sessions: int, seed: int) -> Path:
 
 
 @contextlib.contextmanager
-def serving(artifacts: Path, data_dir: Path, folder: Path, timeout: float = 180.0) -> Iterator[str]:
-    """`recsys serve` on a free port of 127.0.0.1 with its own SQLite store in `folder`; its
-    base URL once ready. Stopped (SIGTERM, then SIGKILL) at the end."""
+def serving(artifacts: Path, data_dir: Path, folder: Path, timeout: float = 180.0,
+            store: Path | None = None) -> Iterator[str]:
+    """`recsys serve` on a free port of 127.0.0.1 with its own SQLite store in `folder` (or the
+    SQLite file `store`, to share one between processes); its base URL once ready. Stopped
+    (SIGTERM, then SIGKILL) at the end."""
     port = free_port()
-    env = clean_env(RECSYS_DATABASE_URL=f"sqlite:///{folder / 'store.db'}",
+    env = clean_env(RECSYS_DATABASE_URL=f"sqlite:///{store or folder / 'store.db'}",
                     RECSYS_DATA_DIR=str(data_dir), RECSYS_EVENTS_TOKEN=EVENTS_TOKEN,
                     RECSYS_ADMIN_TOKEN=ADMIN_TOKEN, RECSYS_WATCH_INTERVAL_S="1",
                     RECSYS_LOG_LEVEL="warning")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ for name in ("closed_loop", "experiment_loop"):  # the second imports the first 
         sys.modules[name] = module
         spec.loader.exec_module(module)
 experiment_loop = sys.modules["experiment_loop"]
+closed_loop = sys.modules["closed_loop"]
 
 # At 1,000 items and 6,000 events seed 0 measured B - A = -0.081 (95% CI -0.099 to -0.062, z -8.2,
 # README "Experiments"); 4,000 events leave z about -6.7, far from the 1.96 the test needs.
@@ -66,6 +68,66 @@ def test_an_a_a_experiment_is_rarely_called_significant(small):
                                             n_users=1000, seed=0)
     assert aa["false_positive_rate"] <= 0.10, aa
     assert 0.7 < aa["z_sd"] < 1.3, aa  # z is standard normal when nothing differs
+
+
+def _wait_for(ask, done, what: str, seconds: float = 60.0) -> dict:
+    """`ask()` until `done(answer)`; the deadline only bounds a failure (each process polls the
+    store every second)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        answer = ask()
+        if done(answer):
+            return answer
+        time.sleep(0.2)
+    raise AssertionError(f"{what} not within {seconds:.0f} s: {answer}")
+
+
+@pytest.mark.timeout(600)
+def test_two_server_processes_agree_on_the_experiment(small, tmp_path):
+    """Two real `recsys serve` processes on one store and artifacts folder: an experiment
+    started on one is followed by the other (same arm and version per user), and ended on the
+    other, the first serves the winner to everyone."""
+    import shutil
+
+    import httpx
+
+    data, version = small
+    artifacts = tmp_path / "artifacts"
+    shutil.copytree(version.parent, artifacts)
+    a = artifacts / version.name
+    b = experiment_loop.degraded_copy(a, artifacts)
+    store = tmp_path / "shared.db"
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    admin = {"Authorization": f"Bearer {closed_loop.ADMIN_TOKEN}"}
+
+    def ask(base: str, user: str) -> dict:
+        r = httpx.post(f"{base}/recommend", json={"query": "red dress", "k": 3, "explain": False,
+                                                  "user_id": user}, timeout=30)
+        r.raise_for_status()
+        return dict(r.json())
+
+    with closed_loop.serving(artifacts, data.parent, tmp_path / "one", store=store) as one, \
+            closed_loop.serving(artifacts, data.parent, tmp_path / "two", store=store) as two:
+        r = httpx.post(f"{one}/admin/experiments", headers=admin, timeout=60,
+                       json={"name": "two-processes", "arms": {"A": a.name, "B": b.name}})
+        assert r.status_code == 201, r.text
+        _wait_for(lambda: ask(two, "u0"), lambda x: x["experiment"] is not None,
+                  "the second process following the experiment")
+        arms = set()
+        for i in range(20):
+            x, y = ask(one, f"u{i}"), ask(two, f"u{i}")
+            assert x["experiment"] == y["experiment"] and x["model_version"] == y["model_version"]
+            arms.add(x["experiment"]["arm"])
+        assert arms == {"A", "B"}
+        r = httpx.post(f"{two}/admin/experiments/two-processes/end", headers=admin, timeout=60,
+                       json={"winner": "B"})
+        assert r.status_code == 200 and r.json()["serving"] == b.name, r.text
+        after = _wait_for(lambda: ask(one, "u0"), lambda x: x["experiment"] is None,
+                          "the first process following the end")
+        assert after["model_version"] == b.name
+        for i in range(20):
+            assert ask(one, f"u{i}")["model_version"] == b.name
 
 
 @pytest.mark.timeout(900)
