@@ -23,6 +23,7 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -80,6 +81,27 @@ def admin(base: str) -> httpx.Client:
                         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
 
 
+def live_everywhere(base: str, query: str, live: Callable[[dict], bool], what: str,
+                    in_a_row: int = 40, max_seconds: float = 120.0) -> int:
+    """Wait until `in_a_row` answers in a row are `live`. `recsys serve` runs several workers:
+    the one that took an experiment's start or end acts at once, the others at their next poll
+    of the store (RECSYS_WATCH_INTERVAL_S) and once they have loaded the arms; until then their
+    answers come from the active version (or the arms) although the report attributes the users'
+    events to their arms. These probes post no events; returns how many were sent."""
+    deadline, seen, sent = time.monotonic() + max_seconds, 0, 0
+    with httpx.Client(base_url=base, timeout=30) as http:
+        while seen < in_a_row:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what}: not served by every worker after {max_seconds:.0f} s")
+            answer = http.post("/recommend", json={"query": query, "k": 1, "explain": False,
+                                                   "user_id": f"probe-{seen}"}).json()
+            sent += 1
+            seen = seen + 1 if live(answer) else 0
+            if not seen:
+                time.sleep(0.2)
+    return sent
+
+
 def run_experiment(folder: Path, n_items: int, n_queries: int, n_events: int, seed: int,
                    mode: str = "heads", n_users: int = 2000, name: str = "degraded-b") -> dict:
     """The whole experiment in `folder`; returns the report, what the shoppers saw and the end."""
@@ -97,6 +119,9 @@ def run_experiment(folder: Path, n_items: int, n_queries: int, n_events: int, se
                                                   "traffic": {"A": 0.5, "B": 0.5}})
         if r.status_code != 201:
             raise RuntimeError(f"POST /admin/experiments answered {r.status_code}: {r.text[:500]}")
+        probes = live_everywhere(base, str(shoppers.queries[0]),
+                                 lambda x: (x.get("experiment") or {}).get("name") == name,
+                                 f"experiment {name}")
         traffic = shop(base, shoppers, n_events, rng, n_users=n_users)
         report = http.get(f"/admin/experiments/{name}").json()
         metrics = httpx.get(f"{base}/metrics").text
@@ -105,10 +130,12 @@ def run_experiment(folder: Path, n_items: int, n_queries: int, n_events: int, se
         ended = http.post(f"/admin/experiments/{name}/end", json={"winner": winner})
         if ended.status_code != 200:
             raise RuntimeError(f"ending answered {ended.status_code}: {ended.text[:500]}")
+        live_everywhere(base, str(shoppers.queries[0]), lambda x: x.get("experiment") is None,
+                        f"the end of {name}")
         after = httpx.post(f"{base}/recommend", json={"query": str(shoppers.queries[0]),
                                                       "user_id": "U-00001", "explain": False}).json()
     return {"seed": seed, "items": n_items, "mode": mode, "a": a.name, "b": b.name,
-            "report": report, "traffic": {"answers": traffic.answers, "by_type": traffic.by_type,
+            "report": report, "probes": probes, "traffic": {"answers": traffic.answers, "by_type": traffic.by_type,
                                           "arm_answers": traffic.arm_answers,
                                           "arm_users": {k: len(v) for k, v in traffic.arm_users.items()}},
             "metrics": [line for line in metrics.splitlines() if line.startswith("recsys_experiment")],

@@ -144,9 +144,12 @@ def test_an_experiment_detects_the_worse_model(tmp_path):
     ctr = next(c for c in report["comparisons"] if c["metric"] == "ctr")
     assert ctr["arm"] == "B" and ctr["significant"] and ctr["ci95"][1] < 0, ctr
     assert "B's CTR is significantly lower than A's" in report["summary"]
+    # /metrics is one worker's (recsys serve runs one per core): its counts are at most the
+    # shoppers' and the probes' (tests/api/test_experiments.py checks them exactly in one process)
     for arm in "AB":
-        assert (f'recsys_experiment_answers_total{{arm="{arm}",experiment="degraded-b"}} '
-                f'{r["traffic"]["arm_answers"][arm]}.0') in r["metrics"]
+        line = next(x for x in r["metrics"]
+                    if x.startswith(f'recsys_experiment_answers_total{{arm="{arm}",'))
+        assert 0 < float(line.split()[-1]) <= r["traffic"]["arm_answers"][arm] + r["probes"], line
     # ended with the better arm: A is activated and answers everyone, in no arm
     assert r["winner"] == "A" and r["end"]["serving"] == r["a"]
     assert r["after_end"] == {"model_version": r["a"], "experiment": None}
