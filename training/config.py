@@ -50,6 +50,9 @@ class TrainConfig:
     # one thread: the small per-step tensors gain little from a second one, lose a lot when the
     # other core is busy (10x measured), and one thread makes training bit-for-bit repeatable
     threads: int = 1
+    # shares of the model's `init_assoc` tried as the lexical start's click-association weight on
+    # the held-aside queries, before the fit (`fit.choose_start_assoc`); the first is kept on ties
+    start_assoc_shares: tuple[float, ...] = (1.0, 0.5, 0.25)
     # shares of the way from the lexical start to the fitted weights tried on held-aside queries
     alphas: tuple[float, ...] = ALPHAS
     # the model's options; the catalogue adds its facets' vocabulary sizes (build_featurizer)

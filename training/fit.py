@@ -15,8 +15,9 @@ from torch import nn
 from recsys.catalog import Catalog
 from recsys.encoding import EncodedQueries, Featurizer
 from recsys.evidence import Evidence, build_association, build_exact, catalog_word_keys
+from recsys.formula import ASSOC
 from recsys.metrics import ndcg_at_k
-from recsys.model import FacetScorer
+from recsys.model import FacetHead, FacetScorer
 from recsys.model_config import ModelConfig
 from recsys.recommender import Recommender
 from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
@@ -69,6 +70,10 @@ class FitReport:
     fit_seconds: float = 0.0
     epochs_run: float = 0.0
     interactions_per_second: float = 0.0
+    # the click-association weight the lexical start was given (`choose_start_assoc`), and
+    # the held-aside queries' NDCG@10 of the start with each weight tried ({} without)
+    start_assoc: float | None = None
+    start_assoc_ndcg: dict[str, float] = field(default_factory=dict)
 
 
 def fit_model(
@@ -104,6 +109,12 @@ def fit_model(
     enc_all = featurizer.encode_queries(groups.queries)
     enc_val = featurizer.encode_queries(validation.queries) if validation else None
     report = FitReport([], [], float(cfg.epochs))
+    judged = {q: rel for q, rel in (validation_judgments or {}).items() if rel}
+    if validation is not None and judged:
+        report.start_assoc, report.start_assoc_ndcg = choose_start_assoc(model, featurizer, judged, cfg)
+        if replicas is not None:  # the same on every process, as alpha below
+            report.start_assoc = replicas.same_value(report.start_assoc)
+            _set_assoc_weight(model, report.start_assoc)
     start = _snapshot(model, pairs)
     best, best_state, step, stop = float("inf"), None, 0, False
     if validation is not None:  # training must beat the lexical start, not merely improve on itself
@@ -161,7 +172,6 @@ def fit_model(
     fitted = _snapshot(model, pairs)
     if validation is not None:
         report.alpha_rule = "validation"
-        judged = {q: rel for q, rel in (validation_judgments or {}).items() if rel}
         per_query = {}
         for alpha in cfg.alphas:
             _blend(model, pairs, start, fitted, alpha, featurizer)
@@ -176,6 +186,37 @@ def fit_model(
         report.alpha = 0.0
     _blend(model, pairs, start, fitted, report.alpha, featurizer)
     return report
+
+
+def choose_start_assoc(model: FacetScorer, featurizer: Featurizer, judged: Mapping[str, Mapping[int, float]],
+                       cfg: TrainConfig) -> tuple[float, dict[str, float]]:
+    """Give the lexical start the click-association weight, a share (`cfg.start_assoc_shares`)
+    of the model's `init_assoc`, whose start
+    ranks the held-aside queries best (ties to the earlier one, the model's default first), and
+    return it with each weight's NDCG@10. How far clicks can be trusted against the words is the
+    catalogue's: where shoppers' new searches seek items others did not choose (Home Depot),
+    association as strong as an exact match pulls the ranking toward what was clicked before;
+    where clicks carry the synonyms (the synthetic catalogues), it must stay strong."""
+    with torch.no_grad():
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+        _drop_attribute_vectors(model)  # the start as it would be served
+        model.eval()
+        queries = list(judged)
+        ndcg: dict[str, float] = {}
+        weights = [share * featurizer.cfg.init_assoc for share in cfg.start_assoc_shares]
+        for w in weights:
+            _set_assoc_weight(model, w)
+            ranked = model_rankings(Recommender(model, featurizer), queries)
+            ndcg[f"{w:g}"] = round(float(np.mean([ndcg_at_k(ranked[q], judged[q], 10) for q in queries])), 4)
+        best = max(weights, key=lambda w: (ndcg[f"{w:g}"], -weights.index(w)))
+        model.load_state_dict(state)
+        _set_assoc_weight(model, best)
+    return float(best), ndcg
+
+
+def _set_assoc_weight(model: FacetScorer, weight: float) -> None:
+    for head in model.heads.values():
+        cast(FacetHead, head).evidence_weight[ASSOC] = weight
 
 
 def choose_alpha(per_query: Mapping[float, np.ndarray]) -> float:

@@ -1,0 +1,72 @@
+"""The lexical start's click-association weight is the catalogue's: chosen on held-aside queries,
+low where clicks mislead, kept at the model's default where they carry what the words cannot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from recsys.catalog import Catalog
+from recsys.lexicon import LexiconConfig
+from training.fit import TrainConfig, build_featurizer, choose_start_assoc, new_model
+
+TITLES = (["oak table", "oak side table", "pine table", "glass table", "low table", "tall table"]
+          + ["walnut chair", "walnut dining chair", "walnut desk chair"]
+          + ["red dress", "red party dress", "red summer dress", "blue dress", "blue party dress",
+             "blue summer dress", "green scarf", "green hat"])
+
+
+def catalog() -> Catalog:
+    items = pd.DataFrame({"item_id": [f"T{i:02d}" for i in range(len(TITLES))], "title": TITLES})
+    return Catalog.build(items, lexicon=LexiconConfig(enabled=False))
+
+
+def clicks(cat: Catalog, pairs: list[tuple[str, str]], times: int) -> pd.DataFrame:
+    """Each (query, title) clicked `times` times."""
+    rows = [(q, cat.titles.index(t)) for q, t in pairs for _ in range(times)]
+    return pd.DataFrame({"query": [q for q, _ in rows], "item_idx": np.array([i for _, i in rows]),
+                         "label": np.ones(len(rows), dtype=np.float32),
+                         "weight": np.ones(len(rows), dtype=np.float32)})
+
+
+def chosen(cat: Catalog, rows: pd.DataFrame, judged: dict[str, dict[int, float]]) -> tuple[float, dict]:
+    cfg = TrainConfig()
+    featurizer = build_featurizer(cat, rows, cfg)
+    model = new_model(featurizer, cfg.seed)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    weight, ndcg = choose_start_assoc(model, featurizer, judged, cfg)
+    after = model.state_dict()
+    # only the association weight moved; the attributes' own vectors are back for the fit
+    for name, value in before.items():
+        if not name.endswith("evidence_weight"):
+            assert (after[name] == value).all(), name
+    for head in model.heads.values():
+        assert float(head.evidence_weight.detach()[1]) == weight
+    return weight, ndcg
+
+
+def test_clicks_that_mislead_get_a_weak_start():
+    """Logged shoppers who typed "table" chose walnut chairs; a new shopper's "table" means a
+    table. As strong as an exact match, the association ranks chairs among the tables; the
+    held-aside queries show it and a weaker weight is taken."""
+    cat = catalog()
+    rows = clicks(cat, [("table", "walnut chair"), ("table", "walnut dining chair"),
+                        ("table", "walnut desk chair")], times=20)
+    tables = {cat.titles.index(t): 1.0 for t in TITLES if "table" in t}
+    weight, ndcg = chosen(cat, rows, {"table": tables})
+    default = TrainConfig().model.init_assoc
+    assert ndcg[f"{default:g}"] < 1.0 and ndcg[f"{weight:g}"] == 1.0
+    # of the weights that rank best, the strongest (the first tried): clicks still count
+    tried = [share * default for share in TrainConfig().start_assoc_shares]
+    assert weight == next(w for w in tried if ndcg[f"{w:g}"] == 1.0) < default
+
+
+def test_clicks_that_carry_a_synonym_keep_the_default():
+    """Shoppers' "crimson" are red dresses, a word no title has: every weight tried finds them
+    (a tie), and the tie keeps the model's default, under which the synonym is a clear match."""
+    cat = catalog()
+    reds = {cat.titles.index(t): 1.0 for t in TITLES if t.startswith("red ")}
+    rows = clicks(cat, [("crimson", cat.titles[i]) for i in reds], times=20)
+    weight, ndcg = chosen(cat, rows, {"crimson": reds})
+    assert set(ndcg.values()) == {1.0}
+    assert weight == TrainConfig().model.init_assoc
