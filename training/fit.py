@@ -215,8 +215,9 @@ def choose_start_assoc(model: FacetScorer, featurizer: Featurizer, judged: Mappi
 
 
 def _set_assoc_weight(model: FacetScorer, weight: float) -> None:
-    for head in model.heads.values():
-        cast(FacetHead, head).evidence_weight[ASSOC] = weight
+    with torch.no_grad():
+        for head in model.heads.values():
+            cast(FacetHead, head).evidence_weight[ASSOC] = weight
 
 
 def choose_alpha(per_query: Mapping[float, np.ndarray]) -> float:
