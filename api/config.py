@@ -70,11 +70,12 @@ class Settings(BaseSettings):
     # one: a query's matrices are tiny, and intra-op threads only fight the request threads (on a
     # busy 2-core machine, 2 torch threads made a query 50x slower than 1)
     torch_threads: int = Field(1, ge=0, description="torch threads of the service (0 = torch default)")
-    # 1 s: a poll is two small queries and a file read; processes sharing the store should agree
-    # on a running experiment's split within about a second, and every process (worker or
-    # replica) must follow an activation within 2 s
+    # 0.5 s: a poll is two small queries and a file read; processes sharing the store should
+    # agree on a running experiment's split within about a second, and every process (worker or
+    # replica) must follow an activation within 2 s: under load, the activating process's own
+    # swap and a busy follower's turn at the GIL took up to 0.7 s on top of the wait for a poll
     watch_interval_s: float = Field(
-        1.0, ge=0, description="how often the service checks the artifacts' `current` pointer, the "
+        0.5, ge=0, description="how often the service checks the artifacts' `current` pointer, the "
                                "store's newest activation and running experiment (0 = never)"
     )
     graceful_timeout_s: int = Field(10, ge=0, description="seconds in-flight requests get at shutdown")

@@ -197,6 +197,7 @@ def _activation(cache: Path, args, workers: int, first: str, queries: list[str],
         r = httpx.post(f"{base}/admin/versions/{other}/activate", params={"force": "true"},
                        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60)
         took = time.monotonic() - activated
+        time.sleep(max(0.0, seconds * 2 / 3 - took))  # the answers after it show each worker's switch
         answers = load.stop() + probe.stop()
     if r.status_code != 200:
         print(f"   the activation failed: {r.status_code} {r.text[:300]}")
@@ -208,8 +209,13 @@ def _activation(cache: Path, args, workers: int, first: str, queries: list[str],
         print(f"   {e}")
     print(f"   the activation call (worker {r.headers.get('x-worker-pid')}) took {took:.2f} s")
     for worker, t in s.switched_s.items():
-        print(f"   worker {worker}: new version from {t:.2f} s after the call" if t is not None
-              else f"   worker {worker}: never answered the new version")
+        mine = [a for a in answers if a.worker == worker and a.status == 200]
+        after = [a for a in mine if a.started >= activated]
+        last = max((a.started for a in after), default=activated) - activated
+        seen = (f"({len(mine)} answers, {len(after)} asked after the call, the last "
+                f"{last:.2f} s after it)")
+        print(f"   worker {worker}: new version from {t:.2f} s after the call {seen}" if t is not None
+              else f"   worker {worker}: never answered the new version {seen}")
     total = s.all_switched_s
     print(f"   every worker ({len(s.switched_s)}) on the new version "
           + (f"{total:.2f} s after the activation call" if total is not None else "never"))
