@@ -211,3 +211,41 @@ def test_a_library_input_error_is_one_line_and_writes_nothing(tmp_path, capsys):
     assert code == 2
     assert err == "error: n_items and n_queries must be at least 1, got 0 and 4000\n"
     assert not (tmp_path / "d").exists()
+
+
+def test_train_replaces_the_current_version_only_as_a_retrain_would(planted_paths, tmp_path, capsys):
+    """`recsys train` into a folder a server may be watching follows the service's rule: the same
+    catalogue, not worse on the same held-out queries, becomes current; another catalogue is
+    kept beside it until --activate says so."""
+    import pandas as pd
+
+    from recsys.artifact import current_version
+
+    art = str(tmp_path / "art")
+
+    def run(items: str, interactions: str, *extra: str) -> dict:
+        code = main(["train", "--items", items, "--interactions", interactions, "--epochs", "2",
+                     "--out", art, "--json", *extra])
+        assert code == 0
+        return json.loads(capsys.readouterr().out)
+
+    p = {k: str(v) for k, v in planted_paths.items()}
+    first = run(p["items"], p["interactions"])
+    assert first["activated"] and first["decision"] == "activated: no model was being served"
+    again = run(p["items"], p["interactions"])  # same data and seed: the same model, not worse
+    assert again["activated"] and again["decision"].startswith("activated: ndcg@10"), again["decision"]
+    assert current_version(art) == again["version"]
+
+    items = pd.read_csv(p["items"], dtype=str)
+    small = tmp_path / "small.csv"
+    items.iloc[:36].to_csv(small, index=False)
+    clicks = pd.read_csv(p["interactions"], dtype=str)
+    small_clicks = tmp_path / "small_clicks.csv"
+    clicks[clicks["item_id"].isin(set(items["item_id"].iloc[:36]))].to_csv(small_clicks, index=False)
+    other = run(str(small), str(small_clicks))
+    assert not other["activated"] and "another catalogue (36 items" in other["decision"]
+    assert "--activate" in other["decision"]
+    assert current_version(art) == again["version"] and (Path(art) / other["version"]).is_dir()
+
+    forced = run(str(small), str(small_clicks), "--activate")
+    assert forced["activated"] and current_version(art) == forced["version"]

@@ -1,4 +1,4 @@
-"""Whether a new version may replace the served one on its own (admin retrains).
+"""Whether a new version may replace the served one on its own (admin retrains, `recsys train`).
 
 Only when both were evaluated on the same data and the new one is not worse there: the same
 catalogue (items file fingerprint and schema), and the same held-out queries, because training
@@ -43,9 +43,11 @@ def ndcg(report: dict[str, Any] | None) -> float | None:
 
 
 def decide(new_version: str, new: dict[str, Any], served_version: str | None,
-           served: dict[str, Any] | None, force: bool = False) -> Decision:
-    """`new`, `served`: the manifests. The reason is one line, ready for the job and /admin/versions."""
-    explicit = f"POST /admin/versions/{new_version}/activate serves it"
+           served: dict[str, Any] | None, force: bool = False, hint: str | None = None) -> Decision:
+    """`new`, `served`: the manifests. The reason is one line, ready for the job and /admin/versions.
+    `hint`: how to serve a kept version anyway (default: the admin API's call)."""
+    explicit = hint or f"POST /admin/versions/{new_version}/activate serves it"
+    forced = hint or f"{explicit}?force=true"
     if force:
         return Decision(True, "activated: forced")
     if served_version is None or served is None:
@@ -75,4 +77,4 @@ def decide(new_version: str, new: dict[str, Any], served_version: str | None,
         return Decision(True, f"activated: ndcg@10 {mine:.4f} is not below {theirs:.4f} of "
                               f"{served_version} {on}")
     return Decision(False, f"kept, not served: ndcg@10 {mine:.4f} is below {theirs:.4f} of "
-                           f"{served_version} {on}; {explicit}?force=true")
+                           f"{served_version} {on}; {forced}")

@@ -118,6 +118,9 @@ def _parser() -> argparse.ArgumentParser:
                         "queries stop improving")
     t.add_argument("--seed", type=int, default=TrainConfig.seed)
     t.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    t.add_argument("--activate", action="store_true",
+                   help="serve the new version even when it may not replace the current one on "
+                        "its own (another catalogue, or worse on the same held-out queries)")
     t.add_argument("--nproc", type=int, default=1,
                    help="training processes on this machine (torch.distributed; default: "
                         "%(default)s); each fits its share of every batch, the first writes")
@@ -213,19 +216,50 @@ def cmd_train(args) -> int:
             raise InputError("--interactions needs --items (the catalogue they refer to)")
         else:
             inputs = TrainInputs(args.items, args.interactions, args.schema, args.judgments,
-                                 args.probes, args.encoding, args.on_bad_lines)
+                                 args.probes, args.encoding, args.on_bad_lines,
+                                 baseline=_current_dir(Path(out)))
         with progress_bar("training") as on_step:
-            result = train_replica(inputs, out, cfg, on_step if writes else None, replicas)
+            result = train_replica(inputs, out, cfg, on_step if writes else None, replicas,
+                                   make_current=False)
     if result is None:  # another process of a distributed run writes the version and reports
         return 0
+    decision = _activate_if_allowed(Path(out), inputs.baseline, result, args.activate)
     _print_skipped(result.manifest.get("data", {}))
     if args.json:
         print(json.dumps({"version": result.version_dir.name, "path": str(result.version_dir),
+                          "activated": decision.activate, "decision": decision.reason,
                           "metrics": result.metrics}))
     else:
         print(f"new version {result.version_dir.name} at {result.version_dir}")
+        print(decision.reason)
         print_metrics(result.metrics)
     return 0
+
+
+def _current_dir(artifacts: Path) -> Path | None:
+    """The folder of the artifacts' current version, if there is one."""
+    from recsys.artifact import current_version
+
+    name = current_version(artifacts) if artifacts.is_dir() else None
+    return artifacts / name if name else None
+
+
+def _activate_if_allowed(artifacts: Path, served: Path | None, result, force: bool):
+    """The same rule as the service's retrains (training/activation.py): the new version becomes
+    current on its own only when it was evaluated on the served one's data and is not worse
+    there; a server watching the folder follows `current`, so a run on another catalogue must
+    not replace what it serves without --activate."""
+    from recsys.artifact import read_manifest, set_current
+    from training.activation import decide
+
+    name = result.version_dir.name
+    served_manifest = read_manifest(served) if served is not None else None
+    decision = decide(name, result.manifest, served.name if served else None, served_manifest,
+                      force=force, hint=f"train with --activate, or POST /admin/versions/{name}/activate "
+                                        "to a server of this folder, serves it")
+    if decision.activate:
+        set_current(artifacts, name)
+    return decision
 
 
 def _options(parser: argparse.ArgumentParser, args, leave_out: set[str]) -> list[str]:
@@ -245,11 +279,9 @@ def _options(parser: argparse.ArgumentParser, args, leave_out: set[str]) -> list
 def _event_inputs(args, artifacts: Path, tmp: Path, cfg: TrainConfig):
     """Training from events: on --items, or the current version's catalogue (replayed on the
     most recent queries)."""
-    from recsys.artifact import current_version
     from training.events import inputs_from_events
 
-    name = current_version(artifacts) if artifacts.is_dir() else None
-    served = artifacts / name if name else None
+    served = _current_dir(artifacts)
     url = args.events or _settings().store_url
     return inputs_from_events(url, args.since, tmp, cfg.held_out_fraction, items=args.items,
                               schema=args.schema, served=served, judgments=args.judgments,

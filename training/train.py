@@ -99,17 +99,19 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
 
 
 def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
-          on_step: Progress | None = None) -> TrainResult:
-    result = train_replica(inputs, out_dir, cfg, on_step, None)
+          on_step: Progress | None = None, make_current: bool = True) -> TrainResult:
+    result = train_replica(inputs, out_dir, cfg, on_step, None, make_current)
     assert result is not None  # one process writes its version
     return result
 
 
 def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
-                  on_step: Progress | None, replicas: Replicas | None) -> TrainResult | None:
+                  on_step: Progress | None, replicas: Replicas | None,
+                  make_current: bool = True) -> TrainResult | None:
     """`train` as one of the processes torchrun started (training/distributed.py): each reads
     the data and fits its share of every batch; the one that writes evaluates, saves and returns
-    the result, the others return None once the weights are fitted."""
+    the result, the others return None once the weights are fitted. `make_current`: point the
+    artifacts' `current` at the new version (else the caller decides)."""
     catalog, rows, data = load_training_data(inputs)
     extra_judgments = _read_extra(inputs, catalog)
     rng = np.random.default_rng(cfg.seed)
@@ -150,7 +152,7 @@ def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
                      "held_out_fingerprint": queries_fingerprint(held_q)},
         "metrics": metrics,
     }
-    folder = save_version(rec, out_dir, manifest, popularity=popularity)
+    folder = save_version(rec, out_dir, manifest, popularity=popularity, make_current=make_current)
     return TrainResult(folder, metrics, rec.manifest)
 
 
