@@ -152,10 +152,10 @@ def train_start(data: Path, artifacts: Path, sessions: int, seed: int) -> Path:
 
 @contextlib.contextmanager
 def serving(artifacts: Path, data_dir: Path, folder: Path, timeout: float = 180.0,
-            store: Path | None = None) -> Iterator[str]:
+            store: Path | None = None, workers: int | None = None) -> Iterator[str]:
     """`recsys serve` on a free port of 127.0.0.1 with its own SQLite store in `folder` (or the
     SQLite file `store`, to share one between processes); its base URL once ready. Stopped
-    (SIGTERM, then SIGKILL) at the end."""
+    (SIGTERM, then SIGKILL) at the end. `workers`: its `--workers` (default: one per core)."""
     port = free_port()
     env = clean_env(RECSYS_DATABASE_URL=f"sqlite:///{store or folder / 'store.db'}",
                     RECSYS_DATA_DIR=str(data_dir), RECSYS_EVENTS_TOKEN=EVENTS_TOKEN,
@@ -164,7 +164,9 @@ def serving(artifacts: Path, data_dir: Path, folder: Path, timeout: float = 180.
     log_path = folder / "server.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([RECSYS, "serve", "--host", "127.0.0.1", "--port", str(port),
-                                 "--model", str(artifacts)], env=env, stdout=log, stderr=log)
+                                 "--model", str(artifacts),
+                                 *(["--workers", str(workers)] if workers else [])],
+                                env=env, stdout=log, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base, proc, log_path, timeout, interval=0.2)

@@ -107,8 +107,10 @@ def test_two_server_processes_agree_on_the_experiment(small, tmp_path):
         r.raise_for_status()
         return dict(r.json())
 
-    with closed_loop.serving(artifacts, data.parent, tmp_path / "one", store=store) as one, \
-            closed_loop.serving(artifacts, data.parent, tmp_path / "two", store=store) as two:
+    # one worker each: a process's other worker follows at its own poll, which would make
+    # "the second process follows" depend on which worker an answer came from
+    with closed_loop.serving(artifacts, data.parent, tmp_path / "one", store=store, workers=1) as one, \
+            closed_loop.serving(artifacts, data.parent, tmp_path / "two", store=store, workers=1) as two:
         r = httpx.post(f"{one}/admin/experiments", headers=admin, timeout=60,
                        json={"name": "two-processes", "arms": {"A": a.name, "B": b.name}})
         assert r.status_code == 201, r.text
