@@ -70,8 +70,9 @@ class FitReport:
     fit_seconds: float = 0.0
     epochs_run: float = 0.0
     interactions_per_second: float = 0.0
-    # the click-association weight the lexical start was given (`choose_start_assoc`), and
-    # the held-aside queries' NDCG@10 of the start with each weight tried ({} without)
+    # the click-association weight of the start the served weights were blended from (the
+    # model's default unless a weaker one alone ranked the held-aside queries best), and the
+    # held-aside queries' NDCG@10 of the start with each weight tried ({} without)
     start_assoc: float | None = None
     start_assoc_ndcg: dict[str, float] = field(default_factory=dict)
 
@@ -110,12 +111,16 @@ def fit_model(
     enc_val = featurizer.encode_queries(validation.queries) if validation else None
     report = FitReport([], [], float(cfg.epochs))
     judged = {q: rel for q, rel in (validation_judgments or {}).items() if rel}
-    if validation is not None and judged:
-        report.start_assoc, report.start_assoc_ndcg = choose_start_assoc(model, featurizer, judged, cfg)
-        if replicas is not None:  # the same on every process, as alpha below
-            report.start_assoc = replicas.same_value(report.start_assoc)
-            _set_assoc_weight(model, report.start_assoc)
     start = _snapshot(model, pairs)
+    # the start may be served with clicks weighed less than the fit starts from (see
+    # choose_start_assoc), when that ranks the held-aside queries better than every share of
+    # the way to the fitted weights; the fit itself starts from the model's default, which keeps
+    # its length (fitting from a start that trusts clicks less took Home Depot 4 epochs, not 2)
+    chosen = featurizer.cfg.init_assoc
+    if validation is not None and judged:
+        chosen, report.start_assoc_ndcg = choose_start_assoc(model, featurizer, judged, cfg)
+        if replicas is not None:  # the same on every process, as alpha below
+            chosen = replicas.same_value(chosen)
     best, best_state, step, stop = float("inf"), None, 0, False
     if validation is not None:  # training must beat the lexical start, not merely improve on itself
         best = _validation_loss(model, featurizer, validation, enc_val, cfg, pairs, groups.popularity_cdf,
@@ -181,19 +186,26 @@ def fit_model(
         report.alpha = choose_alpha(per_query)
         if replicas is not None:  # every process serves what the one that writes chose
             report.alpha = replicas.same_value(report.alpha)
+        blended = report.validation_ndcg[f"{report.alpha:g}"]
+        if chosen != featurizer.cfg.init_assoc and report.start_assoc_ndcg[f"{chosen:g}"] > blended:
+            start, report.alpha = _with_assoc_weight(model, start, chosen), 0.0
+            report.alpha_rule = "validation: the start with less weight on clicks"
+        else:
+            chosen = featurizer.cfg.init_assoc
     else:
         report.alpha_rule = "too few queries to check a step"
         report.alpha = 0.0
+    report.start_assoc = chosen if validation is not None else None
     _blend(model, pairs, start, fitted, report.alpha, featurizer)
     return report
 
 
 def choose_start_assoc(model: FacetScorer, featurizer: Featurizer, judged: Mapping[str, Mapping[int, float]],
                        cfg: TrainConfig) -> tuple[float, dict[str, float]]:
-    """Give the lexical start the click-association weight, a share (`cfg.start_assoc_shares`)
-    of the model's `init_assoc`, whose start
-    ranks the held-aside queries best (ties to the earlier one, the model's default first), and
-    return it with each weight's NDCG@10. How far clicks can be trusted against the words is the
+    """The click-association weight, a share (`cfg.start_assoc_shares`) of the model's
+    `init_assoc`, with which the lexical start ranks the held-aside queries best (ties to the
+    earlier one, the model's default first), with each weight's NDCG@10; the model is left as
+    it was. How far clicks can be trusted against the words is the
     catalogue's: where shoppers' new searches seek items others did not choose (Home Depot),
     association as strong as an exact match pulls the ranking toward what was clicked before;
     where clicks carry the synonyms (the synthetic catalogues), it must stay strong."""
@@ -210,7 +222,6 @@ def choose_start_assoc(model: FacetScorer, featurizer: Featurizer, judged: Mappi
             ndcg[f"{w:g}"] = round(float(np.mean([ndcg_at_k(ranked[q], judged[q], 10) for q in queries])), 4)
         best = max(weights, key=lambda w: (ndcg[f"{w:g}"], -weights.index(w)))
         model.load_state_dict(state)
-        _set_assoc_weight(model, best)
     return float(best), ndcg
 
 
@@ -218,6 +229,16 @@ def _set_assoc_weight(model: FacetScorer, weight: float) -> None:
     with torch.no_grad():
         for head in model.heads.values():
             cast(FacetHead, head).evidence_weight[ASSOC] = weight
+
+
+def _with_assoc_weight(model: FacetScorer, state: tuple[dict, dict], weight: float) -> tuple[dict, dict]:
+    """A snapshot (`_snapshot`) with every head's association weight set to `weight`."""
+    weights = dict(state[0])
+    for name in model.heads:
+        key = f"heads.{name}.evidence_weight"
+        weights[key] = weights[key].clone()
+        weights[key][ASSOC] = weight
+    return weights, state[1]
 
 
 def choose_alpha(per_query: Mapping[float, np.ndarray]) -> float:
