@@ -55,6 +55,8 @@ STREAM_CHUNK_ROWS = 200_000
 _BLOCK_BYTES = 1 << 22  # bytes read at a time when streaming (and hashing) a file
 
 _SHOW_CHARS = 40
+_SHARE_SAMPLE = 4096  # rows after which only the columns whose cells repeat keep sharing them
+_EMPTY_FILE = "the file is empty (0 bytes); expected a header row and data rows"
 _SEPARATORS = {";": "';'-separated", "\t": "tab-separated"}
 _SIGNATURES = (
     (
@@ -366,19 +368,31 @@ def _repeated_rows(frame: pd.DataFrame, hashes: np.ndarray) -> np.ndarray:
 
 def _stream_lines(name: str, encoding: str | None, block_bytes: int) -> Iterator[str]:
     """The file's lines as `io.StringIO(text, newline="")` yields them (\\n, \\r\\n or \\r
-    ends one), decoded a block at a time with `_decode`'s checks and messages."""
+    ends one), decoded a block at a time (`_decoded_blocks`)."""
+    pending = ""
+    for text, last in _decoded_blocks(name, encoding, block_bytes):
+        lines = list(io.StringIO(pending + text, newline=""))
+        # the last line may go on in the next block (a "\r" may be the start of "\r\n")
+        pending = lines.pop() if not last and lines and not lines[-1].endswith("\n") else ""
+        yield from lines
+
+
+def _decoded_blocks(name: str, encoding: str | None, block_bytes: int,
+                    check_binary: bool = True) -> Iterator[tuple[str, bool]]:
+    """(text, whether it is the file's end) a block at a time; a file that is empty, binary
+    (`check_binary`) or not in `encoding` is a `DataError` naming the byte and its line."""
     try:
         decoder = codecs.getincrementaldecoder(encoding or "utf-8-sig")(errors="strict")
     except LookupError:
         raise DataError(name, f"unknown encoding {encoding!r}; try utf-8 or latin-1") from None
     with _open(name) as file:
         offset = newlines = 0  # bytes and line breaks before this block
-        pending = ""
         while True:
             block = file.read(block_bytes)
             if not block and offset == 0:
-                raise DataError(name, "the file is empty (0 bytes); expected a header row and data rows")
-            _check_binary(name, block, encoding, offset, newlines)
+                raise DataError(name, _EMPTY_FILE)
+            if check_binary:
+                _check_binary(name, block, encoding, offset, newlines)
             held = len(decoder.getstate()[0])  # bytes of a character split by the last block
             try:
                 text = decoder.decode(block, final=not block)
@@ -386,12 +400,25 @@ def _stream_lines(name: str, encoding: str | None, block_bytes: int) -> Iterator
                 raise _decode_error(name, error.object, encoding, error.start, offset - held,
                                     newlines) from None
             offset, newlines = offset + len(block), newlines + block.count(b"\n")
-            lines = list(io.StringIO(pending + text, newline=""))
-            # the last line may go on in the next block (a "\r" may be the start of "\r\n")
-            pending = lines.pop() if block and lines and not lines[-1].endswith("\n") else ""
-            yield from lines
+            yield text, not block
             if not block:
-                break
+                return
+
+
+def _check_text(name: str, encoding: str | None, block_bytes: int = _BLOCK_BYTES) -> None:
+    """The structural pass's first checks over the whole file before any record is parsed (a
+    binary file anywhere, then a byte that does not decode anywhere), a block at a time: held
+    whole, a file's bytes, its text and an `io.StringIO` of it (4 bytes a character) took about
+    6 bytes a character of it, more than its cells."""
+    with _open(name) as file:
+        offset = newlines = 0
+        while block := file.read(block_bytes):
+            _check_binary(name, block, encoding, offset, newlines)
+            offset, newlines = offset + len(block), newlines + block.count(b"\n")
+    if offset == 0:
+        raise DataError(name, _EMPTY_FILE)
+    for _ in _decoded_blocks(name, encoding, block_bytes, check_binary=False):
+        pass
 
 
 def read_judgments(
@@ -437,8 +464,8 @@ def _read(path: str | Path, encoding: str | None, on_bad_lines: str) -> _Table:
     if on_bad_lines not in ON_BAD_LINES:
         raise InputError(f"on_bad_lines must be 'error' or 'skip', got {on_bad_lines!r}")
     name = str(path)
-    text = _decode(name, _read_bytes(name), encoding)
-    records = _records(name, io.StringIO(text, newline=""))
+    _check_text(name, encoding)
+    records = _records(name, _stream_lines(name, encoding, _BLOCK_BYTES))
     header_line, header = _header(name, records)
     with paused_gc():
         rows, lines, bad = _collect(name, records, header)
@@ -467,18 +494,6 @@ def _open(name: str) -> BinaryIO:
         raise DataError(name, "is a directory; expected a file") from None
     except OSError as error:
         raise DataError(name, f"cannot read the file: {error.strerror}") from None
-
-
-def _decode(name: str, data: bytes, encoding: str | None) -> str:
-    if not data:
-        raise DataError(name, "the file is empty (0 bytes); expected a header row and data rows")
-    _check_binary(name, data, encoding)
-    try:
-        return data.decode(encoding or "utf-8-sig")
-    except LookupError:
-        raise DataError(name, f"unknown encoding {encoding!r}; try utf-8 or latin-1") from None
-    except UnicodeDecodeError as error:
-        raise _decode_error(name, data, encoding, error.start) from None
 
 
 def _check_binary(name: str, data: bytes, encoding: str | None, offset: int = 0,
@@ -580,14 +595,24 @@ def _check_duplicate_columns(name: str, line: int, columns: list[str]) -> None:
 def _collect(
     name: str, records: Iterator[tuple[int, list[str]]], header: list[str]
 ) -> tuple[list[list[str]], list[int], list[tuple[int, int]]]:
-    """Data rows with their lines, and (line, field count) of records of the wrong width."""
+    """Data rows with their lines, and (line, field count) of records of the wrong width.
+
+    In a column whose cells repeat (colours, brands, prices, queries) equal cells are one string:
+    a string per cell (about 60 bytes) was most of what a catalogue's table took."""
     rows, lines, bad = [], [], []
+    first: list[dict[str, str]] = [{} for _ in header]  # per column: cell -> its first string
+    shared = list(enumerate(first))
     for line, cells in records:
         if len(cells) != len(header):
             bad.append((line, len(cells)))
             continue
+        for j, seen in shared:
+            cell = cells[j]
+            cells[j] = seen.setdefault(cell, cell)
         rows.append(cells)
         lines.append(line)
+        if len(rows) == _SHARE_SAMPLE:  # ids, titles: a dict as large as the column, for nothing
+            shared = [(j, seen) for j, seen in shared if len(seen) <= _SHARE_SAMPLE // 2]
     return rows, lines, bad
 
 

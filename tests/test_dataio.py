@@ -350,6 +350,28 @@ def test_a_bad_line_is_reported_before_a_missing_column(tmp_path: Path) -> None:
     )
 
 
+def test_the_whole_files_encoding_is_checked_before_its_records(tmp_path: Path) -> None:
+    # the file is read a block at a time (4 MiB): a byte that is not UTF-8 in a later block is
+    # still reported before a bad line in the first, as when the file was decoded whole
+    filler = b"".join(b"A%d,title %d\n" % (i, i) for i in range(400_000))
+    assert len(filler) > 5 * 2**20
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA,b,c\n" + filler + b"B,caf\xe9\n")
+    offset = len(b"item_id,title\nA,b,c\n" + filler) + 5
+    assert _message(path) == (
+        f"{path}, row 400003: byte 0xe9 at byte offset {offset} is not valid UTF-8; "
+        "if the file uses another encoding, name it, e.g. --encoding latin-1"
+    )
+    binary = _write(tmp_path, "binary.csv", b"item_id,title\n" + b"\xe9,x\n" + filler + b"B,\x00\n")
+    assert _message(binary).endswith("this looks like a binary file, not CSV text")
+
+
+def test_repeated_cells_read_as_they_are(tmp_path: Path) -> None:
+    rows = [f"A{i},title {i},{('red', 'blue')[i % 2]},{i % 3}" for i in range(10_000)]
+    path = _write(tmp_path, "items.csv", ("item_id,title,color,size\n" + "\n".join(rows)).encode())
+    items, _ = read_items(path)
+    assert items.to_numpy().tolist() == [r.split(",") for r in rows]
+
+
 # --- messy but valid input -----------------------------------------------------------------------
 
 
