@@ -20,7 +20,8 @@ words learn their own weight against the title's (`FacetHead.source_bias`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -274,6 +275,14 @@ class Catalog:
 
 
 class _CatalogBuilder:
+    """Rows (an item's attribute indices in one facet, in the order they are added) are built in
+    passes over the items: the columns are parsed a column at a time (a distinct cell once), then
+    each later source (attribute pairs, what the lexicon extracts, title and description words)
+    is added in a pass over the items, as the rows so far allow. Between passes the rows are
+    kept as flat arrays (`_Rows`), not as a list per item and facet (about 100 bytes each).
+    Vocabulary indices are numbered in the order attributes are first met: source by source,
+    item by item."""
+
     def __init__(self, items: pd.DataFrame, overrides: Mapping[str, str], buckets: dict[str, NumericBuckets],
                  lexicon: Lexicon | None = None, facets: tuple[str, ...] = FACETS):
         self.items = items
@@ -288,8 +297,11 @@ class _CatalogBuilder:
         self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in facets}
         self.attr_list: dict[str, list[Attribute]] = {f: [] for f in facets}
         self.keys: dict[str, list[tuple[str, ...]]] = {f: [] for f in facets}  # match keys by index
-        self.rows: dict[str, list[list[int]]] = {f: [[] for _ in range(len(items))] for f in facets}
-        self.extracted: list[set[tuple[str, int]]] = [set() for _ in range(len(items))]
+        self.rows = {f: _Rows() for f in facets}
+        self.row: dict[str, list[int]] = {f: [] for f in facets}  # the rows of the item in hand
+        self.extracted: dict[int, set[tuple[str, int]]] = {}  # item -> what the lexicon gave it
+        # per parsed column: its facet and each item's attribute indices (shared by equal cells)
+        self.cells: list[tuple[str, list[tuple[int, ...]]]] = []
 
     def add(self, item_idx: int, attr: Attribute) -> bool:
         """Adds the attribute to the item; False if the item had it already or is full."""
@@ -306,29 +318,41 @@ class _CatalogBuilder:
         return a_idx
 
     def add_index(self, item_idx: int, facet: str, a_idx: int) -> bool:
-        row = self.rows[facet][item_idx]
+        """To the rows of the item in hand (`item_idx`: the item of the pass, see `_each_item`)."""
+        row = self.row[facet]
         if a_idx not in row and len(row) < MAX_ATTRIBUTES_PER_FACET:
             row.append(a_idx)
             return True
         return False
+
+    def _each_item(self) -> Iterator[int]:
+        """One pass over the items: while item i is in hand, `self.row` holds its rows so far;
+        what the pass adds to them is kept when it moves on."""
+        for rows in self.rows.values():
+            rows.start()
+        for i in range(len(self.items)):
+            for f, rows in self.rows.items():
+                self.row[f] = rows.next_row()
+            yield i
+            for f, rows in self.rows.items():
+                rows.keep(self.row[f])
 
     def build(self) -> Catalog:
         n = len(self.items)
         columns = [c for c in self.items.columns if facet_for_column(c, self.overrides) is not None]
         for column in columns:
             self._add_column(column)
+        self._add_cells()
         if "attributes" in self.items.columns:
             self._add_pairs(self.items["attributes"])
         self._add_extracted()
-        self._add_titles()
+        texts = self._add_titles_and_texts()
         vocab = self.attr_list
         item_attrs = {}
         for f in self.facets:
-            indptr = np.cumsum([0] + [len(r) for r in self.rows[f]])
-            indices = np.fromiter((a for r in self.rows[f] for a in r), dtype=np.int32)
+            indptr, indices = self.rows[f].arrays()
             data = np.ones(len(indices), dtype=np.float32)
             item_attrs[f] = sp.csr_matrix((data, indices, indptr), shape=(n, len(vocab[f])))
-        texts = self._texts(vocab, item_attrs)
         return Catalog(
             item_ids=list(self.items["item_id"]),
             titles=list(self.items["title"]),
@@ -339,6 +363,8 @@ class _CatalogBuilder:
         )
 
     def _add_column(self, column: str) -> None:
+        """Numbers the column's attributes; its rows are added with the other columns'
+        (`_add_cells`)."""
         facet = facet_for_column(column, self.overrides)
         assert facet is not None  # build() adds the columns that feed a facet
         key = column.strip().lower()
@@ -353,25 +379,36 @@ class _CatalogBuilder:
                 floats = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
             have = np.flatnonzero(np.isfinite(floats))
             labels = numeric.labels()
-            bucket_attr: dict[int, int] = {}  # bucket number -> attribute index
+            bucket_attr: dict[int, tuple[int, ...]] = {}  # bucket number -> (attribute index,)
+            numbered: list[tuple[int, ...]] = [()] * len(cells)
             for i, b in zip(have.tolist(), numeric.bucket(floats[have]).tolist()):
                 a_idx = bucket_attr.get(b)
                 if a_idx is None:
-                    a_idx = bucket_attr[b] = self.index_of(Attribute(facet, "#" + key, labels[b]))
-                self.add_index(i, facet, a_idx)
+                    a_idx = bucket_attr[b] = (self.index_of(Attribute(facet, "#" + key, labels[b])),)
+                numbered[i] = a_idx
+            self.cells.append((facet, numbered))
             return
         # cells repeat (colours, brands, sizes): each distinct cell is split and indexed once
-        parsed: dict[str, list[int]] = {}
-        for i, cell in enumerate(cells.tolist()):
+        parsed: dict[str, tuple[int, ...]] = {}
+        split = []
+        for cell in cells.tolist():
             indices = parsed.get(cell)
             if indices is None:
-                indices = parsed[cell] = [self.index_of(Attribute(facet, key, value))
-                                          for value in _split(cell)]
-            for a_idx in indices:
-                self.add_index(i, facet, a_idx)
+                indices = parsed[cell] = tuple(self.index_of(Attribute(facet, key, value))
+                                               for value in _split(cell))
+            split.append(indices)
+        self.cells.append((facet, split))
+
+    def _add_cells(self) -> None:
+        """The columns' attributes, item by item in column order."""
+        for i in self._each_item():
+            for facet, split in self.cells:
+                for a_idx in split[i]:
+                    self.add_index(i, facet, a_idx)
+        self.cells = []
 
     def _add_pairs(self, cells: pd.Series) -> None:
-        for i, cell in enumerate(cells.astype(str)):
+        for i, cell in zip(self._each_item(), cells.astype(str), strict=True):
             for pair in _split(cell):
                 key, sep, value = pair.partition(":")
                 key, value = key.strip(), value.strip()
@@ -390,9 +427,9 @@ class _CatalogBuilder:
         sources = [("title", self.items["title"].astype(str).tolist())]
         if "description" in self.items.columns:
             sources.append(("description", self.items["description"].astype(str).tolist()))
-        for i in range(len(self.items)):
-            filled = {f for f in self.facets if f != "other" and self.rows[f][i]}
-            other_keys = {self.attr_list["other"][a].key for a in self.rows["other"][i]}
+        for i in self._each_item():
+            filled = {f for f in self.facets if f != "other" and self.row[f]}
+            other_keys = {self.attr_list["other"][a].key for a in self.row["other"]}
             found: set[str] = set()
             for source, texts in sources:
                 here: set[str] = set()
@@ -404,19 +441,25 @@ class _CatalogBuilder:
                         continue
                     attr = Attribute(facet, key, m.value)
                     if self.add(i, attr):
-                        self.extracted[i].add((facet, self.vocab[facet][attr]))
+                        self.extracted.setdefault(i, set()).add((facet, self.vocab[facet][attr]))
                     here.add(m.kind)
                 found |= here
 
-    def _add_titles(self) -> None:
+    def _add_titles_and_texts(self) -> list[str]:
         """Title words, then the description's, feed `other` (keys "title" and "description"),
-        each word once per item and none that repeats one of the item's own attribute values."""
+        each word once per item and none that repeats one of the item's own attribute values.
+        Then the item's text: its title, description and the values of its attributes that are
+        neither title words nor extracted."""
         title_mapped = facet_for_column("title", self.overrides) is not None
         descs = self.items["description"].astype(str).tolist() if "description" in self.items.columns else None
-        for i, title in enumerate(self.items["title"].tolist()):
-            own = {k for f in self.facets for a_idx in self.rows[f][i] for k in self.keys[f][a_idx]}
-            title_words = words(title)
-            sources = [] if title_mapped else [("title", title_words)]
+        raw_descs = self.items["description"].tolist() if descs is not None else None
+        titles = self.items["title"].tolist()
+        texts = []
+        no_extracted: set[tuple[str, int]] = set()
+        for i in self._each_item():
+            title = titles[i]
+            own = {k for f in self.facets for a_idx in self.row[f] for k in self.keys[f][a_idx]}
+            sources = [] if title_mapped else [("title", words(title))]
             if descs is not None:
                 sources.append(("description", words(descs[i])))
             for key, found in sources:
@@ -425,22 +468,54 @@ class _CatalogBuilder:
                     if w not in STOPWORDS and k not in own:
                         own.add(k)
                         self.add(i, Attribute("other", key, w))
-
-    def _texts(self, vocab: dict[str, list[Attribute]], item_attrs: dict[str, sp.csr_matrix]) -> list[str]:
-        descs = self.items["description"].tolist() if "description" in self.items.columns else None
-        texts = []
-        for i, title in enumerate(self.items["title"].tolist()):
             parts = [title]
-            if descs is not None:
-                parts.append(descs[i])
-            extracted = self.extracted[i]
+            if raw_descs is not None:
+                parts.append(raw_descs[i])
+            extracted = self.extracted.get(i, no_extracted)
             for f in self.facets:
-                for a_idx in self.rows[f][i]:  # what item_attrs holds, in the same order
-                    a = vocab[f][a_idx]
+                attrs = self.attr_list[f]
+                for a_idx in self.row[f]:  # what item_attrs holds, in the same order
+                    a = attrs[a_idx]
                     if a.key != "title" and (f, a_idx) not in extracted:
                         parts.append(a.value)
             texts.append(" ".join(parts))
         return texts
+
+
+class _Rows:
+    """One facet's rows between passes over the items: every row's attribute indices one after
+    the other and each row's length, written as a pass goes."""
+
+    def __init__(self) -> None:
+        self.indices, self.lengths = array("i"), array("H")  # a row holds at most 256
+        self._read: tuple[array[int], array[int]] | None = None  # the last pass's, being read
+        self._at = self._row = 0
+
+    def start(self) -> None:
+        """A new pass: it reads the rows the last one wrote and writes them anew."""
+        if len(self.lengths):
+            self._read = (self.indices, self.lengths)
+        self._at = self._row = 0
+        self.indices, self.lengths = array("i"), array("H")
+
+    def next_row(self) -> list[int]:
+        if self._read is None:  # the first pass starts from empty rows
+            return []
+        indices, lengths = self._read
+        n = lengths[self._row]
+        row = indices[self._at : self._at + n].tolist()
+        self._at, self._row = self._at + n, self._row + 1
+        return row
+
+    def keep(self, row: list[int]) -> None:
+        self.indices.extend(row)
+        self.lengths.append(len(row))
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr, indices) as `sp.csr_matrix` takes them."""
+        indptr = np.zeros(len(self.lengths) + 1, dtype=np.int64)
+        np.cumsum(np.array(self.lengths, dtype=np.int64), out=indptr[1:])
+        return indptr, np.array(self.indices, dtype=np.int32)
 
 
 def _split(cell: str) -> list[str]:

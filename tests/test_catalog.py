@@ -248,3 +248,41 @@ def test_every_description_word_counts_up_to_the_per_item_bound():
     cat = Catalog.build(pd.DataFrame({"item_id": ["a"], "title": ["Hat"], "description": [many]}))
     described = [x for x in labels(cat, "a")["other"] if x.startswith("description:")]
     assert described == [f"description:word{i}x" for i in range(MAX_ATTRIBUTES_PER_FACET - 1)]
+
+
+def test_rows_from_every_source_in_the_order_they_are_read():
+    # two columns of one key, a repeated value in a cell, pairs, the lexicon, title and
+    # description words: each item's row holds every attribute once, in the order of its
+    # sources, and the vocabulary numbers attributes source by source, item by item
+    items = pd.DataFrame({
+        "item_id": ["a", "b", "c", "d", "e"],
+        "title": ["Crimson Linen Shirt", "blue shirt", "Plain Hat", "Casual red hat", "Wool Scarf"],
+        "color": ["red|red|navy", "", "green", "", ""],
+        "Color ": ["navy", "teal", "", "", ""],
+        "brand": ["Acme", "acme", "Zed", "", "Acme|Zed"],
+        "attributes": ["material:linen|colour:Red|lonely", "style:Casual", "", "size:M", "fit:slim"],
+        "description": ["a crimson shirt", "", "a plain hat", "red and casual", "warm wool"],
+    })
+    cat = Catalog.build(items)
+    assert {f: [(a.key, a.value) for a in v] for f, v in cat.vocab.items()} == {
+        "quality": [],
+        "color": [("color", "red"), ("color", "navy"), ("color", "green"), ("color", "teal"),
+                  ("colour", "red"), ("title", "red")],
+        "style": [("style", "casual"), ("title", "casual")],
+        "other": [("brand", "acme"), ("brand", "zed"), ("material", "linen"), ("size", "m"),
+                  ("fit", "slim"), ("material", "wool"), ("title", "crimson"), ("title", "shirt"),
+                  ("title", "blue"), ("title", "plain"), ("title", "hat"), ("title", "scarf"),
+                  ("description", "warm")],
+    }
+    rows = {f: (m.indptr.tolist(), m.indices.tolist()) for f, m in cat.item_attrs.items()}
+    assert rows == {
+        "quality": ([0, 0, 0, 0, 0, 0], []),
+        "color": ([0, 3, 4, 5, 6, 6], [0, 1, 4, 3, 2, 5]),
+        "style": ([0, 0, 1, 1, 2, 2], [0, 1]),
+        "other": ([0, 4, 7, 10, 12, 18], [0, 2, 6, 7, 0, 8, 7, 1, 9, 10, 3, 10, 0, 1, 4, 5, 11, 12]),
+    }
+    for m in cat.item_attrs.values():
+        assert m.dtype == np.float32 and m.indices.dtype == np.int32 and (m.data == 1).all()
+    assert cat.texts == ["Crimson Linen Shirt a crimson shirt red navy red acme linen",
+                         "blue shirt  teal casual acme", "Plain Hat a plain hat green zed",
+                         "Casual red hat red and casual m", "Wool Scarf warm wool acme zed slim warm"]
