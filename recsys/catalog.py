@@ -278,7 +278,7 @@ class _CatalogBuilder:
     """Rows (an item's attribute indices in one facet, in the order they are added) are built in
     passes over the items: the columns are parsed a column at a time (a distinct cell once), then
     each later source (attribute pairs, what the lexicon extracts, title and description words)
-    is added in a pass over the items, as the rows so far allow. Between passes the rows are
+    is added in a pass over the items, as the rows so far allow (`_each_item`). Between passes the rows are
     kept as flat arrays (`_Rows`), not as a list per item and facet (about 100 bytes each).
     Vocabulary indices are numbered in the order attributes are first met: source by source,
     item by item."""
@@ -327,22 +327,35 @@ class _CatalogBuilder:
 
     def _each_item(self) -> Iterator[int]:
         """One pass over the items: while item i is in hand, `self.row` holds its rows so far;
-        what the pass adds to them is kept when it moves on."""
-        for rows in self.rows.values():
-            rows.start()
+        what the pass adds to them is kept when it moves on. The first pass starts each row with
+        the item's column attributes (they are numbered already), in column order."""
+        facets, row = self.facets, self.row
+        last = [self.rows[f].restart() for f in facets]
+        keep = [(self.rows[f].indices.extend, self.rows[f].lengths.append) for f in facets]
+        cells, self.cells = self.cells, []
+        at = [0] * len(facets)
         for i in range(len(self.items)):
-            for f, rows in self.rows.items():
-                self.row[f] = rows.next_row()
+            for k, f in enumerate(facets):
+                read = last[k]
+                if read is None:
+                    row[f] = []
+                else:
+                    n = read[1][i]
+                    row[f] = read[0][at[k] : at[k] + n].tolist()
+                    at[k] += n
+            for facet, split in cells:
+                for a_idx in split[i]:
+                    self.add_index(i, facet, a_idx)
             yield i
-            for f, rows in self.rows.items():
-                rows.keep(self.row[f])
+            for f, (extend, append) in zip(facets, keep, strict=True):
+                extend(row[f])
+                append(len(row[f]))
 
     def build(self) -> Catalog:
         n = len(self.items)
         columns = [c for c in self.items.columns if facet_for_column(c, self.overrides) is not None]
         for column in columns:
             self._add_column(column)
-        self._add_cells()
         if "attributes" in self.items.columns:
             self._add_pairs(self.items["attributes"])
         self._add_extracted()
@@ -363,8 +376,8 @@ class _CatalogBuilder:
         )
 
     def _add_column(self, column: str) -> None:
-        """Numbers the column's attributes; its rows are added with the other columns'
-        (`_add_cells`)."""
+        """Numbers the column's attributes; the first pass over the items adds them to the rows
+        (`_each_item`)."""
         facet = facet_for_column(column, self.overrides)
         assert facet is not None  # build() adds the columns that feed a facet
         key = column.strip().lower()
@@ -398,14 +411,6 @@ class _CatalogBuilder:
                                                for value in _split(cell))
             split.append(indices)
         self.cells.append((facet, split))
-
-    def _add_cells(self) -> None:
-        """The columns' attributes, item by item in column order."""
-        for i in self._each_item():
-            for facet, split in self.cells:
-                for a_idx in split[i]:
-                    self.add_index(i, facet, a_idx)
-        self.cells = []
 
     def _add_pairs(self, cells: pd.Series) -> None:
         for i, cell in zip(self._each_item(), cells.astype(str), strict=True):
@@ -484,32 +489,19 @@ class _CatalogBuilder:
 
 class _Rows:
     """One facet's rows between passes over the items: every row's attribute indices one after
-    the other and each row's length, written as a pass goes."""
+    the other and each row's length."""
 
     def __init__(self) -> None:
         self.indices, self.lengths = array("i"), array("H")  # a row holds at most 256
-        self._read: tuple[array[int], array[int]] | None = None  # the last pass's, being read
-        self._at = self._row = 0
+        self._passes = 0
 
-    def start(self) -> None:
-        """A new pass: it reads the rows the last one wrote and writes them anew."""
-        if len(self.lengths):
-            self._read = (self.indices, self.lengths)
-        self._at = self._row = 0
+    def restart(self) -> tuple[array[int], array[int]] | None:
+        """For a new pass, which writes the rows anew: the last pass's rows (None before the
+        first)."""
+        last = (self.indices, self.lengths) if self._passes else None
         self.indices, self.lengths = array("i"), array("H")
-
-    def next_row(self) -> list[int]:
-        if self._read is None:  # the first pass starts from empty rows
-            return []
-        indices, lengths = self._read
-        n = lengths[self._row]
-        row = indices[self._at : self._at + n].tolist()
-        self._at, self._row = self._at + n, self._row + 1
-        return row
-
-    def keep(self, row: list[int]) -> None:
-        self.indices.extend(row)
-        self.lengths.append(len(row))
+        self._passes += 1
+        return last
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(indptr, indices) as `sp.csr_matrix` takes them."""
