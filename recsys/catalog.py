@@ -279,7 +279,8 @@ class _CatalogBuilder:
     passes over the items: the columns are parsed a column at a time (a distinct cell once), then
     each later source (attribute pairs, what the lexicon extracts, title and description words)
     is added in a pass over the items, as the rows so far allow (`_each_item`). Between passes the rows are
-    kept as flat arrays (`_Rows`), not as a list per item and facet (about 100 bytes each).
+    kept as flat arrays (`_Rows`), not as a list per item and facet (about 100 bytes each), and
+    the item in hand's rows are slices of them.
     Vocabulary indices are numbered in the order attributes are first met: source by source,
     item by item."""
 
@@ -298,7 +299,7 @@ class _CatalogBuilder:
         self.attr_list: dict[str, list[Attribute]] = {f: [] for f in facets}
         self.keys: dict[str, list[tuple[str, ...]]] = {f: [] for f in facets}  # match keys by index
         self.rows = {f: _Rows() for f in facets}
-        self.row: dict[str, list[int]] = {f: [] for f in facets}  # the rows of the item in hand
+        self.row: dict[str, array[int]] = {f: array("i") for f in facets}  # the item in hand's
         self.extracted: dict[int, set[tuple[str, int]]] = {}  # item -> what the lexicon gave it
         # per parsed column: its facet and each item's attribute indices (shared by equal cells)
         self.cells: list[tuple[str, list[tuple[int, ...]]]] = []
@@ -329,27 +330,24 @@ class _CatalogBuilder:
         """One pass over the items: while item i is in hand, `self.row` holds its rows so far;
         what the pass adds to them is kept when it moves on. The first pass starts each row with
         the item's column attributes (they are numbered already), in column order."""
-        facets, row = self.facets, self.row
-        last = [self.rows[f].restart() for f in facets]
-        keep = [(self.rows[f].indices.extend, self.rows[f].lengths.append) for f in facets]
+        row = self.row
+        last = [(f, self.rows[f].restart()) for f in self.facets]
+        reads = [(f, read[0], read[1]) for f, read in last if read is not None]
+        fresh = [f for f, read in last if read is None]
+        keep = [(f, self.rows[f].indices, self.rows[f].indptr) for f in self.facets]
         cells, self.cells = self.cells, []
-        at = [0] * len(facets)
         for i in range(len(self.items)):
-            for k, f in enumerate(facets):
-                read = last[k]
-                if read is None:
-                    row[f] = []
-                else:
-                    n = read[1][i]
-                    row[f] = read[0][at[k] : at[k] + n].tolist()
-                    at[k] += n
+            for f, indices, indptr in reads:
+                row[f] = indices[indptr[i] : indptr[i + 1]]
+            for f in fresh:
+                row[f] = array("i")
             for facet, split in cells:
                 for a_idx in split[i]:
                     self.add_index(i, facet, a_idx)
             yield i
-            for f, (extend, append) in zip(facets, keep, strict=True):
-                extend(row[f])
-                append(len(row[f]))
+            for f, indices, indptr in keep:
+                indices.extend(row[f])
+                indptr.append(len(indices))
 
     def build(self) -> Catalog:
         n = len(self.items)
@@ -489,25 +487,23 @@ class _CatalogBuilder:
 
 class _Rows:
     """One facet's rows between passes over the items: every row's attribute indices one after
-    the other and each row's length."""
+    the other, and where each row ends."""
 
     def __init__(self) -> None:
-        self.indices, self.lengths = array("i"), array("H")  # a row holds at most 256
+        self.indices, self.indptr = array("i"), array("q", [0])
         self._passes = 0
 
     def restart(self) -> tuple[array[int], array[int]] | None:
         """For a new pass, which writes the rows anew: the last pass's rows (None before the
         first)."""
-        last = (self.indices, self.lengths) if self._passes else None
-        self.indices, self.lengths = array("i"), array("H")
+        last = (self.indices, self.indptr) if self._passes else None
+        self.indices, self.indptr = array("i"), array("q", [0])
         self._passes += 1
         return last
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(indptr, indices) as `sp.csr_matrix` takes them."""
-        indptr = np.zeros(len(self.lengths) + 1, dtype=np.int64)
-        np.cumsum(np.array(self.lengths, dtype=np.int64), out=indptr[1:])
-        return indptr, np.array(self.indices, dtype=np.int32)
+        return np.array(self.indptr, dtype=np.int64), np.array(self.indices, dtype=np.int32)
 
 
 def _split(cell: str) -> list[str]:
