@@ -278,11 +278,10 @@ class _CatalogBuilder:
     """Rows (an item's attribute indices in one facet, in the order they are added) are built in
     passes over the items: the columns are parsed a column at a time (a distinct cell once), then
     each later source (attribute pairs, what the lexicon extracts, title and description words)
-    is added in a pass over the items, as the rows so far allow (`_each_item`). Between passes the rows are
-    kept as flat arrays (`_Rows`), not as a list per item and facet (about 100 bytes each), and
-    the item in hand's rows are slices of them.
-    Vocabulary indices are numbered in the order attributes are first met: source by source,
-    item by item."""
+    is added in a pass over the items, as the rows so far allow (`_each_item`). Between passes
+    the rows are flat arrays (`_Rows`): a list per item and facet took about 100 bytes each, most
+    of the build's memory. Vocabulary indices are numbered in the order attributes are first met:
+    source by source, item by item, as when each source was a pass of its own."""
 
     def __init__(self, items: pd.DataFrame, overrides: Mapping[str, str], buckets: dict[str, NumericBuckets],
                  lexicon: Lexicon | None = None, facets: tuple[str, ...] = FACETS):
