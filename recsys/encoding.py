@@ -122,8 +122,13 @@ class Featurizer:
     def attribute_buffers(self) -> tuple[dict[str, torch.Tensor], ...]:
         """Per facet: word buckets of each attribute's value words (V, W), -1 padded; the bucket
         of its key (V,); (V, 1) whether it has enough items to learn a vector of its own; its
-        inverse document frequency scaled to [0, 1] (V,); its BM25 IDF (V,); and the mean
-        attribute count per item (), in `FacetScorer`'s argument order."""
+        inverse document frequency scaled to [0, 1] (V,); its BM25 IDF (V,); the mean
+        attribute count per item (); and its source's logit offset at the start (V,), in
+        `FacetScorer`'s argument order."""
+        weight = self.cfg.description_weight
+        if not (weight > 0 and np.isfinite(weight)):
+            raise ValueError(f"description_weight is {weight!r}: it must be a positive number (0.5 counts a "
+                             "description match as half a title match, 1 as a title match)")
         w_max = self.cfg.words_per_attribute
         attr_words: dict[str, torch.Tensor] = {}
         attr_keys: dict[str, torch.Tensor] = {}
@@ -131,6 +136,7 @@ class Featurizer:
         idf: dict[str, torch.Tensor] = {}
         bm25_idf: dict[str, torch.Tensor] = {}
         mean_count: dict[str, torch.Tensor] = {}
+        source_offset: dict[str, torch.Tensor] = {}
         for f in self.catalog.facets:
             vocab = self.catalog.vocab[f]
             table = np.full((len(vocab), w_max), -1, dtype=np.int64)
@@ -146,7 +152,11 @@ class Featurizer:
             idf[f] = torch.from_numpy(self.attribute_idf(f))
             bm25_idf[f] = torch.from_numpy(self.attribute_bm25_idf(f))
             mean_count[f] = torch.tensor(float(self.attribute_mean_count(f)))
-        return attr_words, attr_keys, learnable, idf, bm25_idf, mean_count
+            # the catalogue's text fields are keyed by their source: "description" (recsys.catalog)
+            from_description = np.array([a.key == "description" for a in vocab], dtype=bool)
+            source_offset[f] = torch.from_numpy(np.where(from_description, np.float32(np.log(weight)),
+                                                         np.float32(0.0)).astype(np.float32))
+        return attr_words, attr_keys, learnable, idf, bm25_idf, mean_count, source_offset
 
     def _bucket(self, key: str) -> int:
         """An attribute word's own bucket (attribute words are always trained with their item)."""

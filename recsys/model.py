@@ -131,7 +131,7 @@ class FacetScorer(nn.Module):
     def __init__(self, cfg: ModelConfig, attr_words: dict[str, torch.Tensor],
                  attr_key_bucket: dict[str, torch.Tensor], attr_learnable: dict[str, torch.Tensor],
                  attr_idf: dict[str, torch.Tensor], attr_bm25_idf: dict[str, torch.Tensor],
-                 attr_mean_count: dict[str, torch.Tensor]):
+                 attr_mean_count: dict[str, torch.Tensor], attr_source_offset: dict[str, torch.Tensor]):
         super().__init__()
         self.cfg = cfg
         # sparse gradients: a step touches a few hundred of the hashed rows, not all of them
@@ -158,6 +158,9 @@ class FacetScorer(nn.Module):
             self.register_buffer(f"attr_bm25_idf_{f}", attr_bm25_idf[f])
             # () mean number of attributes of this facet per item, BM25's avgdl
             self.register_buffer(f"attr_mean_count_{f}", attr_mean_count[f])
+            # (V,) the start's logit offset of the attribute's source (log description_weight for
+            # description words, else 0): derived from the config and the catalogue, not saved
+            self.register_buffer(f"attr_source_offset_{f}", attr_source_offset[f], persistent=False)
 
     def head(self, facet: str) -> FacetHead:
         """The facet's head (`heads[facet]`, typed)."""
@@ -198,7 +201,8 @@ class FacetScorer(nn.Module):
         head = self.head(facet)
         keys, values = head.keys_values(self.attribute_embeddings(facet), getattr(self, f"attr_bm25_idf_{facet}"))
         prior = self._prior(facet).weight * getattr(self, f"attr_learnable_{facet}")  # (V, 1)
-        bias = head.attribute_bias(self.word_emb(getattr(self, f"attr_key_{facet}")))  # (V,)
+        bias = (head.attribute_bias(self.word_emb(getattr(self, f"attr_key_{facet}")))
+                + getattr(self, f"attr_source_offset_{facet}"))  # (V,)
         return HeadTables(keys, values, prior.squeeze(-1), bias)
 
     def slot_log_count(self, facet: str, n_attributes: torch.Tensor) -> torch.Tensor:

@@ -55,7 +55,10 @@ def _items(copies: int) -> pd.DataFrame:
     ):
         for c in range(copies):
             quality = ["premium", "standard", ""][(n + c) % 3]
-            rows.append({"item_id": f"I{n:04d}-{c}", "title": f"{brand} {category}", "color": color,
+            # description words start below title words (`description_weight`): every path has that offset
+            description = ["soft to the touch", "", "machine washable", ""][n % 4]  # copies stay ties
+            rows.append({"item_id": f"I{n:04d}-{c}", "title": f"{brand} {category}", "description": description,
+                         "color": color,
                          "style": style, "quality": quality, "category": category, "brand": brand,
                          "price": f"{10 + (n * 7 + c * 3) % 90}.00"})
     return pd.DataFrame(rows)

@@ -11,6 +11,7 @@ from recsys.baselines import BM25Ranker
 from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
 from recsys.metrics import ndcg_at_k
+from recsys.model_config import ModelOptions
 from training.fit import TrainConfig, choose_alpha, train_recommender, untrained_recommender
 
 NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=str), "item_idx": np.zeros(0, dtype=np.int64),
@@ -68,6 +69,28 @@ def test_an_item_found_only_through_its_description_ranks_first_and_says_so():
     matches = [(m.query_token, m.attribute) for h in top.explanation.heads for m in h.matches]
     assert ("waterproof", "description:waterproof") in matches
     assert result.items[1].score < 0.05 * top.score  # nothing else has the word
+
+
+def test_a_word_in_the_title_starts_above_the_same_word_only_in_the_description():
+    """BM25F's field weight: a description occurrence counts as `description_weight` of a title
+    one (at 1, the two are at par, as plain BM25 over the text has them)."""
+    items = pd.DataFrame({"item_id": ["named", "mentioned"], "title": ["Waterproof jacket", "Trail jacket"],
+                          "description": ["warm lining", "waterproof shell"]})  # four words each
+    catalog = Catalog.build(items, lexicon=LexiconConfig(enabled=False))
+    scores = {}
+    for weight in (0.5, 1.0):
+        rec = untrained_recommender(catalog, NO_ROWS, TrainConfig(model=ModelOptions(description_weight=weight)))
+        result = rec.recommend("waterproof", k=2)
+        scores[weight] = {it.item_id: it.score for it in result.items}
+        mentioned = next(it for it in result.items if it.item_id == "mentioned")
+        matches = [(m.query_token, m.attribute) for h in mentioned.explanation.heads for m in h.matches]
+        assert ("waterproof", "description:waterproof") in matches  # still shown as the match
+    assert scores[0.5]["named"] > 1.1 * scores[0.5]["mentioned"] > 0
+    assert scores[1.0]["named"] == pytest.approx(scores[1.0]["mentioned"], rel=1e-5)
+    # k1 saturation with tf w: w / (w + k1) of the word's value against 1 / (1 + k1) in the title
+    k1 = rec.model.cfg.bm25_k1
+    assert scores[0.5]["mentioned"] / scores[0.5]["named"] == pytest.approx((0.5 / (0.5 + k1)) / (1 / (1 + k1)),
+                                                                            rel=0.02)
 
 
 def test_the_last_words_of_a_long_description_count():
