@@ -4,8 +4,9 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
 
-# CPU-only torch first: the default index would pull the CUDA build (gigabytes)
-RUN pip install --index-url https://download.pytorch.org/whl/cpu "torch>=2.4,<2.14"
+# CPU-only torch first: the default index would pull the CUDA build (gigabytes). The same release
+# as pyproject.toml pins, or installing the project would fetch that one from the default index.
+RUN pip install --index-url https://download.pytorch.org/whl/cpu "torch==2.13.0"
 
 COPY . /app
 RUN pip install /app \

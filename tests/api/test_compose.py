@@ -174,3 +174,6 @@ def test_dockerfile_agrees():
     assert f"EXPOSE {api_env['RECSYS_PORT']}" in text
     assert '"recsys", "serve", "--host", "0.0.0.0"' in text and "/ready" in text
     assert SERVICES["api"]["build"] == "." and (ROOT / ".dockerignore").is_file()
+    # the CPU build installed first is the very release the project pins
+    pin = re.search(r'"(torch==[^"]+)"', (ROOT / "pyproject.toml").read_text())
+    assert pin and f'--index-url https://download.pytorch.org/whl/cpu "{pin.group(1)}"' in text
