@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -17,7 +17,7 @@ from recsys.encoding import EncodedQueries, Featurizer
 from recsys.evidence import Evidence, build_association, build_exact, catalog_word_keys
 from recsys.formula import ASSOC
 from recsys.metrics import ndcg_at_k
-from recsys.model import FacetHead, FacetScorer
+from recsys.model import FacetScorer
 from recsys.model_config import ModelConfig
 from recsys.recommender import Recommender
 from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
@@ -188,7 +188,7 @@ def fit_model(
             report.alpha = replicas.same_value(report.alpha)
         blended = report.validation_ndcg[f"{report.alpha:g}"]
         if chosen != featurizer.cfg.init_assoc and report.start_assoc_ndcg[f"{chosen:g}"] > blended:
-            start, report.alpha = _with_assoc_weight(model, start, chosen), 0.0
+            start, report.alpha = (_with_assoc_weight(start[0], model.heads, chosen), start[1]), 0.0
             report.alpha_rule = "validation: the start with less weight on clicks"
         else:
             chosen = featurizer.cfg.init_assoc
@@ -213,11 +213,12 @@ def choose_start_assoc(model: FacetScorer, featurizer: Featurizer, judged: Mappi
         state = {k: v.clone() for k, v in model.state_dict().items()}
         _drop_attribute_vectors(model)  # the start as it would be served
         model.eval()
+        served = {k: v.clone() for k, v in model.state_dict().items()}
         queries = list(judged)
         ndcg: dict[str, float] = {}
         weights = [share * featurizer.cfg.init_assoc for share in cfg.start_assoc_shares]
         for w in weights:
-            _set_assoc_weight(model, w)
+            model.load_state_dict(_with_assoc_weight(served, model.heads, w))
             ranked = model_rankings(Recommender(model, featurizer), queries)
             ndcg[f"{w:g}"] = round(float(np.mean([ndcg_at_k(ranked[q], judged[q], 10) for q in queries])), 4)
         best = max(weights, key=lambda w: (ndcg[f"{w:g}"], -weights.index(w)))
@@ -225,20 +226,16 @@ def choose_start_assoc(model: FacetScorer, featurizer: Featurizer, judged: Mappi
     return float(best), ndcg
 
 
-def _set_assoc_weight(model: FacetScorer, weight: float) -> None:
-    with torch.no_grad():
-        for head in model.heads.values():
-            cast(FacetHead, head).evidence_weight[ASSOC] = weight
-
-
-def _with_assoc_weight(model: FacetScorer, state: tuple[dict, dict], weight: float) -> tuple[dict, dict]:
-    """A snapshot (`_snapshot`) with every head's association weight set to `weight`."""
-    weights = dict(state[0])
-    for name in model.heads:
+def _with_assoc_weight(weights: dict[str, torch.Tensor], heads: Iterable[str], weight: float
+                       ) -> dict[str, torch.Tensor]:
+    """A copy of the model's `weights` (a state dict) with every head's association weight set
+    to `weight`; the other tensors are shared, not copied."""
+    out = dict(weights)
+    for name in heads:
         key = f"heads.{name}.evidence_weight"
-        weights[key] = weights[key].clone()
-        weights[key][ASSOC] = weight
-    return weights, state[1]
+        out[key] = out[key].clone()
+        out[key][ASSOC] = weight
+    return out
 
 
 def choose_alpha(per_query: Mapping[float, np.ndarray]) -> float:
