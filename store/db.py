@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+from collections.abc import Iterator
 from pathlib import Path
 
 from alembic import command
@@ -61,7 +64,7 @@ class Database:
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
         try:
-            with self.engine.begin() as conn:
+            with self._sqlite_upgrade_lock(), self.engine.begin() as conn:
                 if not self.is_sqlite:
                     conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _UPGRADE_LOCK})
                 cfg.attributes["connection"] = conn
@@ -69,6 +72,21 @@ class Database:
         except Exception as exc:
             raise StoreError(f"the store at {self.public_url} cannot be opened or migrated: "
                              f"{type(exc).__name__}: {exc}") from exc
+
+    @contextlib.contextmanager
+    def _sqlite_upgrade_lock(self) -> Iterator[None]:
+        """What the advisory lock is on PostgreSQL, for a SQLite file: processes starting together
+        on a new store (replicas, workers) migrate it one at a time, so the later ones find it at
+        head instead of creating its tables again. pysqlite runs DDL outside a transaction, so
+        SQLite's own locks do not serialise the migration; a lock file beside the database does
+        (flock: the processes of one machine, which is what a SQLite store is shared by)."""
+        database = self.url.database
+        if not self.is_sqlite or not database or database == ":memory:":
+            yield
+            return
+        with open(f"{database}-upgrade.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+            yield
 
     def dispose(self) -> None:
         self.engine.dispose()

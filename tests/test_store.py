@@ -92,3 +92,35 @@ def test_a_bad_url_and_an_unreachable_server_say_which_store():
     db = Database("postgresql://nobody@127.0.0.1:1/none")
     with pytest.raises(StoreError, match=r"store at postgresql\+psycopg://nobody@127.0.0.1:1/none"):
         db.upgrade()
+
+
+def _upgrade_when_released(url: str, go, errors) -> None:
+    go.wait(30)
+    try:
+        Database(url).upgrade()
+    except StoreError as exc:
+        errors.put(str(exc))
+
+
+def test_processes_that_start_on_one_new_sqlite_store_migrate_it_once(tmp_path):
+    """Replicas started together on a fresh file: one creates the tables, the others find them
+    at head (without serialising, a second one's CREATE TABLE failed: "table events already
+    exists")."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    for attempt in range(3):
+        url = f"sqlite:///{tmp_path / f'store-{attempt}.db'}"
+        go, errors = ctx.Event(), ctx.Queue()
+        procs = [ctx.Process(target=_upgrade_when_released, args=(url, go, errors)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        go.set()
+        for p in procs:
+            p.join(120)
+        assert all(p.exitcode == 0 for p in procs)
+        failures = []
+        while not errors.empty():
+            failures.append(errors.get())
+        assert failures == []
+        assert {"events", "alembic_version"} <= set(inspect(Database(url).engine).get_table_names())
