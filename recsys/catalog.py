@@ -29,7 +29,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .errors import InputError, UnknownItemError
-from .facets import FACETS, facet_for_column
+from .facets import DESCRIPTION, FACETS, TITLE, facet_for_column
 from .gc_pause import paused_gc
 from .lexicon import Lexicon, LexiconConfig
 from .tokenize import STOPWORDS, match_key, words
@@ -365,7 +365,7 @@ class _CatalogBuilder:
             item_attrs[f] = sp.csr_matrix((data, indices, indptr), shape=(n, len(vocab[f])))
         return Catalog(
             item_ids=list(self.items["item_id"]),
-            titles=list(self.items["title"]),
+            titles=list(self.items[TITLE]),
             texts=texts,
             vocab=vocab,
             item_attrs=item_attrs,
@@ -426,9 +426,9 @@ class _CatalogBuilder:
         not already give."""
         if self.lexicon is None:
             return
-        sources = [("title", self.items["title"].astype(str).tolist())]
-        if "description" in self.items.columns:
-            sources.append(("description", self.items["description"].astype(str).tolist()))
+        sources = [(TITLE, self.items[TITLE].astype(str).tolist())]
+        if DESCRIPTION in self.items.columns:
+            sources.append((DESCRIPTION, self.items[DESCRIPTION].astype(str).tolist()))
         for i in self._each_item():
             filled = {f for f in self.facets if f != "other" and self.row[f]}
             other_keys = {self.attr_list["other"][a].key for a in self.row["other"]}
@@ -452,18 +452,18 @@ class _CatalogBuilder:
         each word once per item and none that repeats one of the item's own attribute values.
         Then the item's text: its title, description and the values of its attributes that are
         neither title words nor extracted."""
-        title_mapped = facet_for_column("title", self.overrides) is not None
-        descs = self.items["description"].astype(str).tolist() if "description" in self.items.columns else None
-        raw_descs = self.items["description"].tolist() if descs is not None else None
-        titles = self.items["title"].tolist()
+        title_mapped = facet_for_column(TITLE, self.overrides) is not None
+        descs = self.items[DESCRIPTION].astype(str).tolist() if DESCRIPTION in self.items.columns else None
+        raw_descs = self.items[DESCRIPTION].tolist() if descs is not None else None
+        titles = self.items[TITLE].tolist()
         texts = []
         no_extracted: set[tuple[str, int]] = set()
         for i in self._each_item():
             title = titles[i]
             own = {k for f in self.facets for a_idx in self.row[f] for k in self.keys[f][a_idx]}
-            sources = [] if title_mapped else [("title", words(title))]
+            sources = [] if title_mapped else [(TITLE, words(title))]
             if descs is not None:
-                sources.append(("description", words(descs[i])))
+                sources.append((DESCRIPTION, words(descs[i])))
             for key, found in sources:
                 for w in found:
                     k = match_key(w)
@@ -478,7 +478,7 @@ class _CatalogBuilder:
                 attrs = self.attr_list[f]
                 for a_idx in self.row[f]:  # what item_attrs holds, in the same order
                     a = attrs[a_idx]
-                    if a.key != "title" and (f, a_idx) not in extracted:
+                    if a.key != TITLE and (f, a_idx) not in extracted:
                         parts.append(a.value)
             texts.append(" ".join(parts))
         return texts

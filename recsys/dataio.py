@@ -43,7 +43,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from recsys.errors import DataError, InputError
-from recsys.facets import FACETS, facet_name_problem, with_added
+from recsys.facets import DESCRIPTION, FACETS, TITLE, facet_name_problem, with_added
 from recsys.gc_pause import paused_gc
 from recsys.lexicon import LexiconConfig
 
@@ -70,7 +70,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 # Columns a `[rename]` entry may produce: the items contract's own names. A column that should feed
 # a facet is mapped in `[columns]` instead.
-RENAME_TARGETS = ("item_id", "title", "description", "attributes")
+RENAME_TARGETS = ("item_id", TITLE, DESCRIPTION, "attributes")
 
 
 @dataclass(frozen=True)

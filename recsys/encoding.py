@@ -15,6 +15,7 @@ import torch
 
 from .catalog import Catalog
 from .evidence import Evidence, catalog_word_keys
+from .facets import DESCRIPTION
 from .formula import EVIDENCE_KINDS
 from .model_config import ModelConfig
 from .spelling import NearWords
@@ -152,8 +153,8 @@ class Featurizer:
             idf[f] = torch.from_numpy(self.attribute_idf(f))
             bm25_idf[f] = torch.from_numpy(self.attribute_bm25_idf(f))
             mean_count[f] = torch.tensor(float(self.attribute_mean_count(f)))
-            # the catalogue's text fields are keyed by their source: "description" (recsys.catalog)
-            from_description = np.array([a.key == "description" for a in vocab], dtype=bool)
+            # the catalogue keys a text field's attributes by their source (recsys.catalog)
+            from_description = np.array([a.key == DESCRIPTION for a in vocab], dtype=bool)
             source_offset[f] = torch.from_numpy(np.where(from_description, np.float32(np.log(weight)),
                                                          np.float32(0.0)).astype(np.float32))
         return attr_words, attr_keys, learnable, idf, bm25_idf, mean_count, source_offset

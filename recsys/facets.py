@@ -16,8 +16,14 @@ from .errors import InputError
 
 FACETS: tuple[str, ...] = ("quality", "color", "style", "other")
 
+# The items contract's text columns. Their names are also the keys of the attributes read out of
+# them (`title:acme` in `other`; a colour the lexicon finds in a description has key "description"):
+# recsys.catalog writes those keys and recsys.encoding tells a description's words by theirs.
+TITLE = "title"
+DESCRIPTION = "description"
+
 # Columns that identify or describe an item rather than being one of its attributes.
-RESERVED_COLUMNS = frozenset({"item_id", "title", "description", "attributes"})
+RESERVED_COLUMNS = frozenset({"item_id", TITLE, DESCRIPTION, "attributes"})
 
 _QUALITY_NAMES = ("quality", "grade", "rating")
 # a facet name is a key of the weights' file (`heads.<facet>.`) and of the arrays' (`items.<facet>`):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .facets import FACETS
+from .facets import FACETS, TITLE
 from .tokenize import words
 
 # kind -> canonical value -> words and phrases that mean it (the canonical value itself always
@@ -209,7 +209,7 @@ class Match:
         """The facet it feeds in a catalogue of these facets."""
         return facet_of_kind(self.kind, facets)
 
-    def key(self, source: str = "title", facets: Sequence[str] = FACETS) -> str:
+    def key(self, source: str = TITLE, facets: Sequence[str] = FACETS) -> str:
         """The attribute key: the source field for the facets' own kinds, else the kind."""
         return source if self.kind in facets else self.kind
 
@@ -320,7 +320,7 @@ class Lexicon:
                 i += 1
         return out
 
-    def extract(self, text: str, source: str = "title",
+    def extract(self, text: str, source: str = TITLE,
                 facets: Sequence[str] = FACETS) -> list[tuple[str, str, str]]:
         """(facet, key, value) for each distinct hit, in text order: ("color", "title", "red")
         for "crimson", ("other", "material", "stainless steel") for "Stainless Steel" (with the
@@ -340,6 +340,6 @@ def default_lexicon() -> Lexicon:
     return Lexicon()
 
 
-def extract(text: str, source: str = "title") -> list[tuple[str, str, str]]:
+def extract(text: str, source: str = TITLE) -> list[tuple[str, str, str]]:
     """(facet, key, value) hits of the built-in lexicon in `text`."""
     return default_lexicon().extract(text, source)
