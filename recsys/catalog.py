@@ -453,8 +453,7 @@ class _CatalogBuilder:
         Then the item's text: its title, description and the values of its attributes that are
         neither title words nor extracted."""
         title_mapped = facet_for_column(TITLE, self.overrides) is not None
-        descs = self.items[DESCRIPTION].astype(str).tolist() if DESCRIPTION in self.items.columns else None
-        raw_descs = self.items[DESCRIPTION].tolist() if descs is not None else None
+        descs = self.items[DESCRIPTION].tolist() if DESCRIPTION in self.items.columns else None
         titles = self.items[TITLE].tolist()
         texts = []
         no_extracted: set[tuple[str, int]] = set()
@@ -471,8 +470,8 @@ class _CatalogBuilder:
                         own.add(k)
                         self.add(i, Attribute("other", key, w))
             parts = [title]
-            if raw_descs is not None:
-                parts.append(raw_descs[i])
+            if descs is not None:
+                parts.append(descs[i])
             extracted = self.extracted.get(i, no_extracted)
             for f in self.facets:
                 attrs = self.attr_list[f]

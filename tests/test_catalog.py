@@ -286,3 +286,29 @@ def test_rows_from_every_source_in_the_order_they_are_read():
     assert cat.texts == ["Crimson Linen Shirt a crimson shirt red navy red acme linen",
                          "blue shirt  teal casual acme", "Plain Hat a plain hat green zed",
                          "Casual red hat red and casual m", "Wool Scarf warm wool acme zed slim warm"]
+
+
+def test_a_missing_description_gives_no_words_and_the_word_nan_is_a_word(tmp_path):
+    # the readers make a missing cell "" (an empty CSV cell, a record's None), which gives no
+    # words; "nan" written in a description is a word like any other
+    from recsys.dataio import items_from_records, read_items
+    from recsys.lexicon import LexiconConfig
+
+    path = tmp_path / "items.csv"
+    path.write_bytes(b"item_id,title,description\na,Wool Hat,\nb,Wool Cap,nan\nc,Wool Scarf,warm\n")
+    read, _ = read_items(path)
+    given = items_from_records([{"item_id": "a", "title": "Wool Hat", "description": None},
+                                {"item_id": "b", "title": "Wool Cap", "description": "nan"},
+                                {"item_id": "c", "title": "Wool Scarf", "description": "warm"}])
+    for items in (read, given):
+        cat = Catalog.build(items, lexicon=LexiconConfig(enabled=False))
+        assert cat.texts == ["Wool Hat ", "Wool Cap nan nan", "Wool Scarf warm warm"]
+        assert [labels(cat, i)["other"] for i in "abc"] == [
+            ["title:wool", "title:hat"],
+            ["title:wool", "title:cap", "description:nan"],
+            ["title:wool", "title:scarf", "description:warm"],
+        ]
+        assert all(labels(cat, i)[f] == [] for i in "abc" for f in ("quality", "color", "style"))
+    # no description column at all: the title alone, without the empty description's space
+    cat = Catalog.build(read.drop(columns="description"), lexicon=LexiconConfig(enabled=False))
+    assert cat.texts == ["Wool Hat", "Wool Cap", "Wool Scarf"]
