@@ -377,48 +377,74 @@ def _stream_lines(name: str, encoding: str | None, block_bytes: int) -> Iterator
         yield from lines
 
 
-def _decoded_blocks(name: str, encoding: str | None, block_bytes: int,
-                    check_binary: bool = True) -> Iterator[tuple[str, bool]]:
-    """(text, whether it is the file's end) a block at a time; a file that is empty, binary
-    (`check_binary`) or not in `encoding` is a `DataError` naming the byte and its line."""
-    try:
-        decoder = codecs.getincrementaldecoder(encoding or "utf-8-sig")(errors="strict")
-    except LookupError:
-        raise DataError(name, f"unknown encoding {encoding!r}; try utf-8 or latin-1") from None
+def _decoded_blocks(name: str, encoding: str | None, block_bytes: int) -> Iterator[tuple[str, bool]]:
+    """(text, whether it is the file's end) a block at a time; a file that is empty, binary or
+    not in `encoding` is a `DataError` naming the byte and its line."""
+    decoder = _decoder(name, encoding)
     with _open(name) as file:
-        offset = newlines = 0  # bytes and line breaks before this block
-        while True:
-            block = file.read(block_bytes)
+        for block, offset, newlines in _blocks(file, block_bytes):
             if not block and offset == 0:
                 raise DataError(name, _EMPTY_FILE)
-            if check_binary:
-                _check_binary(name, block, encoding, offset, newlines)
-            held = len(decoder.getstate()[0])  # bytes of a character split by the last block
-            try:
-                text = decoder.decode(block, final=not block)
-            except UnicodeDecodeError as error:  # error.object: the held bytes, then the block
-                raise _decode_error(name, error.object, encoding, error.start, offset - held,
-                                    newlines) from None
-            offset, newlines = offset + len(block), newlines + block.count(b"\n")
-            yield text, not block
-            if not block:
-                return
+            _check_binary(name, block, encoding, offset, newlines)
+            yield _decode(name, decoder, block, encoding, offset, newlines), not block
 
 
 def _check_text(name: str, encoding: str | None, block_bytes: int = _BLOCK_BYTES) -> None:
     """The structural pass's first checks over the whole file before any record is parsed (a
-    binary file anywhere, then a byte that does not decode anywhere), a block at a time: held
-    whole, a file's bytes, its text and an `io.StringIO` of it (4 bytes a character) took about
-    6 bytes a character of it, more than its cells."""
+    binary file anywhere, then a byte that does not decode anywhere), in one pass a block at a
+    time: held whole, a file's bytes, its text and an `io.StringIO` of it (4 bytes a character)
+    took about 6 bytes a character of it, more than its cells."""
+    decoder: codecs.IncrementalDecoder | None = None
+    problem: DataError | None = None
+    try:
+        decoder = _decoder(name, encoding)
+    except DataError as error:  # held: a zip, gzip or empty file is told so, whatever encoding is named
+        problem = error
     with _open(name) as file:
-        offset = newlines = 0
-        while block := file.read(block_bytes):
+        for block, offset, newlines in _blocks(file, block_bytes):
             _check_binary(name, block, encoding, offset, newlines)
-            offset, newlines = offset + len(block), newlines + block.count(b"\n")
+            if decoder is not None:
+                try:
+                    _decode(name, decoder, block, encoding, offset, newlines)
+                except DataError as error:
+                    # held: binary content anywhere, even past it, is what the file is told by;
+                    # after a bad byte the decoder's state means nothing, so the first is named
+                    decoder, problem = None, error
     if offset == 0:
         raise DataError(name, _EMPTY_FILE)
-    for _ in _decoded_blocks(name, encoding, block_bytes, check_binary=False):
-        pass
+    if problem is not None:
+        raise problem
+
+
+def _decoder(name: str, encoding: str | None) -> codecs.IncrementalDecoder:
+    try:
+        return codecs.getincrementaldecoder(encoding or "utf-8-sig")(errors="strict")
+    except LookupError:
+        raise DataError(name, f"unknown encoding {encoding!r}; try utf-8 or latin-1") from None
+
+
+def _blocks(file: BinaryIO, block_bytes: int) -> Iterator[tuple[bytes, int, int]]:
+    """(block, bytes before it, line breaks before it) to the file's end, which is one last
+    empty block (the decoder's final call: a character cut off by the end is an error)."""
+    offset = newlines = 0
+    while True:
+        block = file.read(block_bytes)
+        yield block, offset, newlines
+        if not block:
+            return
+        offset, newlines = offset + len(block), newlines + block.count(b"\n")
+
+
+def _decode(name: str, decoder: codecs.IncrementalDecoder, block: bytes, encoding: str | None,
+            offset: int, newlines: int) -> str:
+    """`block`, at byte `offset` of the file after `newlines` line breaks, decoded; a byte that
+    does not decode is a `DataError` naming it and its line."""
+    held = len(decoder.getstate()[0])  # bytes of a character split by the last block
+    try:
+        return decoder.decode(block, final=not block)
+    except UnicodeDecodeError as error:  # error.object: the held bytes, then the block
+        raise _decode_error(name, error.object, encoding, error.start, offset - held,
+                            newlines) from None
 
 
 def read_judgments(

@@ -365,6 +365,37 @@ def test_the_whole_files_encoding_is_checked_before_its_records(tmp_path: Path) 
     assert _message(binary).endswith("this looks like a binary file, not CSV text")
 
 
+
+@pytest.mark.parametrize("block_bytes", [1, 3, 7, 1 << 22])
+def test_binary_content_after_a_bad_byte_is_what_the_file_is_told_by(tmp_path: Path,
+                                                                     block_bytes: int) -> None:
+    # one pass checks each block for binary content and decodes it: a bad byte is held until
+    # the whole file is found free of binary content, in whichever block either of them is
+    from recsys.dataio import _check_text
+
+    head = b"item_id,title\nA1,caf\xe9\nA2,"  # 0xe9 at byte 20, row 2
+    cases = [
+        (head + b"x\x00y\n", "row 3: contains a NUL byte at byte offset 26; "
+                              "this looks like a binary file, not CSV text"),
+        (head + b"xy\n", "row 2: byte 0xe9 at byte offset 20 is not valid UTF-8; "
+                         "if the file uses another encoding, name it, e.g. --encoding latin-1"),
+        # a character split by the blocks decodes; one cut off by the file's end is named
+        (b"item_id,title\nA1,\xe2\x82\xac\nA2,\xe2\x82", "row 3: byte 0xe2 at byte offset 24 is not "
+         "valid UTF-8; if the file uses another encoding, name it, e.g. --encoding latin-1"),
+    ]
+    for data, expected in cases:
+        path = _write(tmp_path, "items.csv", data)
+        with pytest.raises(DataError) as caught:
+            _check_text(path, None, block_bytes)
+        assert str(caught.value) == f"{path}, {expected}"
+    zipped = _write(tmp_path, "items.zip", b"PK\x03\x04\x14\x00\xe9")
+    with pytest.raises(DataError, match="looks like a zip archive"):
+        _check_text(zipped, "klingon")  # before the encoding that is not one
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,\xe2\x82\xac\n")
+    _check_text(path, None, block_bytes)
+    assert read_items(path)[0].to_numpy().tolist() == [["A1", "\u20ac"]]
+
+
 def test_repeated_cells_read_as_they_are(tmp_path: Path) -> None:
     rows = [f"A{i},title {i},{('red', 'blue')[i % 2]},{i % 3}" for i in range(10_000)]
     path = _write(tmp_path, "items.csv", ("item_id,title,color,size\n" + "\n".join(rows)).encode())
