@@ -67,21 +67,28 @@ class Featurizer:
         return self._specificity
 
     def attribute_df(self, facet: str) -> np.ndarray:
-        """(V,) float64 how many items have the attribute or another of the facet with the same
-        match keys: "title:clocks", "title:clock" and "description:clock" are one term to BM25,
-        so they share one document frequency (split by surface form, the rarer spelling would
-        look more specific than the word it spells)."""
+        """(V,) float64 how many items have the attribute's term: an attribute of any facet with
+        the same match keys. "title:clocks", "title:clock" and "description:clock" are one term to
+        BM25, and so are `color:black` and "description:black": BM25 over the item's text counts
+        every item that has the word, whichever field it is in. Counted per facet, a colour named
+        in passing in descriptions looked rarer than the colour column's value (its items keep
+        it out of their description words), and outranked it (furniture, 40 training queries:
+        the start 0.388 against BM25's 0.440)."""
         cache = self.__dict__.setdefault("_df", {})
-        if facet not in cache:
-            vocab, x = self.catalog.vocab[facet], self.catalog.item_attrs[facet]
+        if not cache:
             terms: dict[tuple[str, ...], int] = {}
-            term_of = np.array([terms.setdefault(a.match_keys, len(terms)) for a in vocab], dtype=np.int64)
-            group = sp.csr_matrix((np.ones(len(vocab), dtype=np.float32), (np.arange(len(vocab)), term_of)),
-                                  shape=(len(vocab), len(terms)))
-            per_term = x @ group  # (n_items, n_terms): how many of the term's forms each item has
-            per_term.data[:] = 1.0
+            term_of = {f: np.array([terms.setdefault(a.match_keys, len(terms)) for a in self.catalog.vocab[f]],
+                                   dtype=np.int64) for f in self.catalog.facets}
+            per_term = sp.csr_matrix((self.catalog.n_items, len(terms)), dtype=np.float32)
+            for f in self.catalog.facets:
+                v = len(term_of[f])
+                group = sp.csr_matrix((np.ones(v, dtype=np.float32), (np.arange(v), term_of[f])),
+                                      shape=(v, len(terms)))
+                per_term = per_term + self.catalog.item_attrs[f] @ group  # (n_items, n_terms)
+            per_term.data[:] = 1.0  # an item counts once, however many forms and fields have it
             term_df = np.asarray(per_term.sum(axis=0)).ravel() if len(terms) else np.zeros(0)
-            cache[facet] = term_df[term_of].astype(np.float64)
+            for f in self.catalog.facets:
+                cache[f] = term_df[term_of[f]].astype(np.float64)
         df: np.ndarray = cache[facet]
         return df
 

@@ -93,6 +93,25 @@ def test_a_word_in_the_title_starts_above_the_same_word_only_in_the_description(
                                                                             rel=0.02)
 
 
+def test_a_facet_value_and_a_description_word_are_one_term_to_bm25():
+    """One document frequency per word over every field, as BM25 over the text has it: a colour
+    that descriptions mention in passing ("suits black walls") is as common as the colour column
+    says it is, so the items that are black rank above those that only mention it."""
+    colours = ["black"] * 4 + ["white", "grey", "oak", "teal", "sage", "cream", "navy", "rust"]
+    descriptions = ["solid frame"] * 4 + ["suits black walls", "pairs with black accents"] + ["solid frame"] * 6
+    items = pd.DataFrame({"item_id": [f"C{i:02d}" for i in range(12)],
+                          "title": [f"Model{i} chair" for i in range(12)],
+                          "description": descriptions, "color": colours})
+    catalog = Catalog.build(items, lexicon=LexiconConfig(enabled=False))
+    rec = untrained_recommender(catalog, NO_ROWS, TrainConfig())
+    featurizer = rec.featurizer
+    as_colour = next(i for i, a in enumerate(catalog.vocab["color"]) if a.value == "black")
+    in_text = next(i for i, a in enumerate(catalog.vocab["other"]) if (a.key, a.value) == ("description", "black"))
+    assert featurizer.attribute_df("color")[as_colour] == featurizer.attribute_df("other")[in_text] == 6
+    top = [it.item_id for it in rec.recommend("black", k=4).items]
+    assert sorted(top) == ["C00", "C01", "C02", "C03"]
+
+
 def test_the_last_words_of_a_long_description_count():
     filler = " ".join(f"filler{i}" for i in range(120))
     items = pd.DataFrame({"item_id": ["a", "b"], "title": ["Lamp", "Lamp"],
