@@ -79,7 +79,9 @@ class Featurizer:
             terms: dict[tuple[str, ...], int] = {}
             term_of = {f: np.array([terms.setdefault(a.match_keys, len(terms)) for a in self.catalog.vocab[f]],
                                    dtype=np.int64) for f in self.catalog.facets}
-            per_term = sp.csr_matrix((self.catalog.n_items, len(terms)), dtype=np.float32)
+            none = np.zeros(0, dtype=np.int64)
+            per_term = sp.csr_matrix((np.zeros(0, dtype=np.float32), (none, none)),
+                                     shape=(self.catalog.n_items, len(terms)))
             for f in self.catalog.facets:
                 v = len(term_of[f])
                 group = sp.csr_matrix((np.ones(v, dtype=np.float32), (np.arange(v), term_of[f])),
