@@ -47,11 +47,24 @@ class Featurizer:
     _specificity: np.ndarray | None = field(default=None, repr=False)
 
     def near_words(self, key: str) -> list[tuple[int, float]]:
-        """(word id, similarity) of the catalogue words spelled within a small edit distance."""
+        """(word id, similarity) of the catalogue words spelled within a small edit distance, or
+        that a run-together word splits into (`NearWords.related`)."""
         if self._speller is None:
-            self._speller = NearWords(catalog_word_keys(self.catalog))
-        near = sorted(self._speller.near(key), key=lambda ws: -ws[1])[:NEAR_PER_TOKEN]
+            self._speller = NearWords(self.catalog_keys())
+        near = self._speller.related(key)[:NEAR_PER_TOKEN]
         return [(self.words.id(w), sim) for w, sim in near if self.words.id(w) >= 0]
+
+    def catalog_keys(self) -> frozenset[str]:
+        """The match keys of every word of the catalogue's attributes (computed once)."""
+        if "_catalog_keys" not in self.__dict__:
+            self.__dict__["_catalog_keys"] = frozenset(catalog_word_keys(self.catalog))
+        keys: frozenset[str] = self.__dict__["_catalog_keys"]
+        return keys
+
+    def query_tokens(self, query: str) -> list[QueryToken]:
+        """The query's tokens, with the pairs of its words that the catalogue writes as one
+        (`words.query_tokens`): what every path scores and explains."""
+        return query_tokens(query, self.catalog_keys())
 
     def word_specificity(self) -> np.ndarray:
         """(n_words,) float32: per word, the largest scaled IDF among the attributes it matches
@@ -180,7 +193,7 @@ class Featurizer:
     # ---- queries ------------------------------------------------------------------------------
 
     def encode_queries(self, queries: list[str]) -> EncodedQueries:
-        tokens = [query_tokens(q) for q in queries]
+        tokens = [self.query_tokens(q) for q in queries]
         t_max = max(1, max((len(t) for t in tokens), default=1))
         b = len(queries)
         bucket = np.zeros((b, t_max), dtype=np.int64)

@@ -13,6 +13,7 @@ Two kinds, both inputs to the attention logits (so explanations stay attention w
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -131,11 +132,13 @@ def build_exact(catalog: Catalog, table: WordTable) -> dict[str, sp.csr_matrix]:
     return out
 
 
-def query_word_matrix(queries: list[str], table: WordTable) -> sp.csr_matrix:
-    """(n_queries, n_words) 0/1: which known words each query has."""
+def query_word_matrix(queries: list[str], table: WordTable, vocabulary: Container[str] = frozenset()
+                      ) -> sp.csr_matrix:
+    """(n_queries, n_words) 0/1: which known words each query has (with the pairs `vocabulary`,
+    the catalogue's word keys, has as one word: `words.query_tokens`)."""
     rows, cols = [], []
     for r, q in enumerate(queries):
-        for t in query_tokens(q):
+        for t in query_tokens(q, vocabulary):
             w = table.id(t.key)
             if w >= 0:
                 rows.append(r)
@@ -154,7 +157,7 @@ def build_association(
     """Association of each (word, attribute) over positive interactions, 0..1 (the module's
     docstring); `mass` = label x weight per row (> 0)."""
     positive = mass > 0
-    q_words = query_word_matrix([q for q, p in zip(queries, positive) if p], table)
+    q_words = query_word_matrix([q for q, p in zip(queries, positive) if p], table, catalog_word_keys(catalog))
     mass, items = mass[positive].astype(np.float32), item_idx[positive]
     weighted_q = sp.diags(mass) @ q_words  # (rows, n_words)
     word_mass = np.asarray(weighted_q.sum(axis=0)).ravel()  # (n_words,)

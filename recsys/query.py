@@ -21,7 +21,7 @@ from .encoding import Featurizer
 from .formula import ASSOC, EXACT, N_KINDS, NEAR, covered
 from .kernels import Kernels
 from .model import FacetScorer
-from .words import QueryToken, query_tokens
+from .words import QueryToken
 
 CACHE_BYTES = 32 << 20  # bound of each per-word cache of an index (rows of floats per word)
 V = TypeVar("V")  # what a WordCache holds per word
@@ -188,7 +188,7 @@ class QueryTables:
         """The query's tokens and whether each one's logits are free of the others; the logits
         and evidence themselves are computed when first read (`_state_arrays`): a query whose
         words' ratios are all cached is ranked without them."""
-        tokens = query_tokens(query)
+        tokens = self.featurizer.query_tokens(query)
         entries = [self._token_entry(t.key) for t in tokens]
         return _LazyQueryState(tokens, _context_free([cols for _, cols in entries]),
                                lambda: self._state_arrays([rows for rows, _ in entries]))

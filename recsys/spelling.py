@@ -1,6 +1,8 @@
 """Near-exact word matches: catalogue words within a small edit distance of a query word.
 
-Real search terms are misspelled ("accesories", "fiberglas"). Candidates come from deletion
+Real search terms are misspelled ("accesories", "fiberglas") and run words together that the
+catalogue writes apart ("rustoleum" for "Rust-Oleum", "snowblower"): `related` gives both, the
+near spellings and the two words a run-together word splits into. Candidates come from deletion
 neighbourhoods (the SymSpell idea: two words within distance d share a variant with at most d
 letters deleted), then the true Damerau-Levenshtein distance decides. Short words and numbers
 never match near: "lamp" and "lump", "1/2" and "1/4" are different things.
@@ -18,7 +20,10 @@ from collections.abc import Iterable
 from functools import lru_cache
 from itertools import combinations
 
+from .tokenize import STOPWORDS, match_key
+
 MAX_NEAR_CHARS = 32  # longer words (a pasted id, a run of letters) have no near spellings
+MIN_PART = 3  # the shortest part a run-together word is split into ("a", "on" split anything)
 
 
 def max_distance(word: str) -> int:
@@ -57,7 +62,37 @@ class NearWords:
         for i, w in enumerate(self.words):
             for v in _deletes(w, max_distance(w)):
                 self._variants[v].append(i)
+        self._known = frozenset(self.words)
         self.near = lru_cache(maxsize=100_000)(self._near)
+        self.parts = lru_cache(maxsize=100_000)(self._parts)
+
+    def related(self, word: str) -> list[tuple[str, float]]:
+        """(word, similarity in (0, 1)) of the near spellings (`near`) and of the parts of a
+        run-together word (`parts`), each part as similar as a word one edit away (a space or
+        hyphen left out), the most similar first."""
+        found = list(self.near(word))
+        found += [(p, 1.0 - 1.0 / len(word)) for p in self.parts(word)]
+        return sorted(found, key=lambda ws: -ws[1])
+
+    def _parts(self, word: str) -> tuple[str, ...]:
+        """The two vocabulary words that a word the vocabulary lacks runs together ("rustoleum":
+        "rust", "oleum"; the second may be inflected, "snowblowers"), the split whose shorter part
+        is longest; () when there is none. Words with digits are sizes and model numbers, not
+        compounds, stop words no part ("ourdoor" is a misspelling). Only a second part whose first is
+        a word is stemmed: a few microseconds a word."""
+        if word in self._known or not (2 * MIN_PART <= len(word) <= MAX_NEAR_CHARS) \
+                or any(c.isdigit() for c in word):
+            return ()
+        best: tuple[str, ...] = ()
+        shorter = 0  # the shorter part's length of the best split so far
+        for i in range(MIN_PART, len(word) - MIN_PART + 1):
+            left, right = word[:i], word[i:]
+            if min(i, len(right)) <= shorter or left not in self._known or left in STOPWORDS:
+                continue
+            right = right if right in self._known else match_key(right)
+            if right in self._known and right not in STOPWORDS:
+                best, shorter = (left, right), min(i, len(word) - i)
+        return best
 
     def _near(self, word: str) -> tuple[tuple[str, float], ...]:
         """(word, similarity in (0, 1)) for each near word; similarity = 1 - distance / length."""

@@ -8,8 +8,9 @@ embedding, from hashed buckets of the word and its character n-grams.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -51,17 +52,30 @@ class QueryToken(NamedTuple):  # a tuple: every query makes a few, and tuples ar
     key: str  # match key (stem)
 
 
-def query_tokens(query: str) -> list[QueryToken]:
-    """Distinct words of a query that are not stop words, in order, at most MAX_QUERY_TOKENS."""
+def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[QueryToken]:
+    """Distinct words of a query that are not stop words, in order, then each pair of adjacent
+    words that `vocabulary` (match keys, the catalogue's) has as one word ("shower head" also
+    reads "showerhead", "door bell" "doorbell"): at most MAX_QUERY_TOKENS in all. Shoppers split
+    words that a catalogue writes together as often as the other way round (the other way is a
+    near match, `spelling.NearWords.related`); pairs with a digit are sizes ("4 8"), not words."""
     seen: set[str] = set()
     out: list[QueryToken] = []
-    for w in words(query):
+    typed = words(query)
+    for w in typed:
         if w in STOPWORDS:
             continue
         k = match_key(w)
         if k not in seen:
             seen.add(k)
             out.append(QueryToken(w, k))
+    if vocabulary:
+        for a, b in pairwise(typed):
+            if a in STOPWORDS or b in STOPWORDS or not (a.isalpha() and b.isalpha()):
+                continue
+            k = match_key(a + b)
+            if k not in seen and k in vocabulary:
+                seen.add(k)
+                out.append(QueryToken(a + b, k))
     return out[:MAX_QUERY_TOKENS]
 
 

@@ -45,6 +45,8 @@ QUERIES = [
     "",  # no token at all
     "red red dress",  # a repeated word
     "cheap casual formal acme shirt blue green",
+    "colour fast dress",  # two words a description has as one ("colourfast"): a third token
+    "borea shirtdress",  # a word the catalogue has as two ("shirt", "dress"): near evidence
 ]
 
 
@@ -56,7 +58,7 @@ def _items(copies: int) -> pd.DataFrame:
         for c in range(copies):
             quality = ["premium", "standard", ""][(n + c) % 3]
             # description words start below title words (`description_weight`): every path has that offset
-            description = ["soft to the touch", "", "machine washable", ""][n % 4]  # copies stay ties
+            description = ["soft to the touch", "", "machine washable, colourfast", ""][n % 4]  # copies stay ties
             rows.append({"item_id": f"I{n:04d}-{c}", "title": f"{brand} {category}", "description": description,
                          "color": color,
                          "style": style, "quality": quality, "category": category, "brand": brand,

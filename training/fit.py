@@ -36,8 +36,9 @@ MIN_QUERIES_FOR_VALIDATION = 50
 
 def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig) -> Featurizer:
     """Word table, evidence tables and model config for this catalogue and training split."""
-    query_keys = {t.key for q in train_rows["query"].unique() for t in query_tokens(q)}
-    table = WordTable.from_keys(catalog_word_keys(catalog), query_keys)
+    catalog_keys = catalog_word_keys(catalog)
+    query_keys = {t.key for q in train_rows["query"].unique() for t in query_tokens(q, catalog_keys)}
+    table = WordTable.from_keys(catalog_keys, query_keys)
     mass = (train_rows["label"] * train_rows["weight"]).to_numpy(dtype=np.float32)
     evidence = Evidence(
         exact=build_exact(catalog, table),
