@@ -12,7 +12,7 @@ from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
 from recsys.metrics import ndcg_at_k
 from recsys.model_config import ModelOptions
-from training.fit import TrainConfig, choose_alpha, train_recommender, untrained_recommender
+from training.fit import TrainConfig, choose_served, train_recommender, untrained_recommender
 
 NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=str), "item_idx": np.zeros(0, dtype=np.int64),
                         "label": np.zeros(0, dtype=np.float32), "weight": np.zeros(0, dtype=np.float32)})
@@ -156,12 +156,20 @@ def test_ten_training_queries_leave_the_model_where_it_started(planted_paths):
     assert ndcg(trained) >= ndcg(start) - 1e-9
 
 
-def test_a_step_off_the_start_must_beat_it_on_the_held_aside_queries():
+def test_a_step_off_the_start_must_beat_it_on_the_held_aside_queries_beyond_their_noise():
     start = np.array([0.5, 0.6, 0.4, 0.5])
-    assert choose_alpha({0.0: start, 1.0: start - np.array([0.1, 0.0, 0.0, 0.0])}) == 0.0
-    assert choose_alpha({0.0: start, 0.5: start + 0.05, 1.0: start + np.array([0.1, 0.1, 0.1, 0.0])}) == 1.0
-    assert choose_alpha({0.0: start, 0.5: start + 0.05, 1.0: start + 0.05}) == 0.5  # ties: the smaller
-    assert choose_alpha({0.0: start, 1.0: start}) == 0.0
+
+    def served(**steps):
+        return choose_served({"start": start, **{k: start + np.array(v) for k, v in steps.items()}}, "start", 2.0)
+
+    assert served(worse=[-0.1, 0.0, 0.0, 0.0]) == "start"
+    assert served(same=[0.0, 0.0, 0.0, 0.0]) == "start"
+    # a mean gain of 0.05 from one query of four is 1 standard error: noise
+    assert served(lucky=[0.2, 0.0, 0.0, 0.0]) == "start"
+    # the same gain from every query is no noise, and of two such steps the better one is served
+    assert served(small=[0.05, 0.05, 0.05, 0.05], large=[0.1, 0.1, 0.1, 0.09]) == "large"
+    assert served(first=[0.05] * 4, second=[0.05] * 4) == "first"  # ties: the earlier
+    assert choose_served({"start": start[:1], "step": start[:1] + 0.3}, "start", 2.0) == "start"  # one query
 
 
 @pytest.mark.parametrize("query", ["zxqv blorf"])
