@@ -80,7 +80,10 @@ def test_explain_detail_attention_and_erasure(planted_model):
     assert len(color.attention) == len(detail.tokens)
     assert all(abs(sum(row) - 1) < 1e-5 for row in color.attention)
     erased = {e.attribute: e.score_change for e in color.erasure}
-    assert erased["red"] < -0.5  # removing the matched colour costs score
+    # removing the matched colour costs score: about 0.25 where the held-aside queries keep the
+    # lexical start (as on this planted set: no step beats it by two standard errors), where
+    # "scarlet" is red by click association alone; about 0.5 with fitted weights
+    assert erased["red"] < -0.2
     assert erased["red"] == pytest.approx(-color.contribution, abs=1e-4)  # it was the only one
 
 
@@ -90,9 +93,11 @@ def test_compare_is_the_exact_difference(planted_model):
     cmp = planted_model.compare("scarlet gown", ranked[0].item_id, ranked[-1].item_id)
     assert cmp.score_a - cmp.score_b == pytest.approx(
         cmp.prior_difference + sum(h["difference"] for h in cmp.heads), abs=1e-4)
-    # only A is red: the colour head's difference is A's match on "scarlet", worth about 0.5
+    # only A is red: the colour head's difference is A's match on "scarlet" (about 0.25 at the
+    # lexical start this planted set keeps, 0.5 fitted), the largest of the heads'
     color = next(h for h in cmp.heads if h["head"] == "color")
-    assert color["difference"] > 0.3
+    assert color["difference"] > 0.2
+    assert color["difference"] == max(h["difference"] for h in cmp.heads)
 
 
 def test_empty_query_ranks_by_prior(planted_model):
