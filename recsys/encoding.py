@@ -44,6 +44,9 @@ class Featurizer:
     cfg: ModelConfig
     _padded: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _speller: NearWords | None = field(default=None, repr=False)
+    # training batches' evidence compiled when numba works here (`Evidence.pair_evidence`);
+    # False: the numpy path, the same arrays
+    use_kernel: bool = field(default=True, repr=False, compare=False)
     _specificity: np.ndarray | None = field(default=None, repr=False)
 
     def near_words(self, key: str) -> list[tuple[int, float]]:
@@ -244,16 +247,14 @@ class Featurizer:
         for f in self.catalog.facets:
             a = self.padded_attributes(f)[item_idx]  # (B, I, M)
             a = a[..., : max(1, int((a >= 0).sum(-1).max(initial=0)))]  # trim padding columns
-            exact, pos = self.evidence.locate(f, enc.word_id[:, None, :, None], a[:, :, None, :])
+            exact, pos, near = self.evidence.pair_evidence(f, enc.word_id, enc.near_id, enc.near_sim, a,
+                                                           self.use_kernel)  # (B, I, T, M) each
             values = assoc_values[f] if assoc_values else torch.from_numpy(self.evidence.assoc[f].data)
             pos_t = torch.from_numpy(pos)  # (B, I, T, M)
             if values.numel():
                 assoc = torch.where(pos_t >= 0, values[pos_t.clamp(min=0)], values.new_zeros(()))
             else:
                 assoc = torch.zeros(pos.shape)
-            near = self.evidence.near_values(
-                f, enc.near_id[:, None, :, None, :], enc.near_sim[:, None, :, None, :], a[:, :, None, :]
-            )  # (B, I, T, M)
             by_kind = {"exact": torch.from_numpy(exact), "assoc": assoc, "near": torch.from_numpy(near)}
             evidence[f] = torch.stack([by_kind[k] for k in EVIDENCE_KINDS], dim=-1)  # (B, I, T, M, N_KINDS)
             attrs[f] = torch.from_numpy(a)

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .catalog import Catalog
 from .formula import covered
+from .kernels import compiled
 from .words import WordTable, query_tokens
 
 ASSOC_PSEUDO_COUNT = 5.0
@@ -31,8 +32,9 @@ ASSOC_MIN_ITEMS = 3  # attributes of fewer items would let the evidence memorise
 @dataclass
 class Evidence:
     """The exact and association tables of every facet, and what is derived from them once (the
-    `_derived` cache: per (name, facet) one array, so bounded by the facets): each table's sorted
-    (row, column) keys for pair lookups, each attribute's word count. Training rewrites the
+    `_derived` cache: per (name, facet) one array, so bounded by the facets): each attribute's
+    words and word count, the association table's sorted (row, column) keys and its row pointers
+    and columns as int64, for pair lookups. Training rewrites the
     association values in place, never the tables' structure, so the derived arrays stay valid."""
 
     exact: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f)
@@ -58,21 +60,60 @@ class Evidence:
             near[t] = np.maximum(near[t], row * near_sims[t, j])
         return covered(exact, self._words_per_attribute(facet)), assoc, near
 
+    def pair_evidence(self, facet: str, word_ids: np.ndarray, near_ids: np.ndarray, near_sims: np.ndarray,
+                      attr_ids: np.ndarray, use_kernel: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A batch's evidence between its queries' tokens, word_ids (B, T) with near_ids and
+        near_sims (B, T, J) (`EncodedQueries`), and its items' attributes attr_ids (B, I, M), -1
+        padding: exact evidence after coverage, the position of each pair's association value
+        (`locate`) and near evidence, each (B, I, T, M). Compiled when numba works here
+        (`kernels.pair_evidence`); `use_kernel=False`, or no numba: the numpy path, the same
+        arrays."""
+        kernels = compiled() if use_kernel else None
+        if kernels is None:
+            exact, assoc_pos = self.locate(facet, word_ids[:, None, :, None], attr_ids[:, :, None, :])
+            near = self.near_values(facet, near_ids[:, None, :, None, :], near_sims[:, None, :, None, :],
+                                    attr_ids[:, :, None, :])
+            return exact, assoc_pos, near
+        rows = self._derived.get(("assoc_rows", facet))
+        if rows is None:
+            table = self.assoc[facet]
+            rows = np.concatenate([table.indptr, table.indices]).astype(np.int64)
+            self._derived[("assoc_rows", facet)] = rows
+        cut = self.assoc[facet].shape[0] + 1
+        return kernels.pair_evidence(
+            np.ascontiguousarray(word_ids, dtype=np.int64), np.ascontiguousarray(near_ids, dtype=np.int64),
+            np.ascontiguousarray(near_sims, dtype=np.float32), np.ascontiguousarray(attr_ids, dtype=np.int64),
+            self._attribute_words(facet), self._words_per_attribute(facet), rows[:cut], rows[cut:])
+
     def near_values(self, facet: str, near_ids: np.ndarray, near_sims: np.ndarray,
                     attr_ids: np.ndarray) -> np.ndarray:
         """Near-spelling evidence for broadcast pairs: the best similarity among the query
         word's near-spelled words (..., J) that are words of the attribute."""
+        words = self._attribute_words(facet)[attr_ids]  # (..., M, K)
         out: np.ndarray | None = None
         for j in range(near_ids.shape[-1]):
-            ids, sims = near_ids[..., j], near_sims[..., j]
-            ids, attrs = np.broadcast_arrays(ids, attr_ids)
-            ok = (ids >= 0) & (attrs >= 0)
-            hit = np.zeros(ids.shape, dtype=np.float32)
-            hit[ok] = self._pair_positions("exact", facet, ids[ok], attrs[ok]) >= 0
-            value = hit * np.broadcast_to(sims, hit.shape)
+            value = np.where(_has_word(words, near_ids[..., j]), near_sims[..., j], np.float32(0.0))
             out = value if out is None else np.maximum(out, value)
         assert out is not None  # near_ids has J >= 1 columns
-        return out.astype(np.float32)
+        return out.astype(np.float32, copy=False)
+
+    def _attribute_words(self, facet: str) -> np.ndarray:
+        """(V_f + 1, K) int64: the word ids of each attribute's words (the exact table's
+        column), -1 padded, then a row of -1 that attribute id -1 (padding) reads; K is the most
+        any attribute has. Pairs are looked up from the attribute's few words, a handful of
+        comparisons: a search of the whole table per pair took most of a training step's input
+        time (Home Depot: 78 of 250 s)."""
+        words = self._derived.get(("attribute_words", facet))
+        if words is None:
+            by_attr = self.exact[facet].tocsc()
+            by_attr.sort_indices()
+            counts = np.diff(by_attr.indptr)
+            v = by_attr.shape[1]
+            words = np.full((v + 1, max(1, int(counts.max(initial=0)))), -1, dtype=np.int64)
+            words[np.repeat(np.arange(v), counts), np.arange(by_attr.nnz) - np.repeat(by_attr.indptr[:-1], counts)] \
+                = by_attr.indices
+            self._derived[("attribute_words", facet)] = words
+        return words
 
     def _words_per_attribute(self, facet: str) -> np.ndarray:
         """(V_f,) the number of words of each attribute (at least 1): what coverage divides by."""
@@ -83,33 +124,41 @@ class Evidence:
         return n_words
 
     def locate(self, facet: str, word_ids: np.ndarray, attr_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For pairs broadcast as (..., T, M) (query tokens x attributes): exact evidence and the
-        position of each pair among the association table's stored values, -1 where it has
-        none. Training learns those values in place, so the positions are what it needs."""
+        """For pairs broadcast as (..., T, M) (query tokens x attributes, -1 padding): exact
+        evidence and the position of each pair among the association table's stored values, -1
+        where it has none. Training learns those values in place, so the positions are what it
+        needs."""
+        exact = _has_word(self._attribute_words(facet)[attr_ids], word_ids).astype(np.float32)
         word_ids, attr_ids = np.broadcast_arrays(word_ids, attr_ids)
         ok = (word_ids >= 0) & (attr_ids >= 0)
-        exact = np.zeros(word_ids.shape, dtype=np.float32)
         assoc_pos = np.full(word_ids.shape, -1, dtype=np.int64)
-        exact_pos = self._pair_positions("exact", facet, word_ids[ok], attr_ids[ok])
-        exact[ok] = np.where(exact_pos >= 0, 1.0, 0.0)
-        assoc_pos[ok] = self._pair_positions("assoc", facet, word_ids[ok], attr_ids[ok])
+        assoc_pos[ok] = self._assoc_positions(facet, word_ids[ok], attr_ids[ok])
         n_words = self._words_per_attribute(facet)
         n_words = n_words[np.maximum(attr_ids, 0)] if len(n_words) else np.ones(attr_ids.shape)  # (..., T, M)
         return covered(exact, n_words), assoc_pos
 
-    def _pair_positions(self, kind: str, facet: str, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """Position of table[rows[i], cols[i]] in table.data for every i (-1 where not stored) of
-        the `kind` ("exact", "assoc") table, vectorised through its sorted (row, col) keys."""
-        table = self.exact[facet] if kind == "exact" else self.assoc[facet]
+    def _assoc_positions(self, facet: str, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Position of assoc[rows[i], cols[i]] in the table's data for every i (-1 where not
+        stored), vectorised through its sorted (row, col) keys."""
+        table = self.assoc[facet]
         if table.nnz == 0 or len(rows) == 0:
             return np.full(len(rows), -1, dtype=np.int64)
-        keys = self._derived.get((kind, facet))
+        keys = self._derived.get(("assoc", facet))
         if keys is None:
             at = np.repeat(np.arange(table.shape[0], dtype=np.int64), np.diff(table.indptr))
-            keys = self._derived[(kind, facet)] = at * table.shape[1] + table.indices
+            keys = self._derived[("assoc", facet)] = at * table.shape[1] + table.indices
         wanted = rows.astype(np.int64) * table.shape[1] + cols
         pos = np.searchsorted(keys, wanted).clip(max=len(keys) - 1)
         return np.where(keys[pos] == wanted, pos, -1)
+
+
+def _has_word(attr_words: np.ndarray, word_ids: np.ndarray) -> np.ndarray:
+    """Broadcast pairs: whether the query word (-1: none) is one of the attribute's words,
+    attr_words (..., M, K) (`Evidence._attribute_words`, -1 padded) against word_ids (..., M)."""
+    hit: np.ndarray = attr_words[..., 0] == word_ids
+    for k in range(1, attr_words.shape[-1]):
+        hit |= attr_words[..., k] == word_ids
+    return hit & (word_ids >= 0)
 
 
 def catalog_word_keys(catalog: Catalog) -> set[str]:

@@ -48,6 +48,7 @@ class Kernels:
     word_tables: Callable[..., np.ndarray]
     weighted_tables: Callable[..., np.ndarray]
     top_k: Callable[..., tuple[np.ndarray, np.ndarray]]
+    pair_evidence: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 _KERNELS: list[Kernels | None] = []
@@ -60,7 +61,8 @@ def compiled() -> Kernels | None:
         kernels = None
         if numba is not None:
             try:
-                kernels = Kernels(_query_logits, _word_parts, _word_tables, _weighted_tables, _top_k_kernel)
+                kernels = Kernels(_query_logits, _word_parts, _word_tables, _weighted_tables, _top_k_kernel,
+                                  _pair_evidence)
                 _warm_up(kernels)
             except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
                 warnings.warn(f"recsys.kernels: compiled scoring unavailable ({exc}); using numpy",
@@ -90,6 +92,9 @@ def _warm_up(kernels: Kernels) -> None:
     kernels.top_k(parts, np.zeros(2, dtype=f32), np.array([0, 2], dtype=i64), one, one.copy(),
                   one[None].copy(), np.array([0, 1, 2], dtype=i64), np.ones(2, dtype=i64),
                   np.ones(0, dtype=np.bool_), False, 1, 0)
+    ids = np.zeros((1, 1), dtype=i64)
+    kernels.pair_evidence(ids, ids[..., None], np.ones((1, 1, 1), dtype=f32), ids[..., None],
+                          np.full((2, 1), -1, dtype=i64), v[:1], np.zeros(2, dtype=i64), np.zeros(0, dtype=i64))
 
 
 @_jit
@@ -397,3 +402,60 @@ def _top_k_kernel(parts: A, base: A, tab_off: A, ids: A, order: A, by_id: A, ptr
         heap_s[end], heap_i[end] = heap_s[0], heap_i[0]
         _sift_down(heap_s, heap_i, end, s, i)
     return heap_i[:size], heap_s[:size]
+
+
+@_jit
+def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A, n_words: A,
+                   assoc_indptr: A, assoc_indices: A) -> tuple[A, A, A]:
+    """A training batch's evidence for one facet, pair by pair (what `Evidence.locate` and
+    `Evidence.near_values` compute on the broadcast arrays): word_id (B, T), near_id and
+    near_sim (B, T, J) of the query tokens (-1 unknown or padding), attrs (B, I, M) of the items
+    (-1 padding), each attribute's words (V + 1, K) (`Evidence._attribute_words`), its word
+    count (V,) and the association table's row pointers and sorted columns -> exact evidence
+    after coverage, the association value's position (-1 none) and near evidence, each
+    (B, I, T, M). Padding costs nothing here: most of a batch's (B, I, T, M) cells are padding
+    (Home Depot: a title has 10 words on average, the longest in a batch about 30)."""
+    n_b, n_i, n_m = attrs.shape
+    n_t, n_j, n_k = word_id.shape[1], near_id.shape[2], attr_words.shape[1]
+    exact = np.zeros((n_b, n_i, n_t, n_m), dtype=np.float32)
+    assoc = np.full((n_b, n_i, n_t, n_m), -1, dtype=np.int64)
+    near = np.zeros((n_b, n_i, n_t, n_m), dtype=np.float32)
+    for b in range(n_b):
+        for i in range(n_i):
+            for m in range(n_m):
+                a = attrs[b, i, m]
+                if a < 0:
+                    continue
+                matched = 0
+                for t in range(n_t):
+                    w = word_id[b, t]
+                    if w >= 0:
+                        for k in range(n_k):
+                            if attr_words[a, k] == w:
+                                exact[b, i, t, m] = 1.0
+                                matched += 1
+                                break
+                        lo, hi = assoc_indptr[w], assoc_indptr[w + 1]
+                        while lo < hi:  # the row's columns are sorted
+                            mid = (lo + hi) // 2
+                            if assoc_indices[mid] < a:
+                                lo = mid + 1
+                            else:
+                                hi = mid
+                        if lo < assoc_indptr[w + 1] and assoc_indices[lo] == a:
+                            assoc[b, i, t, m] = lo
+                    best = np.float32(0.0)
+                    for j in range(n_j):
+                        u = near_id[b, t, j]
+                        if u < 0:
+                            continue
+                        for k in range(n_k):
+                            if attr_words[a, k] == u:
+                                best = max(best, near_sim[b, t, j])
+                                break
+                    near[b, i, t, m] = best
+                if matched:
+                    share = np.float32(matched) / n_words[a]
+                    for t in range(n_t):
+                        exact[b, i, t, m] *= share
+    return exact, assoc, near

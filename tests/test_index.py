@@ -241,6 +241,46 @@ def test_compiled_and_numpy_paths_agree(index):
     index.clear_caches()
 
 
+
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
+def test_training_batch_evidence_is_the_query_states(index, use_kernel):
+    """A training batch's evidence (`Evidence.pair_evidence`, every query against items drawn at
+    random, padding included) is each query's own evidence rows (`Evidence.dense_rows`, what the
+    index reads) at the items' attributes, on both paths; the two paths give the same arrays."""
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
+    fz = index.featurizer
+    enc = fz.encode_queries(QUERIES)
+    items = np.random.default_rng(3).integers(0, fz.catalog.n_items, (len(QUERIES), 9))
+    for f in FACETS:
+        attrs = fz.padded_attributes(f)[items]  # (B, I, M)
+        got = fz.evidence.pair_evidence(f, enc.word_id, enc.near_id, enc.near_sim, attrs, use_kernel)
+        other = fz.evidence.pair_evidence(f, enc.word_id, enc.near_id, enc.near_sim, attrs, not use_kernel)
+        if compiled() is not None:
+            for mine, theirs in zip(got, other):
+                np.testing.assert_array_equal(mine, theirs)
+        exact, assoc_pos, near = got
+        values = np.append(fz.evidence.assoc[f].data, np.float32(0))  # position -1: no value
+        for b, toks in enumerate(enc.tokens):
+            n = len(toks)
+            rows = fz.evidence.dense_rows(f, enc.word_id[b, :n], enc.near_id[b, :n], enc.near_sim[b, :n])
+            for i in range(items.shape[1]):
+                a = attrs[b, i]
+                seen = a >= 0
+                for want, have in zip(rows, (exact[b, i, :n], values[assoc_pos[b, i, :n]], near[b, i, :n])):
+                    np.testing.assert_array_equal(have[:, seen], want[:, a[seen]])
+                    assert not have[:, ~seen].any()  # padding attributes carry nothing
+            assert not exact[b, :, n:].any() and not near[b, :, n:].any()  # nor padding tokens
+            assert (assoc_pos[b, :, n:] == -1).all()
+    # planted: "navy blue" is one colour of two words; "navy" alone covers half of it
+    navy = next(i for i, a in enumerate(fz.catalog.vocab["color"]) if a.value == "navy blue")
+    for query, share in (("navy blue dining chair", 1.0), ("navy", 0.5)):
+        q = fz.encode_queries([query])
+        exact, _, _ = fz.evidence.pair_evidence("color", q.word_id, q.near_id, q.near_sim,
+                                                np.array([[[navy]]]), use_kernel)
+        assert exact[0, 0, :, 0].max() == share
+
+
 def test_a_query_of_cached_words_is_ranked_without_its_logits(index, monkeypatch):
     query = "navy dress casual"
     first = index.query_state(query)
