@@ -78,8 +78,9 @@ class AttributeSets:
                                  float(getattr(model, f"attr_mean_count_{f}"))) for f in facets}
         prior = np.zeros(catalog.n_items, dtype=np.float32)
         with torch.no_grad():
+            word_vectors = model.attribute_word_vectors()
             for f in facets:
-                keys, values, attr_prior, bias = model.head_tables(f)
+                keys, values, attr_prior, bias = model.head_tables(f, word_vectors[f])
                 sets, item_set = _distinct_rows(catalog.item_attrs[f])
                 counts = np.maximum(np.diff(sets.indptr), 1)
                 set_prior = ((sets @ attr_prior.numpy().astype(np.float64)) / counts).astype(np.float32)
