@@ -326,20 +326,21 @@ def _uniform_attention(rec: Recommender, judged: Mapping[str, Mapping[int, float
     model_rank: dict[str, np.ndarray] = {}
     per_head: dict[str, dict[str, np.ndarray]] = {f: {} for f in rec.facets}
     all_uniform = {}
-    uniform_cache: dict[int, np.ndarray] = {}
+    # per token count: (n, H) uniform head outputs and the scores with every head uniform
+    uniform_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for query in judged:
         state = rec.index.query_state(query)
         outs = rec.index.head_outputs(state).astype(np.float64)  # (n, H)
-        model_rank[query] = top_k(rec.index.prior + outs.sum(1), everything, k)
+        scores = rec.index.prior + outs.sum(1)  # (n,)
+        model_rank[query] = top_k(scores, everything, k)
         n_tok = len(state.tokens)
         if n_tok not in uniform_cache:
-            uniform_cache[n_tok] = uniform_head_outputs(rec, n_tok)
-        uni = uniform_cache[n_tok]
-        for h, f in enumerate(rec.facets):
-            mod = outs.copy()
-            mod[:, h] = uni[:, h]
-            per_head[f][query] = top_k(rec.index.prior + mod.sum(1), everything, k)
-        all_uniform[query] = top_k(rec.index.prior + uni.sum(1), everything, k)
+            uni = uniform_head_outputs(rec, n_tok)
+            uniform_cache[n_tok] = uni, rec.index.prior + uni.sum(1)
+        uni, uni_scores = uniform_cache[n_tok]
+        for h, f in enumerate(rec.facets):  # one head's outputs swapped for the uniform ones
+            per_head[f][query] = top_k(scores + (uni[:, h] - outs[:, h]), everything, k)
+        all_uniform[query] = top_k(uni_scores, everything, k)
     key = f"ndcg@{k}"
     base = evaluate_rankings(model_rank, judged, k)[key]
     heads = {}
