@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from training.bench import format_report
 from training.cli import main
 
@@ -11,7 +13,7 @@ ENGINES = ("model", "recommend", "index", "index_cold", "reference", "bm25s", "t
 
 
 def test_bench_json_smoke_run(capsys):
-    assert main(["bench", "--items", "2000", "--queries", "20", "--json"]) == 0
+    assert main(["bench", "--items", "2000", "--queries", "20", "--rounds", "2", "--json"]) == 0
     out = capsys.readouterr().out
     result = json.loads(out)  # exactly one JSON object on stdout; progress goes to stderr
     assert result["items"] == 2000 and result["queries"] == 20
@@ -26,6 +28,12 @@ def test_bench_json_smoke_run(capsys):
     assert result["max_abs_score_diff"] < 1e-3
     assert 0 < result["bytes_per_item"] < 2000
     assert result["training"]["interactions_per_s"] > 0
+    # each production engine ran the queries once per round, the lexical ones beside each of the
+    # four; the ratio is the median of the rounds' two
+    assert result["rounds"] == 2 and result["model"]["queries"] == 40 and result["tantivy"]["queries"] == 160
+    per_round = result["ratios"]["model_p50_over_tantivy_per_round"]
+    assert len(per_round) == 2
+    assert result["ratios"]["model_p50_over_tantivy"] == pytest.approx(sum(per_round) / 2, rel=1e-3)
     report = format_report(result)
     assert "tantivy" in report and "interactions/s" in report and "bytes per item" in report
 

@@ -1,9 +1,15 @@
 """`recsys bench`: the production scorer against the reference attention and two lexical engines,
 on one synthetic catalogue and one query set, side by side in one process.
 
-Latencies are for a top-10 answer to one query at a time. Each engine runs the whole query set in
-turn, the production ones starting from empty per-word caches (running engines query by query
-would let the first warm the caches of the next); compare the ratios, not the absolute figures.
+Latencies are for a top-10 answer to one query at a time. The production engines run the whole
+query set in turn, each starting from empty per-word caches (running them query by query would
+let the first warm the caches of the next); compare the ratios, not the absolute figures.
+A shared machine's speed drifts by 2x over seconds (the same engine's p50 measured 0.35-0.75 ms
+in twelve runs back to back), so engines measured one after another, seconds apart, gain or lose
+half of their ratio by chance. So the lexical engines answer each query right after the
+production engine under test (they share no cache with it), and a ratio is the production
+engine's p50 over tantivy's from the same pass, the median over `rounds` rounds of all of it;
+an engine's figures in the table pool its latencies of every pass.
 "model" is `Recommender.rank`: item ids and scores, as the tantivy engine returns doc ids.
 The reference is `FacetScorer.forward` over every item in blocks, the computation training runs,
 with no shortcut; it is slow, so it runs on as many queries as fit its time budget (reported).
@@ -62,9 +68,14 @@ def _r(x: float) -> float:
     return float(f"{x:.4g}")
 
 
+ROUNDS = 5  # passes of every production engine (with the lexical ones) over the query set
+
+
 def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessions: int | None = None,
-              reference_budget_s: float = 30.0, log: Callable[[str], None] | None = None) -> dict:
-    """Runs the whole benchmark and returns its figures (see `recsys bench --help`)."""
+              reference_budget_s: float = 30.0, log: Callable[[str], None] | None = None,
+              rounds: int | None = None) -> dict:
+    """Runs the whole benchmark and returns its figures (see `recsys bench --help`); `rounds`
+    None: `ROUNDS`."""
     _import_tantivy()  # a missing extra is said before minutes of generating and training
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     sessions = sessions if sessions is not None else min(4000, max(300, n_items // 2))
@@ -108,22 +119,35 @@ def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessi
     ]
     engines += _lexical_engines(catalog.texts, log)
 
-    # one engine at a time over the whole query set, each starting from empty per-word caches:
-    # interleaving engines per query would let the first (the model) warm the index's caches
-    # for the next ones
-    for e in engines:
-        index.clear_caches()
-        for q in queries[:5]:  # warm-up: JIT compilation, first-call allocations
-            e.search(q)
-        gc.collect()
-        gc.disable()
-        try:
-            for q in queries:
-                t0 = time.perf_counter()
-                e.search(q)
-                e.latencies.append(time.perf_counter() - t0)
-        finally:
-            gc.enable()
+    # each production engine over the whole query set from empty per-word caches, one after
+    # another (query by query they would warm the shared index's caches for each other); the
+    # lexical engines, which share nothing with them, answer each query right after it, so that
+    # a ratio compares latencies taken at the same moments (the module's docstring)
+    production, lexical = engines[:4], engines[4:]
+    round_ratios: list[dict[str, float]] = []
+    for _ in range(max(1, ROUNDS if rounds is None else rounds)):
+        ratios: dict[str, float] = {}
+        for e in production:
+            index.clear_caches()
+            for q in queries[:5]:  # warm-up: JIT compilation, first-call allocations
+                for engine in (e, *lexical):
+                    engine.search(q)
+            index.clear_caches()
+            timed: dict[str, list[float]] = {engine.name: [] for engine in (e, *lexical)}
+            gc.collect()
+            gc.disable()
+            try:
+                for q in queries:
+                    for engine in (e, *lexical):
+                        t0 = time.perf_counter()
+                        engine.search(q)
+                        timed[engine.name].append(time.perf_counter() - t0)
+            finally:
+                gc.enable()
+            for engine in (e, *lexical):
+                engine.latencies += timed[engine.name]
+            ratios[e.name] = float(np.percentile(timed[e.name], 50) / np.percentile(timed["tantivy"], 50))
+        round_ratios.append(ratios)
 
     ref, agree, max_diff = _reference(rec, queries, reference_budget_s, log)
     result: dict[str, Any] = {"items": catalog.n_items, "queries": len(queries)}
@@ -133,12 +157,14 @@ def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessi
     result["max_abs_score_diff"] = float(f"{max_diff:.3g}")
     result["bytes_per_item"] = round(rec.index.nbytes() / max(catalog.n_items, 1))
     result["training"] = training
-    p50 = result["model"]["p50_ms"]
-    tantivy = result["tantivy"]["p50_ms"]
-    result["ratios"] = {"reference_p50_over_model": _r(result["reference"]["p50_ms"] / p50),
-                        "model_p50_over_tantivy": _r(p50 / tantivy),
-                        "recommend_p50_over_tantivy": _r(result["recommend"]["p50_ms"] / tantivy),
-                        "index_p50_over_tantivy": _r(result["index"]["p50_ms"] / tantivy)}
+    def over_tantivy(name: str) -> list[float]:  # per round
+        return [_r(r[name]) for r in round_ratios]
+
+    result["rounds"] = len(round_ratios)
+    result["ratios"] = {"reference_p50_over_model": _r(result["reference"]["p50_ms"] / result["model"]["p50_ms"]),
+                        **{f"{name}_p50_over_tantivy": _r(float(np.median(over_tantivy(name))))
+                           for name in ("model", "recommend", "index")},
+                        "model_p50_over_tantivy_per_round": over_tantivy("model")}
     return result
 
 
@@ -301,7 +327,8 @@ def _reference(rec: Recommender, queries: list[str], budget_s: float, log) -> tu
 
 def format_report(result: dict) -> str:
     lines = [f"{result['items']} items, {result['queries']} queries, top-10, one query at a time, "
-             "one engine after another, per-word caches emptied first",
+             f"each production engine from empty per-word caches with the lexical ones answering each "
+             f"query right after it, {result['rounds']} rounds (ratios: the median over the rounds)",
              f"{'engine':<12} {'p50 ms':>9} {'p99 ms':>9} {'q/s':>9} {'build s':>8}  queries"]
     for name in ("model", "recommend", "index", "index_cold", "reference", "bm25s", "bm25s_numba", "tantivy"):
         if name in result:
@@ -316,7 +343,8 @@ def format_report(result: dict) -> str:
         f"reference p50 / model p50: {result['ratios']['reference_p50_over_model']:.4g}x;  "
         f"model p50 / tantivy p50: {result['ratios']['model_p50_over_tantivy']:.3g};  "
         f"recommend p50 / tantivy p50: {result['ratios']['recommend_p50_over_tantivy']:.3g};  "
-        f"index p50 / tantivy p50: {result['ratios']['index_p50_over_tantivy']:.3g}",
+        f"index p50 / tantivy p50: {result['ratios']['index_p50_over_tantivy']:.3g}  (model / tantivy per "
+        f"round: {', '.join(f'{x:.3g}' for x in result['ratios']['model_p50_over_tantivy_per_round'])})",
         f"training: {t['interactions_per_s']:.4g} interactions/s ({t['interactions']} interactions, "
         f"one epoch in {t['epoch_s']:.3g}s, {t['threads']} torch threads)",
     ]

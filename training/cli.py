@@ -164,6 +164,10 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--reference-seconds", type=float, default=30.0,
                    help="time budget of the (slow) reference attention; at least 3 queries")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--rounds", type=int,
+                   help="runs of every engine over the queries, one engine after another in each; "
+                        "ratios are the median over them, as the machine's speed drifts "
+                        "(default: training.bench.ROUNDS)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(run=cmd_bench)
     return p
@@ -357,7 +361,8 @@ def cmd_serve(args) -> int:
 def cmd_bench(args) -> int:
     from training.bench import format_report, run_bench
 
-    result = run_bench(args.items, args.queries, args.seed, args.sessions, args.reference_seconds)
+    result = run_bench(args.items, args.queries, args.seed, args.sessions, args.reference_seconds,
+                       rounds=args.rounds)
     print(json.dumps(result) if args.json else format_report(result))
     return 0
 
