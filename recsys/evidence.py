@@ -74,16 +74,15 @@ class Evidence:
             near = self.near_values(facet, near_ids[:, None, :, None, :], near_sims[:, None, :, None, :],
                                     attr_ids[:, :, None, :])
             return exact, assoc_pos, near
-        rows = self._derived.get(("assoc_rows", facet))
-        if rows is None:
+        if ("assoc_indptr", facet) not in self._derived:  # int64 once, as the kernel reads them
             table = self.assoc[facet]
-            rows = np.concatenate([table.indptr, table.indices]).astype(np.int64)
-            self._derived[("assoc_rows", facet)] = rows
-        cut = self.assoc[facet].shape[0] + 1
+            self._derived[("assoc_indptr", facet)] = table.indptr.astype(np.int64)
+            self._derived[("assoc_indices", facet)] = table.indices.astype(np.int64)
+        indptr, indices = self._derived[("assoc_indptr", facet)], self._derived[("assoc_indices", facet)]
         return kernels.pair_evidence(
             np.ascontiguousarray(word_ids, dtype=np.int64), np.ascontiguousarray(near_ids, dtype=np.int64),
             np.ascontiguousarray(near_sims, dtype=np.float32), np.ascontiguousarray(attr_ids, dtype=np.int64),
-            self._attribute_words(facet), self._words_per_attribute(facet), rows[:cut], rows[cut:])
+            self._attribute_words(facet), self._words_per_attribute(facet), indptr, indices)
 
     def near_values(self, facet: str, near_ids: np.ndarray, near_sims: np.ndarray,
                     attr_ids: np.ndarray) -> np.ndarray:

@@ -16,6 +16,7 @@ is prior + sum of head outputs: every score splits exactly into per-head contrib
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -184,28 +185,24 @@ class FacetScorer(nn.Module):
         vecs: torch.Tensor = self.word_emb(bucket) + gram_vecs.sum(-2) / n
         return vecs
 
-    def attribute_word_vectors(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-        """Per facet: the word vectors of each attribute's value words (V, W, D) and of its key
-        (V, D), read from the word table in one lookup. Each lookup of a sparse table leaves
-        its own sparse gradient, and summing a dozen of them (three per facet) took a fifth of a
-        training step on Home Depot."""
-        index, sizes = [], []
-        for f in self.cfg.facets:
-            words, key = getattr(self, f"attr_words_{f}"), getattr(self, f"attr_key_{f}")
-            index += [words.clamp(min=0).reshape(-1), key]
-            sizes += [words.numel(), key.numel()]
-        parts = torch.split(self.word_emb(torch.cat(index)), sizes)
-        out = {}
-        for n, f in enumerate(self.cfg.facets):
-            words = getattr(self, f"attr_words_{f}")
-            out[f] = parts[2 * n].reshape(*words.shape, self.cfg.dim), parts[2 * n + 1]
-        return out
+    def attribute_word_vectors(self, facets: Sequence[str] | None = None
+                               ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+        """Per facet (default: every head's): the word vectors of each attribute's value words
+        (V, W, D) and of its key (V, D), read from the word table in one lookup. Each lookup of
+        a sparse table leaves its own sparse gradient, and summing a dozen of them (three per
+        facet) took a fifth of a training step on Home Depot."""
+        facets = self.cfg.facets if facets is None else facets
+        words = {f: getattr(self, f"attr_words_{f}") for f in facets}  # (V, W) each
+        keys = {f: getattr(self, f"attr_key_{f}") for f in facets}  # (V,) each
+        index = [x for f in facets for x in (words[f].clamp(min=0).reshape(-1), keys[f])]
+        parts = torch.split(self.word_emb(torch.cat(index)), [x.numel() for x in index])
+        return {f: (parts[2 * n].reshape(*words[f].shape, self.cfg.dim), parts[2 * n + 1])
+                for n, f in enumerate(facets)}
 
-    def attribute_embeddings(self, facet: str, word_vectors: tuple[torch.Tensor, torch.Tensor] | None = None
-                             ) -> torch.Tensor:
+    def attribute_embeddings(self, facet: str, word_vectors: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         """(V, D): the attribute's own vector, its key's and the mean of its words' vectors
-        (`word_vectors`: the facet's from `attribute_word_vectors`, else read here)."""
-        word_vecs, key_vec = word_vectors if word_vectors is not None else self.attribute_word_vectors()[facet]
+        (`word_vectors`: the facet's from `attribute_word_vectors`)."""
+        word_vecs, key_vec = word_vectors
         mask = (getattr(self, f"attr_words_{facet}") >= 0).unsqueeze(-1)  # (V, W, 1)
         mean_words = (word_vecs * mask).sum(1) / mask.sum(1).clamp(min=1)  # (V, D)
         own = self._attr_emb(facet).weight * getattr(self, f"attr_learnable_{facet}")  # (V, D)
@@ -215,9 +212,10 @@ class FacetScorer(nn.Module):
     def head_tables(self, facet: str, word_vectors: tuple[torch.Tensor, torch.Tensor] | None = None
                     ) -> HeadTables:
         """Per-facet item-side tables: keys (V, K), values (V,), prior (V,) and logit offset
-        (V,) per attribute (`word_vectors` as in `attribute_embeddings`)."""
+        (V,) per attribute (`word_vectors`: the facet's from `attribute_word_vectors`, else read
+        here)."""
         if word_vectors is None:
-            word_vectors = self.attribute_word_vectors()[facet]
+            word_vectors = self.attribute_word_vectors([facet])[facet]
         head = self.head(facet)
         keys, values = head.keys_values(self.attribute_embeddings(facet, word_vectors),
                                         getattr(self, f"attr_bm25_idf_{facet}"))
