@@ -1,0 +1,238 @@
+"""Known-item search on any catalogue, with no queries needed: the untrained start against BM25.
+
+A catalogue without logged searches still says what a shopper could type to find one of its
+items: a few of that item's own discriminative words, with some noise. Known-item topics are
+sampled in the manner of Azzopardi, de Rijke and Balog ("Building simulated queries for
+known-item topics", SIGIR 2007):
+
+1. an item is drawn uniformly among those with at least three distinct content words;
+2. the query length is 1 + Poisson(1.2), at most 5 and at most the item's distinct words;
+3. each query word is, with probability 1 - noise, drawn without replacement from the item's own
+   words (the text BM25 sees: title, description and attribute values) with probability
+   proportional to its IDF (the "discriminative" term model), else a noise word drawn from the
+   whole catalogue's word occurrences (the "popular" model).
+
+Each system ranks the whole catalogue and the rank of the sampled item is read: MRR (over the
+top 100, a miss counts 0) and success@10. Systems, side by side on the same topics:
+``start`` (the model as ``recsys train`` starts it: ``training.fit.untrained_recommender`` with no
+interactions), ``bm25`` (the project's baseline, ``recsys.baselines.BM25Ranker``: bm25s, Snowball
+stems, the project's stop words) and ``bm25s_plain`` (bm25s with its own tokeniser and English stop
+words, no stemming).
+
+Catalogues: ``homedepot``, ``crowdflower`` and ``fashion`` from ``../shared/data`` (never copied
+into the project), ``fashion_specs`` (the same catalogue with its facet columns moved into one
+``attributes`` column of ``key:value|...`` pairs, the shape of a spec-list export), and both
+generators (``synthetic``: ``recsys generate``; ``furniture``: ``benchmarks/furniture_data.py``).
+
+Usage::
+
+    .venv/bin/python benchmarks/known_item.py [--datasets ...] [--seeds 0 1 2 3 4]
+        [--topics 200] [--noise 0.2] [--json] [--out report.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from recsys.baselines import BM25Ranker  # noqa: E402
+from recsys.catalog import Catalog  # noqa: E402
+from recsys.dataio import Schema, read_items  # noqa: E402
+from recsys.tokenize import STOPWORDS, words  # noqa: E402
+from training.fit import TrainConfig, untrained_recommender  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+FASHION_SCHEMA = ROOT / "data" / "fashion_schema.toml"
+DATASETS = ("homedepot", "crowdflower", "fashion", "fashion_specs", "synthetic", "furniture")
+DEPTH = 100  # ranks past this count as a miss
+EMPTY_INTERACTIONS = pd.DataFrame({"query": pd.Series([], dtype=object),
+                                   "item_idx": pd.Series([], dtype=np.int64),
+                                   "label": pd.Series([], dtype=np.float32),
+                                   "weight": pd.Series([], dtype=np.float32)})
+
+
+# ---- catalogues --------------------------------------------------------------------------------
+
+def _shared(data: Path, name: str) -> tuple[pd.DataFrame, Schema]:
+    items, _ = read_items(data / name / "items.csv")
+    return items, Schema()
+
+
+def _fashion(data: Path) -> tuple[pd.DataFrame, Schema]:
+    schema = Schema.load(FASHION_SCHEMA)
+    items, _ = read_items(data / "fashion" / "styles.csv", on_bad_lines="skip", schema=schema)
+    return items, schema
+
+
+def _fashion_specs(data: Path) -> tuple[pd.DataFrame, Schema]:
+    """The fashion catalogue exported as a spec list: every facet column becomes a `key:value`
+    pair of one `attributes` column, as many shops' exports give them."""
+    items, schema = _fashion(data)
+    keep = {"item_id", "title"}
+    ignored = {k.lower() for k, v in schema.columns.items() if v == "ignore"}
+    spec_columns = [c for c in items.columns if c not in keep and c.lower() not in ignored]
+    pairs = [
+        "|".join(f"{c}:{row[c]}" for c in spec_columns if str(row[c]).strip())
+        for row in items[spec_columns].to_dict("records")
+    ]
+    out = items[["item_id", "title"]].copy()
+    out["attributes"] = pairs
+    columns = {k: v for k, v in schema.columns.items() if v != "ignore"}
+    return out, Schema(columns=columns, missing=schema.missing, lexicon=schema.lexicon)
+
+
+def _generated(kind: str) -> tuple[pd.DataFrame, Schema]:
+    folder = Path(tempfile.mkdtemp(prefix=f"known-item-{kind}-"))
+    if kind == "synthetic":
+        from recsys.synthetic import generate
+        generate(folder, n_items=3000, n_queries=10, seed=0)
+    else:
+        import furniture_data
+        furniture_data.generate(str(folder), n_items=3000, n_queries=10, seed=0)
+    items, _ = read_items(folder / "items.csv")
+    return items, Schema()
+
+
+LOADERS: dict[str, Callable[[Path], tuple[pd.DataFrame, Schema]]] = {
+    "homedepot": lambda data: _shared(data, "homedepot"),
+    "crowdflower": lambda data: _shared(data, "crowdflower"),
+    "fashion": _fashion,
+    "fashion_specs": _fashion_specs,
+    "synthetic": lambda data: _generated("synthetic"),
+    "furniture": lambda data: _generated("furniture"),
+}
+
+
+# ---- topics ------------------------------------------------------------------------------------
+
+class TopicSampler:
+    """Known-item topics over the item texts BM25 sees (`Catalog.texts`)."""
+
+    def __init__(self, texts: list[str]):
+        self.doc_words = [sorted({w for w in words(t) if w not in STOPWORDS}) for t in texts]
+        df: dict[str, int] = {}
+        occurrences: list[str] = []
+        for t, doc in zip(texts, self.doc_words):
+            for w in doc:
+                df[w] = df.get(w, 0) + 1
+            occurrences.extend(w for w in words(t) if w not in STOPWORDS)
+        n = len(texts)
+        self.idf = {w: float(np.log(1.0 + (n - d + 0.5) / (d + 0.5))) for w, d in df.items()}
+        self.occurrences = occurrences
+        self.eligible = np.flatnonzero([len(d) >= 3 for d in self.doc_words])
+
+    def sample(self, rng: np.random.Generator, n: int, noise: float) -> list[tuple[str, int]]:
+        topics = []
+        for item in rng.choice(self.eligible, size=min(n, len(self.eligible)), replace=False):
+            doc = self.doc_words[int(item)]
+            length = int(min(1 + rng.poisson(1.2), 5, len(doc)))
+            weights = np.array([self.idf[w] for w in doc])
+            own = list(rng.choice(doc, size=length, replace=False, p=weights / weights.sum()))
+            query = [str(self.occurrences[rng.integers(len(self.occurrences))])
+                     if rng.random() < noise else str(w) for w in own]
+            topics.append((" ".join(query), int(item)))
+        return topics
+
+
+# ---- systems -----------------------------------------------------------------------------------
+
+class _PlainBM25:
+    """bm25s with its own tokeniser (English stop words, no stemming)."""
+
+    def __init__(self, texts: list[str]):
+        import bm25s
+
+        self.bm25s = bm25s
+        self.retriever = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+        self.retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False),
+                             show_progress=False)
+        self.n = len(texts)
+
+    def rank(self, query: str) -> np.ndarray:
+        tokens = self.bm25s.tokenize([query], stopwords="en", show_progress=False)
+        if not tokens.ids[0]:
+            return np.arange(0)
+        ids, _ = self.retriever.retrieve(tokens, k=min(DEPTH, self.n), show_progress=False)
+        return np.asarray(ids[0])
+
+
+def _rank_of(ranked: np.ndarray, item: int) -> int | None:
+    hit = np.flatnonzero(np.asarray(ranked)[:DEPTH] == item)
+    return int(hit[0]) + 1 if hit.size else None
+
+
+def _scores(ranks: list[int | None]) -> dict[str, float]:
+    rr = [1.0 / r if r else 0.0 for r in ranks]
+    return {"mrr": float(np.mean(rr)), "success@10": float(np.mean([bool(r and r <= 10) for r in ranks]))}
+
+
+def run_dataset(name: str, data: Path, seeds: list[int], n_topics: int, noise: float) -> dict:
+    t0 = time.perf_counter()
+    items, schema = LOADERS[name](data)
+    catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon, facets=schema.facets)
+    start = untrained_recommender(catalog, EMPTY_INTERACTIONS, TrainConfig(seed=0))
+    bm25 = BM25Ranker().fit(catalog.texts, None)
+    plain = _PlainBM25(catalog.texts)
+    systems: dict[str, Callable[[str], np.ndarray]] = {
+        "start": lambda q: start.top_indices(q, DEPTH),
+        "bm25": lambda q: bm25.top_k(q, DEPTH),
+        "bm25s_plain": plain.rank,
+    }
+    sampler = TopicSampler(catalog.texts)
+    per_seed = []
+    for seed in seeds:
+        topics = sampler.sample(np.random.default_rng(seed), n_topics, noise)
+        result = {sys_name: _scores([_rank_of(rank(q), item) for q, item in topics])
+                  for sys_name, rank in systems.items()}
+        per_seed.append({"seed": seed, "topics": len(topics), **result})
+        print(f"  {name} seed {seed}: " + ", ".join(f"{s} {result[s]['mrr']:.4f}" for s in systems),
+              file=sys.stderr, flush=True)
+    mean = {s: {m: float(np.mean([r[s][m] for r in per_seed])) for m in ("mrr", "success@10")}
+            for s in systems}
+    return {"dataset": name, "items": catalog.n_items, "per_seed": per_seed, "mean": mean,
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def table(results: list[dict]) -> str:
+    lines = [f"{'catalogue':<14} {'items':>7} {'start MRR':>9} {'BM25 MRR':>9} {'plain MRR':>9} "
+             f"{'start/BM25':>10} {'start s@10':>10} {'BM25 s@10':>9}"]
+    for r in results:
+        m = r["mean"]
+        ratio = m["start"]["mrr"] / m["bm25"]["mrr"] if m["bm25"]["mrr"] else float("nan")
+        lines.append(f"{r['dataset']:<14} {r['items']:>7,} {m['start']['mrr']:>9.4f} "
+                     f"{m['bm25']['mrr']:>9.4f} {m['bm25s_plain']['mrr']:>9.4f} {ratio:>10.3f} "
+                     f"{m['start']['success@10']:>10.3f} {m['bm25']['success@10']:>9.3f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder holding the catalogues")
+    p.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    p.add_argument("--topics", type=int, default=200, help="known-item topics per seed")
+    p.add_argument("--noise", type=float, default=0.2, help="share of query words drawn from the catalogue")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--out", type=Path, help="also write the JSON report here")
+    args = p.parse_args(argv)
+    results = [run_dataset(name, args.data, args.seeds, args.topics, args.noise) for name in args.datasets]
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(results) if args.json else table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""benchmarks/known_item.py on a planted catalogue: topics come from their item, and an item named
+by a word only it has is found first by every system."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "known_item.py"
+_spec = importlib.util.spec_from_file_location("known_item", SCRIPT)
+ki = importlib.util.module_from_spec(_spec)
+sys.modules["known_item"] = ki
+_spec.loader.exec_module(ki)
+
+TEXTS = [f"oak table model{i} sturdy legs" if i % 2 else f"red cotton dress style{i} summer"
+         for i in range(40)]
+
+
+def test_noise_free_topics_are_words_of_their_item():
+    sampler = ki.TopicSampler(TEXTS)
+    topics = sampler.sample(np.random.default_rng(0), 30, noise=0.0)
+    assert len(topics) == 30
+    for query, item in topics:
+        assert set(query.split()) <= set(sampler.doc_words[item])
+        assert 1 <= len(query.split()) <= 5
+
+
+def test_noise_draws_words_from_the_catalogue():
+    sampler = ki.TopicSampler(TEXTS)
+    topics = sampler.sample(np.random.default_rng(1), 40, noise=1.0)
+    vocabulary = set(sampler.occurrences)
+    assert all(set(q.split()) <= vocabulary for q, _ in topics)
+    assert any(not set(q.split()) <= set(sampler.doc_words[i]) for q, i in topics)
+
+
+def test_a_word_only_one_item_has_finds_it_in_every_system(tmp_path, monkeypatch):
+    items = pd.DataFrame({"item_id": [f"i{n}" for n in range(len(TEXTS))],
+                          "title": TEXTS})
+    monkeypatch.setitem(ki.LOADERS, "planted", lambda data: (items, ki.Schema()))
+
+    class Unique(ki.TopicSampler):
+        def sample(self, rng, n, noise):
+            return [(f"model{i}", i) for i in range(1, 40, 2)] + [(f"style{i}", i) for i in range(0, 40, 2)]
+
+    monkeypatch.setattr(ki, "TopicSampler", Unique)
+    result = ki.run_dataset("planted", tmp_path, [0], 40, 0.0)
+    for system in ("start", "bm25", "bm25s_plain"):
+        assert result["mean"][system]["mrr"] == 1.0
+        assert result["mean"][system]["success@10"] == 1.0
+    assert "planted" in ki.table([result])
