@@ -89,6 +89,21 @@ def _settings():
     return get_settings()
 
 
+def _int_in(lo: int, hi: int | None = None):
+    """An argparse type: an int in lo..hi, else an error naming the value and the range."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < lo or (hi is not None and value > hi):
+            span = f"{lo}..{hi}" if hi is not None else f"at least {lo}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range: expected {span}")
+        return value
+    parse.__name__ = "int"
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="recsys", description="Explainable facet-attention recommender")
     sub = p.add_subparsers(dest="command", required=True)
@@ -113,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--judgments", type=Path, help="extra held-out judgments to report on")
     t.add_argument("--probes", type=Path, help="query,word,facet,value: explanation ground truth")
     t.add_argument("--out", type=Path, help="artifacts folder (default: RECSYS_ARTIFACTS_DIR or ./artifacts)")
-    t.add_argument("--epochs", type=int, default=TrainConfig.epochs,
+    t.add_argument("--epochs", type=_int_in(1), default=TrainConfig.epochs,
                    help="at most this many (default: %(default)s); training stops when held-aside "
                         "queries stop improving")
     t.add_argument("--seed", type=int, default=TrainConfig.seed)
@@ -121,7 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--activate", action="store_true",
                    help="serve the new version even when it may not replace the current one on "
                         "its own (another catalogue, or worse on the same held-out queries)")
-    t.add_argument("--nproc", type=int, default=1,
+    t.add_argument("--nproc", type=_int_in(1), default=1,
                    help="training processes on this machine (torch.distributed; default: "
                         "%(default)s); each fits its share of every batch, the first writes")
     t.set_defaults(run=cmd_train, parser=t)
@@ -136,7 +151,7 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("recommend", help="rank the catalogue for a query")
     r.add_argument("query")
-    r.add_argument("--k", type=int, default=10)
+    r.add_argument("--k", type=_int_in(1), default=10)
     r.add_argument("--model", type=Path)
     r.add_argument("--json", action="store_true")
     r.set_defaults(run=cmd_recommend)
@@ -150,9 +165,9 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="run the HTTP service")
     s.add_argument("--host")
-    s.add_argument("--port", type=int)
+    s.add_argument("--port", type=_int_in(1, 65535))
     s.add_argument("--model", type=Path)
-    s.add_argument("--workers", type=int,
+    s.add_argument("--workers", type=_int_in(1),
                    help="server processes on the one port (default: RECSYS_WORKERS, else one per "
                         "core; 1: a single process)")
     s.set_defaults(run=cmd_serve)
