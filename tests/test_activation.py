@@ -76,3 +76,21 @@ def test_forced_or_nothing_served_is_activated():
     small = manifest("sha256:bbb", rows=36)
     assert decide("v2", small, "v1", SERVED, force=True).reason == "activated: forced"
     assert decide("v2", small, None, None).reason == "activated: no model was being served"
+
+
+def test_a_model_below_its_own_bm25_is_kept_even_with_nothing_served():
+    """The held-back report that was activated: model 0.510 against its own BM25 0.833."""
+    worse = manifest(held_out=0.510)
+    worse["metrics"]["held_out"]["bm25"] = {"ndcg@10": 0.833}
+    for served_version, served in ((None, None), ("v1", SERVED)):
+        d = decide("v2", worse, served_version, served)
+        assert not d.activate
+        assert "ndcg@10 0.5100 is below BM25's 0.8330 on its held-out queries" in d.reason
+    assert decide("v2", worse, None, None, force=True).activate
+    # given judgments, they are the basis: below BM25 there is kept however good held-out is
+    judged = manifest(held_out=0.9, judgments=0.40)
+    judged["metrics"]["judgments"]["bm25"] = {"ndcg@10": 0.45}
+    assert "on the judgments" in decide("v2", judged, None, None).reason
+    even = manifest(held_out=0.5)
+    even["metrics"]["held_out"]["bm25"] = {"ndcg@10": 0.5}
+    assert decide("v2", even, None, None).activate  # not below is enough

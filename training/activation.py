@@ -5,6 +5,11 @@ catalogue (items file fingerprint and schema), and the same held-out queries, be
 replays the served version on the new version's evaluation sets (`TrainInputs.baseline`): the
 judgments when given, else its held-out slice of queries. Anything else is kept, inactive, with
 the reason; a new catalogue needs an explicit activation.
+
+Before any of that, a version must rank at least as well as the project's own keyword baseline
+(BM25 over the same item text) in its own report: on the judgments when it was given them, else
+on its held-out queries. A model that loses to BM25 there is kept, even when nothing is served
+yet: serving it would make search worse than the baseline the report printed beside it.
 """
 
 from __future__ import annotations
@@ -50,9 +55,7 @@ def decide(new_version: str, new: dict[str, Any], served_version: str | None,
     forced = hint or f"{explicit}?force=true"
     if force:
         return Decision(True, "activated: forced")
-    if served_version is None or served is None:
-        return Decision(True, "activated: no model was being served")
-    if not same_catalogue(new, served):
+    if served_version is not None and served is not None and not same_catalogue(new, served):
         fp_new, fp_old = catalogue_key(new)[0], catalogue_key(served)[0]
         n_new = ((new.get("data") or {}).get("items") or {}).get("rows")
         n_old = ((served.get("data") or {}).get("items") or {}).get("rows")
@@ -60,6 +63,11 @@ def decide(new_version: str, new: dict[str, Any], served_version: str | None,
                                f"{str(fp_new)[:19]}) than the served {served_version} ({n_old} "
                                f"items, {str(fp_old)[:19]}); a new catalogue needs an explicit "
                                f"activation: {explicit}")
+    below = below_baseline(new)
+    if below is not None:
+        return Decision(False, f"kept, not served: {below}; {forced}")
+    if served_version is None or served is None:
+        return Decision(True, "activated: no model was being served")
     metrics = new.get("metrics") or {}
     replayed = metrics.get("replayed") or {}
     if replayed.get("version") != served_version:
@@ -78,3 +86,16 @@ def decide(new_version: str, new: dict[str, Any], served_version: str | None,
                               f"{served_version} {on}")
     return Decision(False, f"kept, not served: ndcg@10 {mine:.4f} is below {theirs:.4f} of "
                            f"{served_version} {on}; {forced}")
+
+
+def below_baseline(manifest: dict[str, Any]) -> str | None:
+    """Why the version ranks below BM25 in its own report, or None when it does not (or the
+    report has no such comparison: a run with no held-out queries serves the lexical start)."""
+    metrics = manifest.get("metrics") or {}
+    basis = "judgments" if "judgments" in metrics else "held_out"
+    report = metrics.get(basis) or {}
+    mine, bm25 = ndcg(report.get("model")), ndcg(report.get("bm25"))
+    if mine is None or bm25 is None or mine + TOLERANCE >= bm25:
+        return None
+    what = "the judgments" if basis == "judgments" else "its held-out queries"
+    return f"ndcg@10 {mine:.4f} is below BM25's {bm25:.4f} on {what} in its own report"
