@@ -20,6 +20,8 @@ words learn their own weight against the title's (`FacetHead.source_bias`).
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -411,11 +413,7 @@ class _CatalogBuilder:
 
     def _add_pairs(self, cells: pd.Series) -> None:
         for i, cell in zip(self._each_item(), cells.astype(str), strict=True):
-            for pair in _split(cell):
-                key, sep, value = pair.partition(":")
-                key, value = key.strip(), value.strip()
-                if not sep or not key or not value:
-                    continue  # a lone word without a key carries no facet; it stays in the text
+            for key, value in spec_pairs(cell):
                 facet = facet_for_column(key, self.overrides)
                 if facet is not None:
                     self.add(i, Attribute(facet, key.lower(), value.lower()))
@@ -502,6 +500,41 @@ class _Rows:
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(indptr, indices) as `sp.csr_matrix` takes them."""
         return np.array(self.indptr, dtype=np.int64), np.array(self.indices, dtype=np.int32)
+
+
+# A spec list says what an item lacks as often as what it has ("apple_docking: Not supported"):
+# such a value names no property a shopper could ask for, so it is no attribute and no text.
+NEGATIVE_VALUES = frozenset({"no", "none", "not supported", "unsupported", "not applicable", "n/a",
+                             "na", "0", "false", "not included", "without", "-"})
+_PAIR_SEPARATORS = re.compile(r"[|;]")
+
+
+def spec_pairs(cell: str) -> list[tuple[str, str]]:
+    """(key, value) pairs of an `attributes` cell: `key:value` pairs separated by `|` or `;`, or
+    a JSON object (`{"brand": "Acme", "ports": ["usb", "hdmi"]}`). A list value gives one pair
+    per element; lone words without a key, empty and negative values (`NEGATIVE_VALUES`) give
+    none. The key is context only: its words never match a query (`Attribute.match_keys`)."""
+    text = cell.strip()
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            raw = [(str(k), str(x)) for k, v in obj.items()
+                   for x in (v if isinstance(v, list) else [v]) if x is not None]
+            return [(k.strip(), v.strip()) for k, v in raw if _is_value(k, v)]
+    pairs = []
+    for part in _PAIR_SEPARATORS.split(text):
+        key, sep, value = part.partition(":")
+        key, value = key.strip(), value.strip()
+        if sep and _is_value(key, value):
+            pairs.append((key, value))
+    return pairs
+
+
+def _is_value(key: str, value: str) -> bool:
+    return bool(key.strip()) and bool(value.strip()) and value.strip().lower() not in NEGATIVE_VALUES
 
 
 def _split(cell: str) -> list[str]:
