@@ -53,7 +53,10 @@ def fresh_clone(tmp_path_factory):
 
 
 def _env(clone: Path, port: int) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH", "RECSYS_"))}
+    # make's own variables carry an outer `make test PYTEST_ARGS=...` into the inner make, where a
+    # command-line variable beats the environment's: the inner run then ran the whole suite
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH", "RECSYS_", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"))}
     env.update({INNER: "1", "RECSYS_PORT": str(port), "RECSYS_DEFAULT_ITEMS": "600",
                 "RECSYS_DEFAULT_QUERIES": "800"})
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p)
@@ -97,10 +100,18 @@ def test_make_test_sets_up_and_runs_the_suite(fresh_clone):
     env = _env(fresh_clone, free_port())
     # the browser test among them: it takes screenshots, which must not land in docs/
     env["PYTEST_ARGS"] = "-q tests/test_catalog.py tests/test_readme_commands.py tests/test_web_page.py"
-    out = subprocess.run(["make", "test"], cwd=fresh_clone, env=env, capture_output=True, text=True,
-                         timeout=1200)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert re.search(r"\d+ passed", out.stdout)
+    proc = subprocess.Popen(["make", "test"], cwd=fresh_clone, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=1200)
+    finally:
+        if proc.poll() is None:  # a timed-out inner run leaves no pytest or server behind
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
+    assert re.search(r"\d+ passed", stdout)
+    # the inner run is the named files only, never the suite again
+    assert not re.search(r"\d{3,} passed", stdout), stdout[-2000:]
     status = subprocess.run(["git", "status", "--porcelain"], cwd=fresh_clone, capture_output=True,
                             text=True, check=True).stdout
     assert status == "", f"make test changed the clone:\n{status}"
