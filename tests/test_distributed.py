@@ -130,6 +130,6 @@ def test_bad_input_in_two_processes_is_one_line_and_exit_2(planted_paths, tmp_pa
 def test_nproc_is_checked(planted_paths, tmp_path):
     run = _cli("train", "--nproc", "0", "--items", str(planted_paths["items"]),
                "--interactions", str(planted_paths["interactions"]), "--out", str(tmp_path))
-    assert run.returncode == 2 and "--nproc must be at least 1, got 0" in run.stderr
+    assert run.returncode == 2 and "argument --nproc: 0 is out of range: expected at least 1" in run.stderr
     run = _cli("train", "--nproc", "2", "--events", "sqlite:///nowhere.db", "--out", str(tmp_path))
     assert run.returncode == 2 and "--nproc goes with --interactions" in run.stderr
