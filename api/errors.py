@@ -5,6 +5,10 @@
   filter key, a query the answer cannot hold, ...), 404 for an unknown item, both with the
   library's message;
 - a broken model version: 409, named without server paths;
+- the store unavailable (its server down or unreachable, the connection lost, the SQLite file
+  locked, a deadlock past its retries): 503 with `Retry-After`, for every route that uses it
+  (`store.db.unavailable` says which errors those are; any other is a bug);
+- no answer names a server path or the database's URL (`redact`);
 - anything else is a bug, whatever its class (a ValueError from numpy is no bad request): a 500
   with the request id, its traceback in the log under the same id. The request-context
   middleware answers those (`api.middleware`), being the one that knows the id for sure.
@@ -13,18 +17,33 @@
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Iterable
+from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from recsys.errors import ArtifactError, InputError, UnknownItemError
+from store.db import StoreError, unavailable
 
+from .config import Settings
 from .logs import request_id_var
 
 log = logging.getLogger("recsys.api")
+# seconds a client is told to wait when the store is unavailable: a restart or a failover of
+# the database takes seconds, and a shorter wait only adds load to a store that is recovering
+STORE_RETRY_AFTER_S = 5
+# a database URL in a message (the driver's form too: postgresql+psycopg://), up to the
+# punctuation that follows it ("sqlite:////srv/recsys.db: no events")
+_DATABASE_URL = re.compile(r"\b(?:sqlite|postgres(?:ql)?)(?:\+\w+)?://[^\s'\",;()]*[^\s'\",;():.]")
+# an absolute path; `_redact_path` keeps the ones that are no server path (a route, /admin/jobs)
+_ABSOLUTE_PATH = re.compile(r"(?<![\w/.:~-])/[\w.~+@%-]+(?:/[\w.~+@%-]+)*/?")
+STORE_WORD, PATH_WORD = "the store", "a server file"
 
 
 def install(app: FastAPI) -> None:
@@ -34,6 +53,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(UnknownItemError, _unknown_item)  # type: ignore[arg-type]
     app.add_exception_handler(InputError, _input_error)  # type: ignore[arg-type]
     app.add_exception_handler(ArtifactError, _artifact_error)  # type: ignore[arg-type]
+    app.add_exception_handler(SQLAlchemyError, _store_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StoreError, _store_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
 
 
@@ -51,16 +72,62 @@ def _where(loc: list) -> str:
 
 
 async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-    return JSONResponse(status_code=exc.status_code, content={"detail": exc.detail},
+    detail = _public(request, exc.detail) if isinstance(exc.detail, str) else exc.detail
+    return JSONResponse(status_code=exc.status_code, content={"detail": detail},
                         headers=getattr(exc, "headers", None))
 
 
 async def _unknown_item(request: Request, exc: UnknownItemError) -> JSONResponse:
-    return JSONResponse(status_code=404, content={"detail": str(exc)})
+    return JSONResponse(status_code=404, content={"detail": _public(request, str(exc))})
 
 
 async def _input_error(request: Request, exc: InputError) -> JSONResponse:
-    return JSONResponse(status_code=422, content={"detail": str(exc), "message": str(exc)})
+    message = _public(request, str(exc))
+    return JSONResponse(status_code=422, content={"detail": message, "message": message})
+
+
+async def _store_error(request: Request, exc: Exception) -> JSONResponse:
+    """503 for a store that cannot answer now; the message names no host, port or file (the
+    log has the driver's error)."""
+    if not unavailable(exc):
+        raise exc  # a bug: the request-context middleware logs it and answers 500
+    cause = type(getattr(exc, "orig", None) or exc).__name__
+    log.warning("the store is unavailable", extra={"path": request.url.path, "error": cause,
+                                                   "detail": str(exc)})
+    return JSONResponse(status_code=503, headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
+                        content={"detail": f"the store is unavailable ({cause}): nothing was "
+                                           f"read or stored; try again in {STORE_RETRY_AFTER_S} s",
+                                 "request_id": request_id_var.get()})
+
+
+def redact(message: str, known: Iterable[str] = ()) -> str:
+    """`message` without server paths or database URLs, each replaced by a word that says what
+    it was ("sqlite:////srv/data/recsys.db: no events" -> "the store: no events"). `known`:
+    this server's folders and URLs, replaced first."""
+    for text in sorted((k for k in known if k), key=len, reverse=True):
+        message = message.replace(text, STORE_WORD if "://" in text else PATH_WORD)
+    message = _DATABASE_URL.sub(STORE_WORD, message)
+    return _ABSOLUTE_PATH.sub(_redact_path, message)
+
+
+def _redact_path(match: re.Match[str]) -> str:
+    # a path whose first folder exists at this machine's root is a server path; one that does
+    # not is a route or the client's own words ("see GET /admin/versions")
+    top = match.group(0).strip("/").split("/", 1)[0]
+    return PATH_WORD if Path("/", top).exists() else match.group(0)
+
+
+def server_names(settings: Settings, database_url: str) -> list[str]:
+    """What `redact` replaces first for this server: its folders, resolved (a folder given
+    relative, "data", is no string to replace in a message: "metadata" has it), and the
+    database URL as given and as SQLAlchemy writes it."""
+    folders = (settings.data_dir, settings.artifacts_dir, settings.default_data_dir)
+    return [str(Path(f).resolve()) for f in folders] + [settings.store_url, database_url]
+
+
+def _public(request: Request, message: str) -> str:
+    state = request.app.state
+    return redact(message, server_names(state.settings, state.db.public_url))
 
 
 async def _artifact_error(request: Request, exc: ArtifactError) -> JSONResponse:

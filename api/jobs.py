@@ -45,6 +45,7 @@ from store.db import Database
 from store.records import fail_unfinished_jobs, load_jobs, record_decision, save_job
 from training.activation import decide
 
+from .errors import redact
 from .model_store import ModelStore
 from .telemetry import Telemetry
 
@@ -135,9 +136,12 @@ class Job:
         return job_out(self.row(""))
 
     def finish(self, status: str, error: str | None = None) -> None:
+        """`error` is stored and answered without server paths or the database's URL (a job from
+        the store's events fails with "the store: no events: nothing to train on")."""
         if self.status == "cancelled":
             return
-        self.status, self.error, self.finished_at = status, error, _now()
+        self.status, self.finished_at = status, _now()
+        self.error = redact(error) if error is not None else None
 
     @property
     def done(self) -> bool:

@@ -4,21 +4,57 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-from collections.abc import Iterator
+import random
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, make_url, text
+from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # PostgreSQL serialises concurrent `upgrade` calls (several processes starting) on this key
 _UPGRADE_LOCK = 7_151_015
+# a transaction PostgreSQL rolled back to break a deadlock or a serialisation conflict is tried
+# again this many times in all, after a short random pause (so the two do not collide again)
+RETRY_ATTEMPTS = 5
+_RETRY_PAUSE_S = (0.01, 0.1)
+# SQLSTATEs of a transaction that is fine to run again as it was: serialization_failure,
+# deadlock_detected
+_RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})
+# sqlite3 calls a syntax error an OperationalError too: only these mean the file cannot be used
+_SQLITE_UNAVAILABLE = ("database is locked", "database table is locked", "unable to open",
+                       "disk i/o error", "readonly database", "database or disk is full")
+T = TypeVar("T")
 
 
 class StoreError(RuntimeError):
     """The store cannot be used (bad URL, server unreachable); the message says which and why."""
+
+
+def retryable(exc: BaseException) -> bool:
+    """A deadlock or serialisation failure: the transaction was rolled back and may run again."""
+    return getattr(getattr(exc, "orig", None), "sqlstate", None) in _RETRYABLE_SQLSTATES
+
+
+def unavailable(exc: BaseException) -> bool:
+    """The store cannot answer now, though the request was fine: the server is down or the
+    connection was lost (both backends), the pool has no connection free, the SQLite file is
+    locked or cannot be opened, a deadlock outlived its retries. A client should try again
+    later; anything else a store call raises is a bug."""
+    if isinstance(exc, StoreError | sa_exc.TimeoutError):
+        return True
+    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    if not isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError):
+        return False
+    if type(exc.orig).__module__.startswith("sqlite3"):
+        return any(words in str(exc.orig).lower() for words in _SQLITE_UNAVAILABLE)
+    return True  # psycopg: connection, operator intervention, resources, transaction rollback
 
 
 def sqlite_url(path: Path) -> str:
@@ -87,6 +123,21 @@ class Database:
         with open(f"{database}-upgrade.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
             yield
+
+    def transaction(self, work: Callable[[Connection], T]) -> T:
+        """`work(conn)` in one transaction, committed; run again (at most `RETRY_ATTEMPTS` in
+        all) when PostgreSQL rolled it back for a deadlock or a serialisation failure, which
+        concurrent writers can cause on a request that is fine. `work` must only touch the
+        database: a retry runs it again from the start."""
+        for attempt in range(1, RETRY_ATTEMPTS + 1):
+            try:
+                with self.engine.begin() as conn:
+                    return work(conn)
+            except sa_exc.DBAPIError as exc:
+                if attempt == RETRY_ATTEMPTS or not retryable(exc):
+                    raise
+                time.sleep(random.uniform(*_RETRY_PAUSE_S) * attempt)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 import pandas as pd
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from .db import Database
@@ -41,29 +41,32 @@ def utc_naive(t: datetime) -> datetime:
 
 
 def add_events(db: Database, batch: Sequence[Event]) -> Stored:
-    """Store `batch` in one transaction; returns after the commit (durable, see `Database`)."""
+    """Store `batch` in one transaction; returns after the commit (durable, see `Database`).
+
+    `duplicates` is what the insert skipped, as the database counted it: an event_id stored
+    before, by this batch's earlier copy, or by a concurrent batch that committed first."""
     received = utc_naive(datetime.now(UTC))
-    seen: set[str] = set()
-    rows = []
-    for e in batch:
-        if e.event_id is not None:
-            if e.event_id in seen:
-                continue
-            seen.add(e.event_id)
-        rows.append({**asdict(e), "timestamp": utc_naive(e.timestamp), "received_at": received})
-    with db.engine.begin() as conn:
-        known: set[str] = set()
-        ids = sorted(seen)
-        for start in range(0, len(ids), 500):  # bound the IN list
-            chunk = ids[start:start + 500]
-            known |= set(conn.scalars(select(events.c.event_id).where(events.c.event_id.in_(chunk))))
-        new = [r for r in rows if r["event_id"] is None or r["event_id"] not in known]
-        if new:
-            # a concurrent batch may store the same event_id between the check and here
-            dialect = postgresql if not db.is_sqlite else sqlite
-            conn.execute(dialect.insert(events).on_conflict_do_nothing(index_elements=["event_id"])
-                         if seen else insert(events), new)
-    return Stored(accepted=len(batch), duplicates=len(batch) - len(new))
+    rows = [{**asdict(e), "timestamp": utc_naive(e.timestamp), "received_at": received}
+            for e in batch]
+    # one order for every batch: two batches sharing event_ids take their unique-index locks in
+    # the same order, so PostgreSQL makes one wait for the other instead of deadlocking them
+    rows.sort(key=lambda r: (r["event_id"] is None, r["event_id"] or ""))
+    rows = _first_copies(rows)
+    if not rows:
+        return Stored(accepted=len(batch), duplicates=len(batch))
+    dialect = sqlite if db.is_sqlite else postgresql
+    # a skipped row returns nothing: the ids returned are the rows this transaction inserted
+    statement = (dialect.insert(events).on_conflict_do_nothing(index_elements=["event_id"])
+                 .returning(events.c.id))
+    inserted = db.transaction(lambda conn: len(conn.execute(statement, rows).all()))
+    return Stored(accepted=len(batch), duplicates=len(batch) - inserted)
+
+
+def _first_copies(rows: list[dict]) -> list[dict]:
+    """`rows` (sorted by event_id) without the later copies of an event_id: the first copy wins,
+    and the sort is stable."""
+    return [r for i, r in enumerate(rows)
+            if r["event_id"] is None or i == 0 or rows[i - 1]["event_id"] != r["event_id"]]
 
 
 def event_counts(db: Database) -> dict[str, int]:

@@ -59,7 +59,7 @@ def checked_events(req: EventsRequest, rec: Recommender, s: Settings) -> list[Ev
 
 
 @router.get("/admin/events/stats", response_model=EventStatsOut, dependencies=[AdminDep],
-            tags=["admin"], responses=error_responses(401, 403, 404, 500))
+            tags=["admin"], responses=error_responses(401, 403, 404, 500, 503))
 def event_stats(db: DatabaseDep) -> dict:
     """How many events the store holds, by type."""
     counts = event_counts(db)

@@ -37,7 +37,7 @@ from ..schemas import (
 )
 
 router = APIRouter(prefix="/admin/experiments", tags=["admin"], dependencies=[AdminDep],
-                   responses=error_responses(401, 403, 404, 500))
+                   responses=error_responses(401, 403, 404, 500, 503))
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$")  # it is a path segment of the routes
 ARM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,31}$")
