@@ -53,8 +53,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(UnknownItemError, _unknown_item)  # type: ignore[arg-type]
     app.add_exception_handler(InputError, _input_error)  # type: ignore[arg-type]
     app.add_exception_handler(ArtifactError, _artifact_error)  # type: ignore[arg-type]
-    app.add_exception_handler(SQLAlchemyError, _store_error)  # type: ignore[arg-type]
-    app.add_exception_handler(StoreError, _store_error)  # type: ignore[arg-type]
+    app.add_exception_handler(SQLAlchemyError, _store_error)
+    app.add_exception_handler(StoreError, _store_error)
     app.add_exception_handler(Exception, _unexpected)
 
 
