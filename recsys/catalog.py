@@ -521,9 +521,9 @@ def spec_pairs(cell: str) -> list[tuple[str, str]]:
         except ValueError:
             obj = None
         if isinstance(obj, dict):
-            raw = [(str(k), str(x)) for k, v in obj.items()
+            raw = [(str(k).strip(), str(x).strip()) for k, v in obj.items()
                    for x in (v if isinstance(v, list) else [v]) if x is not None]
-            return [(k.strip(), v.strip()) for k, v in raw if _is_value(k, v)]
+            return [(k, v) for k, v in raw if _is_value(k, v)]
     pairs = []
     for part in _PAIR_SEPARATORS.split(text):
         key, sep, value = part.partition(":")
@@ -534,7 +534,8 @@ def spec_pairs(cell: str) -> list[tuple[str, str]]:
 
 
 def _is_value(key: str, value: str) -> bool:
-    return bool(key.strip()) and bool(value.strip()) and value.strip().lower() not in NEGATIVE_VALUES
+    """A stripped pair that says something: a key, and a value that is not a negative one."""
+    return bool(key) and bool(value) and value.lower() not in NEGATIVE_VALUES
 
 
 def _split(cell: str) -> list[str]:

@@ -20,6 +20,8 @@ from typing import Any
 
 # a rounding difference is no regression
 TOLERANCE = 1e-9
+# what each evaluation set of a report is called in a reason
+_BASIS_WORDS = {"judgments": "the judgments", "held_out": "its held-out queries"}
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def decide(new_version: str, new: dict[str, Any], served_version: str | None,
                                f"{served_version} (compared with {replayed.get('version')}); "
                                f"{explicit}")
     basis = "judgments" if "judgments" in metrics and "judgments" in replayed else "held_out"
-    what = "the judgments" if basis == "judgments" else "its held-out queries"
+    what = _BASIS_WORDS[basis]
     mine, theirs = ndcg((metrics.get(basis) or {}).get("model")), ndcg(replayed.get(basis))
     if mine is None or theirs is None:
         return Decision(False, f"kept, not served: no ndcg@10 on {what} to compare; {explicit}")
@@ -97,5 +99,4 @@ def below_baseline(manifest: dict[str, Any]) -> str | None:
     mine, bm25 = ndcg(report.get("model")), ndcg(report.get("bm25"))
     if mine is None or bm25 is None or mine + TOLERANCE >= bm25:
         return None
-    what = "the judgments" if basis == "judgments" else "its held-out queries"
-    return f"ndcg@10 {mine:.4f} is below BM25's {bm25:.4f} on {what} in its own report"
+    return f"ndcg@10 {mine:.4f} is below BM25's {bm25:.4f} on {_BASIS_WORDS[basis]} in its own report"
