@@ -9,7 +9,8 @@ Nothing is computed with a file's content before it is checked against the other
 the catalogue's and the word table's sizes, every sparse table's shape, dtypes, index ranges and
 order, every float finite, and the weights' names, shapes and dtypes against the model the
 manifest's config builds (on the meta device: no memory until the file has proven its sizes).
-A check that fails raises `ArtifactError` naming the file and the problem.
+A check that fails raises `ArtifactError` naming the file and the problem. Last, a few queries
+are scored (`recsys.smoke`): finite but absurd weights are refused there.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from .facets import facet_name_problem
 from .model import FacetScorer
 from .model_config import ModelConfig
 from .recommender import Recommender
+from .smoke import smoke_problem
 from .words import WordTable
 
 T = TypeVar("T")
@@ -53,6 +55,7 @@ T = TypeVar("T")
 FORMAT_VERSION = 4  # 4: BM25 start (source_bias, BM25 IDF and mean count buffers)
 CURRENT_POINTER = "current"
 _FILES = ("manifest.json", "model.safetensors", "arrays.safetensors", "catalog.json", "words.json")
+_WEIGHTS = "model.safetensors"  # the file a version whose scores are wrong is refused by
 VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
 # rows of each sparse table in arrays.safetensors, `<kind>.<facet>`; columns: the facet's vocabulary
 _CSR_ROWS = {"items": "items", "exact": "words", "assoc": "words"}
@@ -172,7 +175,7 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
                    popularity: np.ndarray | None) -> None:
     cat, fz = rec.catalog, rec.featurizer
     state = {k: v.contiguous() for k, v in rec.model.state_dict().items()}
-    save_tensors(state, str(folder / "model.safetensors"))
+    save_tensors(state, str(folder / _WEIGHTS))
     arrays: dict[str, np.ndarray] = {}
     for f in cat.facets:
         _put_csr(arrays, f"items.{f}", cat.item_attrs[f])
@@ -300,6 +303,8 @@ def check_version(version_dir: str | Path) -> dict[str, Any]:
 
 
 def load_version(path: str | Path) -> Recommender:
+    """The one way a version is read to be served or used (server start, activation, standby,
+    the watchers, the command line): every file checked, then a few queries scored."""
     folder = resolve_version_dir(path)
     manifest = check_version(folder)
     cfg = ModelConfig.from_json(manifest["config"])
@@ -330,6 +335,11 @@ def load_version(path: str | Path) -> Recommender:
         raise ArtifactError(f"the checked files do not build a model: {type(exc).__name__}: {exc}",
                             folder) from None
     rec.popularity = arrays.get("popularity")
+    problem = smoke_problem(rec)
+    if problem:
+        raise ArtifactError(f"the weights give broken answers: {problem}; the version is damaged or "
+                            f"its training diverged: re-train it or activate another version",
+                            folder, _WEIGHTS)
     return rec
 
 
@@ -337,7 +347,7 @@ def _load_model(folder: Path, cfg: ModelConfig, featurizer: Featurizer) -> Facet
     """The weights, checked against the model the config builds: the same names, shapes and
     dtypes, finite floats, and integer tables (buffers derived from the catalogue) equal to what
     this catalogue gives."""
-    file = "model.safetensors"
+    file = _WEIGHTS
     try:
         buffers = featurizer.attribute_buffers()
         try:

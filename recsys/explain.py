@@ -19,6 +19,9 @@ NO_MATCH = "(no match)"
 # attention in its head: below it, the pair is not listed as a match anywhere (explanations,
 # reason lines, `matched`, `unmatched_tokens`); the heatmap still shows every weight.
 MATCH_THRESHOLD = 0.1
+# An explanation is exactly additive (PRODUCT.md 5): score == prior + the heads' contributions, to
+# this; float32 sums of a few terms stay far inside it, a broken model does not.
+ADDITIVE_TOLERANCE = 1e-4
 
 
 @dataclass
@@ -45,6 +48,13 @@ class Explanation:
 
     def __post_init__(self) -> None:
         self.matched = any(h.matches for h in self.heads)
+
+
+def additivity_gap(score: float, explanation: Explanation) -> float | None:
+    """How far `score` is from the explanation's prior plus its heads' contributions when that
+    is more than ADDITIVE_TOLERANCE (or not a number); None when it adds up."""
+    gap = abs(score - explanation.prior - sum(h.contribution for h in explanation.heads))
+    return None if gap <= ADDITIVE_TOLERANCE else gap
 
 
 @dataclass

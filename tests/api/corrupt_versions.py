@@ -23,6 +23,7 @@ from safetensors.torch import save_file as save_tensors
 
 ARRAYS, MODEL, MANIFEST, CATALOG, WORDS = (
     "arrays.safetensors", "model.safetensors", "manifest.json", "catalog.json", "words.json")
+ABSURD = 3e38  # finite float32, near its largest: a weight of it passes every file check
 
 
 def _arrays(edit: Callable[[dict], None]) -> Callable[[Path], None]:
@@ -131,6 +132,9 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
     "weights empty": (_bytes(MODEL, lambda b: b""), MODEL),
     "weights padded": (_bytes(MODEL, lambda b: b + b"\0" * 64), MODEL),
     "a pickle instead of weights": (_pickle_instead, MODEL),
+    # weights that pass every file check and score NaN: only scoring a query finds them
+    "every weight 3e38": (_model(lambda s: [t.fill_(ABSURD) for t in s.values() if t.is_floating_point()]),
+                          MODEL),
     "header length past the file": (_bytes(MODEL, lambda b: (2**40).to_bytes(8, "little") + b[8:]),
                                     MODEL),
     # manifest
