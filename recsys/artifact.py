@@ -5,6 +5,10 @@ A version folder holds `manifest.json` (version, dates, data fingerprints, metri
 `catalog.json` / `words.json` (strings). Nothing is unpickled: a replaced file can at worst fail
 to load, never run code.
 
+The manifest's `files` maps every other file to its sha256 (`dataio.fingerprint`), verified on
+load: a damaged file is refused by name. Every file a version is read from must resolve (symlinks
+followed) inside its folder.
+
 Nothing is computed with a file's content before it is checked against the others: JSON types,
 the catalogue's and the word table's sizes, every sparse table's shape, dtypes, index ranges and
 order, every float finite, and the weights' names, shapes and dtypes against the model the
@@ -19,6 +23,7 @@ import dataclasses
 import fcntl
 import itertools
 import json
+import logging
 import math
 import os
 import re
@@ -40,8 +45,9 @@ from safetensors.torch import load_file as load_tensors
 from safetensors.torch import save_file as save_tensors
 
 from .catalog import Attribute, Catalog, NumericBuckets
+from .dataio import fingerprint
 from .encoding import Featurizer
-from .errors import ArtifactError
+from .errors import ArtifactError, RecsysError
 from .evidence import Evidence
 from .facets import facet_name_problem
 from .model import FacetScorer
@@ -56,6 +62,9 @@ FORMAT_VERSION = 4  # 4: BM25 start (source_bias, BM25 IDF and mean count buffer
 CURRENT_POINTER = "current"
 _FILES = ("manifest.json", "model.safetensors", "arrays.safetensors", "catalog.json", "words.json")
 _WEIGHTS = "model.safetensors"  # the file a version whose scores are wrong is refused by
+log = logging.getLogger(__name__)
+# versions whose manifest has no `files` map (saved by an older release), warned about once each
+_unchecked_warned: set[Path] = set()
 VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
 # rows of each sparse table in arrays.safetensors, `<kind>.<facet>`; columns: the facet's vocabulary
 _CSR_ROWS = {"items": "items", "exact": "words", "assoc": "words"}
@@ -193,6 +202,9 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
     }
     _write_json(folder / "catalog.json", catalog_json)
     _write_json(folder / "words.json", fz.words.to_json())
+    files = {name: fingerprint(folder / name) for name in sorted(os.listdir(folder))
+             if name != _LOCK and (folder / name).is_file()}
+    manifest["files"] = files
     _write_json(folder / "manifest.json", manifest)  # last: its presence marks a complete folder
 
 
@@ -307,6 +319,7 @@ def load_version(path: str | Path) -> Recommender:
     the watchers, the command line): every file checked, then a few queries scored."""
     folder = resolve_version_dir(path)
     manifest = check_version(folder)
+    _verify_files(folder, manifest)
     cfg = ModelConfig.from_json(manifest["config"])
     catalog_json = _read_json(folder, "catalog.json")
     words_json = _read_json(folder, "words.json")
@@ -414,12 +427,64 @@ def _check_files(folder: Path) -> None:
         others = f" (and {', '.join(missing[1:])})" if missing[1:] else ""
         raise ArtifactError(f"missing, or not a regular file{others}: an incomplete model version",
                             folder, missing[0])
+    for name in _FILES:
+        _inside(folder, name)
+
+
+def _inside(folder: Path, name: str) -> Path:
+    """`folder/name`, a regular file that lies in `folder` once every symlink is resolved: a
+    version is read from its own folder only (a manifest linked to one elsewhere is refused).
+    The target is not named: it may be a server path."""
+    path = folder / name
+    try:
+        real = path.resolve(strict=True)
+        inside = real.is_relative_to(folder.resolve(strict=True))
+    except (OSError, RuntimeError):  # missing, a symlink loop
+        raise ArtifactError("missing, or a symlink to nothing", folder, name) from None
+    if not inside:
+        raise ArtifactError("resolves to a file outside the version folder (a symlink): a version "
+                            "is read from its own folder only; re-train it or activate another "
+                            "version", folder, name)
+    if not real.is_file():
+        raise ArtifactError("not a regular file", folder, name)
+    return real
+
+
+def _verify_files(folder: Path, manifest: dict[str, Any]) -> None:
+    """Every file the manifest's `files` map names (relative paths inside the folder) has the
+    sha256 written when the version was saved. A version saved before the map existed loads
+    unverified, with a warning (once per folder)."""
+    files = manifest.get("files")
+    if files is None:
+        if folder.resolve() not in _unchecked_warned:
+            _unchecked_warned.add(folder.resolve())
+            log.warning("model version %s has no checksums (saved by an older release): its files "
+                        "are loaded unverified; re-train it to have them checked", folder.name)
+        return
+    unlisted = [f for f in _FILES if f != "manifest.json" and f not in files]
+    if unlisted:
+        raise ArtifactError(f"'files' lists no checksum of {', '.join(unlisted)}: every file of a "
+                            f"version has one; re-train it or activate another version",
+                            folder, "manifest.json")
+    for name, digest in files.items():
+        parts = Path(name).parts
+        if Path(name).is_absolute() or ".." in parts or not parts or name == "manifest.json":
+            raise ArtifactError(f"'files' names {name[:80]!r}: only files of the version folder, "
+                                f"by relative path, are listed; re-train it or activate another version",
+                                folder, "manifest.json")
+        path = _inside(folder, name)
+        try:
+            actual = fingerprint(path)
+        except RecsysError as exc:
+            raise ArtifactError(f"cannot be read: {exc}", folder, name) from None
+        if actual != digest:
+            raise ArtifactError("differs from the checksum its manifest recorded when the version "
+                                "was saved: the version is damaged; re-train it or activate another "
+                                "version", folder, name)
 
 
 def _read_json(folder: Path, name: str) -> Any:  # any JSON value
-    path = folder / name
-    if not path.is_file():
-        raise ArtifactError("missing (or not a regular file)", folder, name)
+    path = _inside(folder, name)
     try:
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8")
@@ -437,7 +502,7 @@ def _no_constant(name: str) -> NoReturn:
 def _safetensors_header(folder: Path, name: str) -> dict[str, tuple[str, list[int]]]:
     """{tensor: (dtype, shape)} from the header, after checking that the file holds exactly the
     bytes the header declares (a truncated or padded file, or not a safetensors file at all)."""
-    path = folder / name
+    path = _inside(folder, name)
     try:
         size = path.stat().st_size
         with open(path, "rb") as fh:
@@ -477,7 +542,7 @@ def _safetensors_header(folder: Path, name: str) -> dict[str, tuple[str, list[in
 
 def _read_safetensors(folder: Path, name: str, loader: Callable[[str], dict[str, T]]) -> dict[str, T]:
     try:
-        return loader(str(folder / name))
+        return loader(str(_inside(folder, name)))
     except Exception as exc:  # noqa: BLE001 - SafetensorError, OSError, ...: any is a bad file
         raise ArtifactError(f"cannot be read: {str(exc)[:200]}", folder, name) from None
 
@@ -491,7 +556,7 @@ def _check_manifest(folder: Path, m: object) -> None:
                             f"{FORMAT_VERSION}; retrain with this version of recsys", folder, file)
     for key, kinds in (("config", (dict,)), ("metrics", (dict,)), ("data", (dict,)),
                        ("training", (dict,)), ("trained_at", (str, type(None))),
-                       ("version", (str,)), ("facets", (list,))):
+                       ("version", (str,)), ("facets", (list,)), ("files", (dict,))):
         if key == "config" and key not in m:
             raise ArtifactError("no 'config': the model cannot be rebuilt", folder, file)
         if key in m and not isinstance(m[key], kinds):

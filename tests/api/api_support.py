@@ -15,10 +15,11 @@ ADMIN_TOKEN = "test-admin-token"
 
 
 def make_artifacts(root: Path, *versions: Path) -> Path:
-    """A fresh artifacts folder holding copies of `versions`, the first one current."""
+    """A fresh artifacts folder holding copies of `versions`, the first one current (symlinks
+    copied as symlinks: a version linking outside its folder stays one)."""
     root.mkdir(parents=True, exist_ok=True)
     for v in versions:
-        shutil.copytree(v, root / v.name)
+        shutil.copytree(v, root / v.name, symlinks=True)
     set_current(root, versions[0].name)
     return root
 

@@ -3,6 +3,10 @@
 `CORRUPTIONS` maps a name to (how to break a folder, the file the error must name). The model's
 tensors are picked by kind (the first float tensor, the largest matrix, the first integer
 table), never by name, so the corpus follows the model as parameters are added.
+
+After breaking a folder, `make_corrupt` records the broken files' checksums in the manifest
+(`reseal`), as a writer with a bug would: so each deeper check is still what refuses them.
+Those in `UNSEALED` keep the old checksums: damage on disk, that only the checksum can see.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import json
 import os
 import pickle
 import shutil
+import struct
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +25,8 @@ from safetensors.numpy import load_file as load_arrays
 from safetensors.numpy import save_file as save_arrays
 from safetensors.torch import load_file as load_tensors
 from safetensors.torch import save_file as save_tensors
+
+from recsys.dataio import fingerprint
 
 ARRAYS, MODEL, MANIFEST, CATALOG, WORDS = (
     "arrays.safetensors", "model.safetensors", "manifest.json", "catalog.json", "words.json")
@@ -86,6 +93,34 @@ class Evil:
         return (Path.touch, (Path(self.marker),))
 
 
+def _flip_bytes(n: int) -> Callable[[Path], None]:
+    """The lowest bit of `n` float32 values of the largest float tensor flipped: every weight
+    stays finite and near its value, so only the checksum can tell."""
+    def run(folder: Path) -> None:
+        raw = bytearray((folder / MODEL).read_bytes())
+        (size,) = struct.unpack("<Q", raw[:8])
+        header = json.loads(raw[8:8 + size])
+        _, (lo, hi) = max((info["data_offsets"][1] - info["data_offsets"][0], info["data_offsets"])
+                          for key, info in header.items()
+                          if key != "__metadata__" and info["dtype"] == "F32")
+        step = (hi - lo) // 4 // n * 4
+        assert step >= 4, "the tensor is too small for that many flips"
+        for at in range(8 + size + lo, 8 + size + lo + n * step, step):
+            raw[at] ^= 1  # little-endian: the first byte of a float32 is the end of its mantissa
+        (folder / MODEL).write_bytes(bytes(raw))
+    return run
+
+
+def _symlink_outside(file: str) -> Callable[[Path], None]:
+    """`file` replaced by a symlink to a copy of it outside the version folder."""
+    def run(folder: Path) -> None:
+        outside = folder.parent / f"outside-{folder.name}-{file}"
+        shutil.copyfile(folder / file, outside)
+        os.remove(folder / file)
+        os.symlink(outside, folder / file)
+    return run
+
+
 def _pickle_instead(folder: Path) -> None:
     Evil.marker = str(folder.parent / "PICKLE-WAS-EXECUTED")
     (folder / MODEL).write_bytes(pickle.dumps({"weights": Evil()}))
@@ -135,6 +170,17 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
     # weights that pass every file check and score NaN: only scoring a query finds them
     "every weight 3e38": (_model(lambda s: [t.fill_(ABSURD) for t in s.values() if t.is_floating_point()]),
                           MODEL),
+    # damage on disk: the checksums
+    "1000 flipped bytes in the weights": (_flip_bytes(1000), MODEL),
+    "a letter of the catalogue changed": (_bytes(CATALOG, lambda b: b.replace(b"a", b"e", 1)), CATALOG),
+    "a checksum missing": (_json(MANIFEST, lambda m: m["files"].pop(WORDS)), MANIFEST),
+    # paths: a version is read from its own folder only
+    "manifest a symlink to outside": (_symlink_outside(MANIFEST), MANIFEST),
+    "weights a symlink to outside": (_symlink_outside(MODEL), MODEL),
+    "checksum of /etc/passwd listed": (_json(MANIFEST, lambda m: m["files"].__setitem__(
+        "/etc/passwd", fingerprint("/etc/passwd"))), MANIFEST),
+    "checksum of a file above listed": (_json(MANIFEST, lambda m: m["files"].__setitem__(
+        "../outside.json", "sha256:0")), MANIFEST),
     "header length past the file": (_bytes(MODEL, lambda b: (2**40).to_bytes(8, "little") + b[8:]),
                                     MODEL),
     # manifest
@@ -161,6 +207,10 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
 }
 
 
+# damage the checksums must catch: their manifest keeps the checksums of the good files
+UNSEALED = {"1000 flipped bytes in the weights", "a letter of the catalogue changed"}
+
+
 def make_corrupt(good: Path, dest_root: Path, name: str) -> Path:
     """A copy of the version folder `good` under `dest_root`, broken the way `name` says; the
     folder is named after the corruption (a valid version name)."""
@@ -168,4 +218,22 @@ def make_corrupt(good: Path, dest_root: Path, name: str) -> Path:
     folder = dest_root / slug
     shutil.copytree(good, folder)
     CORRUPTIONS[name][0](folder)
+    if name not in UNSEALED:
+        reseal(folder)
     return folder
+
+
+def reseal(folder: Path) -> None:
+    """The manifest's checksums made those of the files as they are now (symlinks followed),
+    when it is a JSON object with a `files` map; a file that is not there keeps its entry."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        return
+    for file in manifest["files"]:
+        path = folder / file
+        if path.is_file() and not Path(file).is_absolute() and ".." not in Path(file).parts:
+            manifest["files"][file] = fingerprint(path)
+    (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")

@@ -1,9 +1,16 @@
 """Broken model versions (tests/api/corrupt_versions.py) are refused, each with an error naming
 its file, by every way in: `load_version` and the command line's --model, admin activation and
-the `current` pointer watcher of a real server process, which stays up serving its model."""
+the `current` pointer watcher of a real server process, which stays up serving its model.
+
+Among them, what only a check of what a version does finds (issue 27): damaged bytes (the
+checksums), finite but absurd weights (scoring a few queries), and files outside the version
+folder (symlinks, a manifest listing /etc/passwd)."""
 
 from __future__ import annotations
 
+import json
+import logging
+import shutil
 import subprocess
 import sys
 import time
@@ -13,6 +20,7 @@ import httpx
 import pytest
 
 from recsys.artifact import load_version, set_current
+from recsys.dataio import fingerprint
 from recsys.errors import ArtifactError
 from training.cli import main
 
@@ -27,6 +35,13 @@ AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 # why the corruptions of issue 27 are refused: none of them was, before
 WHY = {
     "every weight 3e38": "items score NaN or infinity",
+    "1000 flipped bytes in the weights": "differs from the checksum its manifest recorded",
+    "a letter of the catalogue changed": "differs from the checksum its manifest recorded",
+    "a checksum missing": "lists no checksum of words.json",
+    "manifest a symlink to outside": "outside the version folder",
+    "weights a symlink to outside": "outside the version folder",
+    "checksum of /etc/passwd listed": "'/etc/passwd': only files of the version folder",
+    "checksum of a file above listed": "'../outside.json': only files of the version folder",
 }
 
 
@@ -77,6 +92,30 @@ def test_the_command_line_process_survives_it(corpus, name):
 
 def test_a_good_copy_still_loads(v1, tmp_path):
     assert load_version(make_artifacts(tmp_path / "a", v1)).version == v1.name
+
+
+def test_every_file_has_a_checksum(v1):
+    manifest = json.loads((v1 / "manifest.json").read_text())
+    files = sorted(p.name for p in v1.iterdir() if p.name != "manifest.json")
+    assert sorted(manifest["files"]) == files
+    assert all(manifest["files"][f] == fingerprint(v1 / f) for f in files)
+
+
+def _edit_manifest(folder: Path, edit) -> None:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    edit(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_version_saved_without_checksums_loads_with_one_warning(v1, tmp_path, caplog):
+    folder = tmp_path / v1.name
+    shutil.copytree(v1, folder)
+    _edit_manifest(folder, lambda m: m.pop("files"))
+    with caplog.at_level(logging.WARNING, logger="recsys.artifact"):
+        for _ in range(2):
+            assert load_version(folder).version == v1.name
+    warned = [r for r in caplog.records if "no checksums" in r.getMessage()]
+    assert len(warned) == 1 and v1.name in warned[0].getMessage()
 
 
 @pytest.fixture(scope="module")
