@@ -2,12 +2,14 @@
 
 A version folder holds `manifest.json` (version, dates, data fingerprints, metrics, config),
 `model.safetensors` (weights), `arrays.safetensors` (catalogue and evidence arrays) and
-`catalog.json` / `words.json` (strings). Nothing is unpickled: a replaced file can at worst fail
-to load, never run code.
+`catalog.json` / `words.json` (strings), and `items.csv`, a copy of the items file it was trained
+on (what catalogue changes and retrains from events read). Nothing is unpickled: a replaced file
+can at worst fail to load, never run code.
 
 The manifest's `files` maps every other file to its sha256 (`dataio.fingerprint`), verified on
 load: a damaged file is refused by name. Every file a version is read from must resolve (symlinks
-followed) inside its folder.
+followed) inside its folder; the manifest's `data.*.file` paths say where training read its
+inputs (provenance, often outside) and are never opened.
 
 Nothing is computed with a file's content before it is checked against the others: JSON types,
 the catalogue's and the word table's sizes, every sparse table's shape, dtypes, index ranges and
@@ -61,6 +63,7 @@ T = TypeVar("T")
 FORMAT_VERSION = 4  # 4: BM25 start (source_bias, BM25 IDF and mean count buffers)
 CURRENT_POINTER = "current"
 _FILES = ("manifest.json", "model.safetensors", "arrays.safetensors", "catalog.json", "words.json")
+ITEMS_FILE = "items.csv"  # optional: versions saved without an items file, or by older releases
 _WEIGHTS = "model.safetensors"  # the file a version whose scores are wrong is refused by
 log = logging.getLogger(__name__)
 # versions whose manifest has no `files` map (saved by an older release), warned about once each
@@ -202,10 +205,24 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
     }
     _write_json(folder / "catalog.json", catalog_json)
     _write_json(folder / "words.json", fz.words.to_json())
+    _keep_items_file(folder, manifest)
     files = {name: fingerprint(folder / name) for name in sorted(os.listdir(folder))
              if name != _LOCK and (folder / name).is_file()}
     manifest["files"] = files
     _write_json(folder / "manifest.json", manifest)  # last: its presence marks a complete folder
+
+
+def _keep_items_file(folder: Path, manifest: dict[str, Any]) -> None:
+    """Copy the items file the manifest's data names into the version (ITEMS_FILE), when it is
+    still the file training read (its fingerprint): what is read later of a version must be in
+    its folder. Not kept otherwise; a catalogue change then asks for the items file."""
+    items = (manifest.get("data") or {}).get("items") or {}
+    source = items.get("file") if isinstance(items, dict) else None
+    if not isinstance(source, str) or not os.path.isfile(source):
+        return
+    shutil.copyfile(source, folder / ITEMS_FILE)
+    if fingerprint(folder / ITEMS_FILE) != items.get("fingerprint"):  # changed since training read it
+        os.unlink(folder / ITEMS_FILE)
 
 
 def _put_csr(arrays: dict[str, np.ndarray], prefix: str, m: sp.csr_matrix) -> None:
@@ -298,6 +315,15 @@ def read_manifest(version_dir: str | Path) -> dict[str, Any]:
     manifest: dict[str, Any] = _read_json(folder, "manifest.json")
     _check_manifest(folder, manifest)
     return manifest
+
+
+def kept_items_file(version_dir: str | Path) -> Path | None:
+    """The copy of the items file the version was trained on, in its folder; None when it keeps
+    none. ArtifactError when it resolves outside the folder."""
+    folder = Path(version_dir)
+    if not os.path.lexists(folder / ITEMS_FILE):
+        return None
+    return _inside(folder, ITEMS_FILE)
 
 
 def check_version(version_dir: str | Path) -> dict[str, Any]:
@@ -433,8 +459,8 @@ def _check_files(folder: Path) -> None:
 
 def _inside(folder: Path, name: str) -> Path:
     """`folder/name`, a regular file that lies in `folder` once every symlink is resolved: a
-    version is read from its own folder only (a manifest linked to one elsewhere is refused).
-    The target is not named: it may be a server path."""
+    version is read from its own folder only (a manifest linked to one elsewhere, an items copy
+    linked to /etc/passwd are refused). The target is not named: it may be a server path."""
     path = folder / name
     try:
         real = path.resolve(strict=True)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from recsys.artifact import current_version, read_manifest
+from recsys.artifact import ITEMS_FILE, current_version, read_manifest
 from store.db import Database
 from store.events import Event, add_events, read_events
 from training.cli import main
@@ -111,7 +112,11 @@ def test_recsys_train_from_events_on_the_served_catalogue(planted_artifacts, pla
     source = manifest["data"]["source"]
     assert source["n_events"] == len(stored) and source["events"] == url
     assert source["by_type"] == stored["type"].value_counts().to_dict()
-    assert manifest["data"]["items"] == read_manifest(artifacts / served)["data"]["items"]
+    # trained on the copy of the items file the served version keeps (its `file` is where that
+    # copy is): the same bytes, so the same catalogue
+    items, served_items = manifest["data"]["items"], read_manifest(artifacts / served)["data"]["items"]
+    assert Path(items.pop("file")) == (artifacts / served / ITEMS_FILE).resolve()
+    assert items == {k: v for k, v in served_items.items() if k != "file"}
     held = recent_queries(stored, events_to_interactions(stored), 0.1)
     assert manifest["training"]["held_out_queries"] == len(held) > 0
     assert manifest["training"]["held_out_fingerprint"] == queries_fingerprint(held)

@@ -26,6 +26,7 @@ from safetensors.numpy import save_file as save_arrays
 from safetensors.torch import load_file as load_tensors
 from safetensors.torch import save_file as save_tensors
 
+from recsys.artifact import ITEMS_FILE
 from recsys.dataio import fingerprint
 
 ARRAYS, MODEL, MANIFEST, CATALOG, WORDS = (
@@ -121,6 +122,13 @@ def _symlink_outside(file: str) -> Callable[[Path], None]:
     return run
 
 
+def _items_copy_to(target: str) -> Callable[[Path], None]:
+    def run(folder: Path) -> None:
+        os.remove(folder / ITEMS_FILE)
+        os.symlink(target, folder / ITEMS_FILE)
+    return run
+
+
 def _pickle_instead(folder: Path) -> None:
     Evil.marker = str(folder.parent / "PICKLE-WAS-EXECUTED")
     (folder / MODEL).write_bytes(pickle.dumps({"weights": Evil()}))
@@ -177,6 +185,7 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
     # paths: a version is read from its own folder only
     "manifest a symlink to outside": (_symlink_outside(MANIFEST), MANIFEST),
     "weights a symlink to outside": (_symlink_outside(MODEL), MODEL),
+    "items copy a symlink to /etc/passwd": (_items_copy_to("/etc/passwd"), ITEMS_FILE),
     "checksum of /etc/passwd listed": (_json(MANIFEST, lambda m: m["files"].__setitem__(
         "/etc/passwd", fingerprint("/etc/passwd"))), MANIFEST),
     "checksum of a file above listed": (_json(MANIFEST, lambda m: m["files"].__setitem__(

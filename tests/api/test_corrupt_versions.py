@@ -4,7 +4,8 @@ the `current` pointer watcher of a real server process, which stays up serving i
 
 Among them, what only a check of what a version does finds (issue 27): damaged bytes (the
 checksums), finite but absurd weights (scoring a few queries), and files outside the version
-folder (symlinks, a manifest listing /etc/passwd)."""
+folder (symlinks, a manifest listing /etc/passwd); and the manifest's provenance paths, never
+opened."""
 
 from __future__ import annotations
 
@@ -18,13 +19,17 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
-from recsys.artifact import load_version, set_current
+from api.main import create_app
+from recsys.artifact import ITEMS_FILE, load_version, set_current
 from recsys.dataio import fingerprint
-from recsys.errors import ArtifactError
+from recsys.errors import ArtifactError, DataError
 from training.cli import main
+from training.events import served_catalogue
 
-from api_support import ADMIN_TOKEN, make_artifacts
+from api_support import ADMIN_TOKEN, make_artifacts, make_settings
+from api_support import wait_ready as wait_app_ready
 from corrupt_versions import CORRUPTIONS, make_corrupt
 from test_server import running, stop, wait_ready
 
@@ -40,6 +45,7 @@ WHY = {
     "a checksum missing": "lists no checksum of words.json",
     "manifest a symlink to outside": "outside the version folder",
     "weights a symlink to outside": "outside the version folder",
+    "items copy a symlink to /etc/passwd": "outside the version folder",
     "checksum of /etc/passwd listed": "'/etc/passwd': only files of the version folder",
     "checksum of a file above listed": "'../outside.json': only files of the version folder",
 }
@@ -94,11 +100,12 @@ def test_a_good_copy_still_loads(v1, tmp_path):
     assert load_version(make_artifacts(tmp_path / "a", v1)).version == v1.name
 
 
-def test_every_file_has_a_checksum(v1):
+def test_every_file_has_a_checksum_and_the_items_file_is_kept(v1):
     manifest = json.loads((v1 / "manifest.json").read_text())
     files = sorted(p.name for p in v1.iterdir() if p.name != "manifest.json")
-    assert sorted(manifest["files"]) == files
+    assert sorted(manifest["files"]) == files and ITEMS_FILE in files
     assert all(manifest["files"][f] == fingerprint(v1 / f) for f in files)
+    assert manifest["data"]["items"]["fingerprint"] == manifest["files"][ITEMS_FILE]
 
 
 def _edit_manifest(folder: Path, edit) -> None:
@@ -116,6 +123,50 @@ def test_a_version_saved_without_checksums_loads_with_one_warning(v1, tmp_path, 
             assert load_version(folder).version == v1.name
     warned = [r for r in caplog.records if "no checksums" in r.getMessage()]
     assert len(warned) == 1 and v1.name in warned[0].getMessage()
+
+
+def _passwd_as_items_file(folder: Path, keep_copy: bool) -> None:
+    """The manifest says training read /etc/passwd; without `keep_copy`, a version of an older
+    release (no items copy, no checksums) whose fingerprint fits /etc/passwd, as a forger
+    would make it."""
+    def edit(m: dict) -> None:
+        m["data"]["items"]["file"] = "/etc/passwd"
+        if not keep_copy:
+            m["data"]["items"]["fingerprint"] = fingerprint("/etc/passwd")
+            m.pop("files")
+    if not keep_copy:
+        (folder / ITEMS_FILE).unlink()
+    _edit_manifest(folder, edit)
+
+
+def test_the_items_file_a_manifest_names_is_never_opened(v1, tmp_path):
+    """`data.items.file` is provenance: a catalogue change or a retrain from events reads the
+    copy in the version folder, or nothing. Before, /etc/passwd was parsed as the catalogue."""
+    kept, old = tmp_path / "kept" / v1.name, tmp_path / "old" / v1.name
+    for folder, keep in ((kept, True), (old, False)):
+        shutil.copytree(v1, folder)
+        _passwd_as_items_file(folder, keep)
+    path, _ = served_catalogue(kept)
+    assert path == (kept / ITEMS_FILE).resolve()
+    assert path.read_bytes() == (v1 / ITEMS_FILE).read_bytes()
+    with pytest.raises(DataError, match="not kept in its folder") as err:
+        served_catalogue(old)
+    assert "passwd" not in str(err.value)
+
+
+def test_a_catalogue_change_does_not_parse_the_items_file_the_manifest_names(v1, data_dir, tmp_path):
+    """The issue's finding through PUT /admin/items: a 409 saying the version keeps no items
+    file (before: a 409 from parsing /etc/passwd as items), the served version kept."""
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    _passwd_as_items_file(artifacts / v1.name, keep_copy=False)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN)
+    with TestClient(create_app(settings)) as client:
+        assert wait_app_ready(client)["model_version"] == v1.name
+        r = client.put("/admin/items", json={"items": [{"item_id": "X-1", "title": "Red Dress"}]},
+                       headers=AUTH)
+        assert r.status_code == 409, r.text
+        assert "not kept in its folder" in r.json()["detail"] and "passwd" not in r.text
+        assert client.get("/ready").json()["model_version"] == v1.name
 
 
 @pytest.fixture(scope="module")
