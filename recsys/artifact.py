@@ -49,7 +49,7 @@ from safetensors.torch import save_file as save_tensors
 from .catalog import Attribute, Catalog, NumericBuckets
 from .dataio import fingerprint
 from .encoding import Featurizer
-from .errors import ArtifactError, RecsysError
+from .errors import ArtifactError, DataError
 from .evidence import Evidence
 from .facets import facet_name_problem
 from .model import FacetScorer
@@ -501,8 +501,8 @@ def _verify_files(folder: Path, manifest: dict[str, Any]) -> None:
         path = _inside(folder, name)
         try:
             actual = fingerprint(path)
-        except RecsysError as exc:
-            raise ArtifactError(f"cannot be read: {exc}", folder, name) from None
+        except DataError as exc:  # its detail, without the server path its message starts with
+            raise ArtifactError(f"cannot be read: {exc.detail}", folder, name) from None
         if actual != digest:
             raise ArtifactError("differs from the checksum its manifest recorded when the version "
                                 "was saved: the version is damaged; re-train it or activate another "
