@@ -29,7 +29,7 @@ from training.events import served_catalogue
 from ..deps import AdminDep, DatabaseDep, SettingsDep, StoreDep
 from ..limits import field_error
 from ..model_store import ModelStore
-from ..schemas import CatalogueChangeOut, ItemsUpsertRequest, error_responses
+from ..schemas import CatalogueChangeOut, ItemId, ItemsUpsertRequest, error_responses
 
 router = APIRouter(prefix="/admin/items", tags=["admin"], dependencies=[AdminDep],
                    responses=error_responses(401, 403, 404, 409, 422, 500, 503))
@@ -63,7 +63,7 @@ def put_items(req: ItemsUpsertRequest, store: StoreDep, db: DatabaseDep,
 
 
 @router.delete("/{item_id:path}", response_model=CatalogueChangeOut)
-def delete_item(item_id: str, store: StoreDep, db: DatabaseDep) -> dict:
+def delete_item(item_id: ItemId, store: StoreDep, db: DatabaseDep) -> dict:
     """Remove an item: from now on no answer returns it (recommend, explain, items, compare) and
     events about it are refused. 404 for an item the newest revision does not have."""
     with _changing, db.exclusive(CATALOGUE_LOCK, LOCK_WAIT_S):

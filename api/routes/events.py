@@ -42,7 +42,7 @@ def checked_events(req: EventsRequest, rec: Recommender, s: Settings) -> list[Ev
     out = []
     for i, e in enumerate(req.events):
         check_query(e.query, s, loc=("events", i, "query"))
-        if len(e.item_id) > s.max_id_chars or not rec.catalog.has(e.item_id):
+        if not rec.catalog.has(e.item_id):  # a valid id (api.schemas.ItemId), but whose?
             raise field_error(("events", i, "item_id"),
                               f"unknown item {e.item_id[:80]!r}: not in the catalogue of the served "
                               f"model {rec.version}")
