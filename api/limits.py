@@ -11,6 +11,7 @@ import anyio.to_thread
 from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
 
+from recsys.ids import MAX_ID_CHARS
 from recsys.tokenize import words
 
 from .config import Settings
@@ -30,22 +31,21 @@ def check_recommend(req: RecommendRequest, s: Settings) -> None:
     if len(req.filters) > s.max_filter_keys:
         raise field_error(("filters",), f"at most {s.max_filter_keys} filter keys")
     for key, values in req.filters.items():
-        _check_ids((key,), ("filters", key), s)
+        _check_lengths((key,), ("filters", key))
         _check_list(values, ("filters", key), s)
+        _check_lengths(values, ("filters", key))
+    # the item ids of exclude and candidates are valid (api.schemas.ItemId): only their number
     _check_list(req.exclude, ("exclude",), s)
     if req.candidates is not None:
         _check_list(req.candidates, ("candidates",), s)
 
 
 def check_explain(req: ExplainRequest, s: Settings) -> None:
-    check_query(req.query, s)
-    _check_ids((req.item_id,), ("item_id",), s)
+    check_query(req.query, s)  # item_id: api.schemas.ItemId
 
 
 def check_compare(req: CompareRequest, s: Settings) -> None:
-    check_query(req.query, s)
-    _check_ids((req.item_a,), ("item_a",), s)
-    _check_ids((req.item_b,), ("item_b",), s)
+    check_query(req.query, s)  # item_a, item_b: api.schemas.ItemId
 
 
 def check_query(query: str, s: Settings, loc: tuple = ("query",)) -> None:
@@ -88,10 +88,11 @@ async def within_budget(fn: Callable[..., T], *args, s: Settings,
 def _check_list(values: list[str], loc: tuple, s: Settings) -> None:
     if len(values) > s.max_list_items:
         raise field_error(loc, f"at most {s.max_list_items} entries, got {len(values)}")
-    _check_ids(values, loc, s)
 
 
-def _check_ids(values: Iterable[str], loc: tuple, s: Settings) -> None:
+def _check_lengths(values: Iterable[str], loc: tuple) -> None:
+    """A filter key or value: no longer than an item id may be (`recsys.ids`)."""
     for v in values:
-        if len(v) > s.max_id_chars:
-            raise field_error(loc, f"an id, key or value must be at most {s.max_id_chars} characters")
+        if len(v) > MAX_ID_CHARS:
+            raise field_error(loc, f"a filter key or value must be at most {MAX_ID_CHARS} "
+                                   f"characters, got {len(v)}: shorten it")

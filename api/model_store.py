@@ -131,6 +131,25 @@ class ModelStore:
         folder = self.artifacts_dir / rec.version
         return folder if folder.is_dir() else None
 
+    def latest(self) -> Recommender | None:
+        """The version `current` names, which is the newest change any process made (an
+        activation, a catalogue revision, `recsys train`), served from now on; the served model
+        when this process is pinned to a folder. A process may not have followed the newest
+        change yet; what revises the catalogue must start from it, or a change made through
+        another process is lost. ArtifactError when `current` names a version that does not
+        load."""
+        if self.pinned is not None:
+            return self._current
+        # following it now, as the watcher would at its next poll: under the swap lock, so a
+        # load the watcher has started is waited for, not done twice
+        self.follow_pointer()
+        name = current_version(self.artifacts_dir)
+        served = self._current
+        if name is not None and (served is None or served.version != name):
+            raise ArtifactError(self.pointer_problem or f"current names {name}, which is not "
+                                                        f"served yet: try again")
+        return served
+
     def version_dir(self, version: str) -> Path:
         """The folder of `version`; ArtifactError when there is no such version."""
         if not VERSION_NAME.match(version):

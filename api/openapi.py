@@ -13,6 +13,8 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from recsys.ids import MAX_ID_CHARS
+
 from .config import Settings
 from .schemas import ErrorOut, error_responses
 
@@ -30,7 +32,7 @@ def _document(app: FastAPI, s: Settings) -> dict[str, Any]:
     doc = get_openapi(title=app.title, version=app.version, description=_description(s),
                       routes=app.routes)
     schemas = doc.get("components", {}).get("schemas", {})
-    ids = {"maxLength": s.max_id_chars}
+    ids = {"maxLength": MAX_ID_CHARS}
     lists = {"maxItems": s.max_list_items}
     words = (f"at most {s.max_query_chars} characters, {s.max_query_words} words and "
              f"{s.max_word_chars} characters a word")
@@ -93,7 +95,8 @@ def _description(s: Settings) -> str:
         f"(RECSYS_MAX_QUERY_WORDS) and {s.max_word_chars} characters a word "
         f"(RECSYS_MAX_WORD_CHARS); k at most {s.max_k}, offset at most {s.max_offset}; lists "
         f"(candidates, exclude, filter values) of at most {s.max_list_items} ids of at most "
-        f"{s.max_id_chars} characters; at most {s.max_filter_keys} filter keys; a body of at most "
+        f"{MAX_ID_CHARS} characters (item ids: no control characters, not '.' or '..'); at most "
+        f"{s.max_filter_keys} filter keys; a body of at most "
         f"{s.max_body_bytes} bytes ({s.max_upload_bytes} for training uploads). Past one, a 422 "
         "whose `message` names the field (413 for the body). A scoring request has a time "
         f"budget of {s.request_timeout_s:g} s (RECSYS_REQUEST_TIMEOUT_S): past it, a 503. "

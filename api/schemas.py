@@ -13,15 +13,38 @@ from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import Response
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from recsys.dataio import EVENT_LABELS
 from recsys.explain import MATCH_THRESHOLD, Explanation
 from recsys.facets import FACET_NAME, FACETS
+from recsys.ids import MAX_ID_CHARS, item_id_problem, storable_problem
 from recsys.recommender import Recommendation
 
 HeadName = Annotated[str, Field(pattern=FACET_NAME.pattern, examples=list(FACETS))]
 HeadWeight = Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]
+
+
+def _valid_item_id(value: str) -> str:
+    problem = item_id_problem(value)
+    if problem:  # the message as it is, without pydantic's "Value error, " in front
+        raise PydanticCustomError("item_id", problem)
+    return value
+
+
+def _storable(value: str) -> str:
+    problem = storable_problem(value)
+    if problem:
+        raise PydanticCustomError("storable_text", problem)
+    return value
+
+
+# an item id as `recsys.ids` defines it, the same for every field, list and URL that names items
+# (its maxLength in the OpenAPI document: api.openapi)
+ItemId = Annotated[str, AfterValidator(_valid_item_id)]
+# text the store keeps (an event's ids, a user id): the same on SQLite and PostgreSQL
+StoredText = Annotated[str, AfterValidator(_storable)]
 
 
 class _Request(BaseModel):
@@ -39,8 +62,8 @@ class RecommendRequest(_Request):
         description="facet or column -> accepted values; values of one key are OR-ed, keys AND-ed",
         examples=[{"color": ["red", "navy"], "category": ["dress"]}],
     )
-    exclude: list[str] = Field(default_factory=list, description="item ids never to return")
-    candidates: list[str] | None = Field(
+    exclude: list[ItemId] = Field(default_factory=list, description="item ids never to return")
+    candidates: list[ItemId] | None = Field(
         None, description="rank only these item ids (re-rank another system's output)"
     )
     head_weights: dict[HeadName, HeadWeight] = Field(
@@ -48,7 +71,7 @@ class RecommendRequest(_Request):
         examples=[{"color": 0.0}],
     )
     explain: bool = Field(True, description="include per-head explanations")
-    user_id: str | None = Field(
+    user_id: StoredText | None = Field(
         None, min_length=1, max_length=256,
         description="the shopper: while an experiment runs, it picks the arm (and version) that "
                     "answers, the same one every time; send the same user_id with the events. "
@@ -65,14 +88,14 @@ class RecommendRequest(_Request):
 
 class ExplainRequest(_Request):
     query: str
-    item_id: str
+    item_id: ItemId
     head_weights: dict[HeadName, HeadWeight] = Field(default_factory=dict)
 
 
 class CompareRequest(_Request):
     query: str
-    item_a: str
-    item_b: str
+    item_a: ItemId
+    item_b: ItemId
     head_weights: dict[HeadName, HeadWeight] = Field(default_factory=dict)
 
 
@@ -100,17 +123,18 @@ class TrainRequest(_Request):
 class EventIn(_Request):
     """One thing a shopper did with an item of an answer."""
 
-    event_id: str | None = Field(None, min_length=1, max_length=128,
+    event_id: StoredText | None = Field(None, min_length=1, max_length=128,
                                  description="the client's id: a retried event is stored once")
     type: str = Field(description="impression (shown), click, cart or purchase",
                       json_schema_extra={"enum": list(EVENT_LABELS)})
-    request_id: str | None = Field(None, max_length=128,
+    request_id: StoredText | None = Field(None, max_length=128,
                                    description="the `request_id` of the /recommend answer it came from")
-    query: str = Field(min_length=1, description="the query of that answer")
-    item_id: str = Field(min_length=1, description="an item of the served catalogue")
+    query: StoredText = Field(min_length=1, description="the query of that answer")
+    item_id: ItemId = Field(description="an item of the served catalogue",
+                            json_schema_extra={"maxLength": MAX_ID_CHARS})
     position: int | None = Field(None, ge=1, le=100_000,
                                  description="1-based rank the item was shown at (offset included)")
-    user_id: str | None = Field(None, max_length=256)
+    user_id: StoredText | None = Field(None, max_length=256)
     timestamp: datetime | None = Field(
         None, strict=False, description="ISO 8601 (no zone: UTC); default: when it is received")
 
@@ -312,8 +336,8 @@ class CompareHeadOut(_Out):
 
 class CompareOut(_Out):
     query: str
-    item_a: str
-    item_b: str
+    item_a: ItemId
+    item_b: ItemId
     score_a: float
     score_b: float
     prior_difference: float

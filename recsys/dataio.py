@@ -45,6 +45,7 @@ from pydantic_core import PydanticCustomError
 from recsys.errors import DataError, InputError
 from recsys.facets import DESCRIPTION, FACETS, TITLE, facet_name_problem, with_added
 from recsys.gc_pause import paused_gc
+from recsys.ids import item_id_problem
 from recsys.lexicon import LexiconConfig
 
 MAX_CELL_CHARS = 100_000
@@ -221,6 +222,7 @@ def _check_items(table: _Table, rename: dict[str, str] | None, schema: Schema | 
                 table.frame[column] = ""
     _require(table, "item_id", "title")
     _check_nonempty(table, "item_id")
+    _check_item_ids(table)
     _check_unique(table, "item_id")
     _check_nonempty(table, "title")
 
@@ -766,6 +768,20 @@ def _show(value: str) -> str:
 
 def _check_nonempty(table: _Table, column: str) -> None:
     _fail(table, table.frame[column] == "", column, f"a non-empty {column}")
+
+
+def _check_item_ids(table: _Table) -> None:
+    """Every item_id valid as `recsys.ids` defines it (the first bad one named, the others
+    counted)."""
+    problems = [item_id_problem(v) for v in table.frame["item_id"]]
+    bad = [i for i, p in enumerate(problems) if p is not None]
+    if not bad:
+        return
+    first = bad[0]
+    found = _show(table.frame["item_id"].iloc[first])
+    more = _more(len(bad) - 1, "row", "a bad item_id")
+    raise DataError(table.name, f"{problems[first]} (found {found}){more}", table.lines[first],
+                    "item_id")
 
 
 def _check_unique(table: _Table, column: str) -> None:

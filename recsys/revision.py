@@ -94,14 +94,17 @@ def write_catalogue(items: pd.DataFrame, artifacts_dir: Path) -> Path:
 
 
 def save_revision(rec: Recommender, items: pd.DataFrame, schema: Schema, change: Change,
-                  artifacts_dir: Path) -> Path:
+                  artifacts_dir: Path) -> Recommender:
     """A new version: `rec`'s weights over `items` (already validated, the schema's [rename]
-    applied), not made current (the caller activates it). Returns its folder."""
+    applied), not made current (the caller activates it). Returns it, as saved (its `version`
+    names its folder under `artifacts_dir`): serving it needs no load from disk, which would
+    lengthen every change by as much again."""
     revised = with_catalog(rec, items, schema)
     path = write_catalogue(items, artifacts_dir)
     manifest = revision_manifest(rec.manifest, rec.version, path, len(items), schema, change)
-    return save_version(revised, artifacts_dir, manifest, popularity=revised.popularity,
-                        make_current=False)
+    save_version(revised, artifacts_dir, manifest, popularity=revised.popularity,
+                 make_current=False)
+    return revised
 
 
 def revision_manifest(manifest: dict[str, Any], version: str, items_file: Path, n_items: int,

@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -17,8 +19,21 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-# PostgreSQL serialises concurrent `upgrade` calls (several processes starting) on this key
-_UPGRADE_LOCK = 7_151_015
+
+
+@dataclass(frozen=True)
+class NamedLock:
+    """A lock shared by every process of the store: PostgreSQL's advisory lock `key`, or for a
+    SQLite file the flock of `<database>-<name>.lock` beside it."""
+
+    key: int
+    name: str
+
+
+# concurrent `upgrade` calls (several processes starting) migrate one at a time
+UPGRADE_LOCK = NamedLock(7_151_015, "upgrade")
+# catalogue changes (PUT/DELETE /admin/items) through any worker or replica, one at a time
+CATALOGUE_LOCK = NamedLock(7_151_016, "catalogue")
 # a transaction PostgreSQL rolled back to break a deadlock or a serialisation conflict is tried
 # again this many times in all, after a short random pause (so the two do not collide again)
 RETRY_ATTEMPTS = 5
@@ -100,9 +115,11 @@ class Database:
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
         try:
-            with self._sqlite_upgrade_lock(), self.engine.begin() as conn:
+            # pysqlite runs DDL outside a transaction, so SQLite's own locks do not serialise
+            # the migration: the lock file does (PostgreSQL's advisory lock is the transaction's)
+            with self._file_lock(UPGRADE_LOCK, wait_s=None), self.engine.begin() as conn:
                 if not self.is_sqlite:
-                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _UPGRADE_LOCK})
+                    _advisory_lock(conn, UPGRADE_LOCK, wait_s=None)
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
         except Exception as exc:
@@ -110,19 +127,34 @@ class Database:
                              f"{type(exc).__name__}: {exc}") from exc
 
     @contextlib.contextmanager
-    def _sqlite_upgrade_lock(self) -> Iterator[None]:
-        """What the advisory lock is on PostgreSQL, for a SQLite file: processes starting together
-        on a new store (replicas, workers) migrate it one at a time, so the later ones find it at
-        head instead of creating its tables again. pysqlite runs DDL outside a transaction, so
-        SQLite's own locks do not serialise the migration; a lock file beside the database does
-        (flock: the processes of one machine, which is what a SQLite store is shared by)."""
+    def exclusive(self, lock: NamedLock, wait_s: float) -> Iterator[None]:
+        """Hold `lock` for the block, against every process using this store (workers,
+        replicas): PostgreSQL's advisory lock in a transaction of its own (one pooled connection
+        for the block), or the lock file of a SQLite store. Not held after `wait_s`: StoreError
+        (the store is busy, a 503 to a client, see `unavailable`)."""
+        if self.is_sqlite:
+            with self._file_lock(lock, wait_s=wait_s):
+                yield
+            return
+        with self.engine.begin() as conn:  # the commit at the end releases it
+            _advisory_lock(conn, lock, wait_s=wait_s)
+            yield
+
+    @contextlib.contextmanager
+    def _file_lock(self, lock: NamedLock, wait_s: float | None) -> Iterator[None]:
+        """What the advisory lock is on PostgreSQL, for a SQLite file: a lock file beside the
+        database (flock: the processes of one machine, which is what a SQLite store is shared
+        by), waited for at most `wait_s` (None: as long as it takes). Nothing for PostgreSQL or
+        an in-memory database (one process)."""
         database = self.url.database
         if not self.is_sqlite or not database or database == ":memory:":
             yield
             return
-        with open(f"{database}-upgrade.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        held = _flock_within(f"{database}-{lock.name}.lock", wait_s, lock.name)
+        try:
             yield
+        finally:
+            held.close()  # releases it
 
     def transaction(self, work: Callable[[Connection], T]) -> T:
         """`work(conn)` in one transaction, committed; run again (at most `RETRY_ATTEMPTS` in
@@ -141,6 +173,42 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _advisory_lock(conn: Connection, lock: NamedLock, wait_s: float | None) -> None:
+    """PostgreSQL's advisory lock `lock.key`, held until `conn`'s transaction ends; waited for
+    at most `wait_s` (lock_timeout: LockNotAvailable, an OperationalError, after it)."""
+    if wait_s is not None:
+        conn.execute(text(f"SET LOCAL lock_timeout = {max(1, round(wait_s * 1000))}"))
+    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock.key})
+
+
+def _flock_within(path: str, wait_s: float | None, name: str) -> IO[str]:
+    """`path` opened and exclusively flocked (closing it releases the lock), waited for at most
+    `wait_s` (None: as long as it takes); StoreError then. A blocking flock, in a thread of its
+    own so that the wait can end: the kernel wakes a blocked waiter the moment the lock is
+    released, where a poller with LOCK_NB could miss it again and again to the holder's process
+    taking it for its next change."""
+    fh = open(path, "a")  # noqa: SIM115 - the caller closes it, or `take` when it is abandoned
+    outcome = threading.Lock()  # whichever of `take` and the timeout is first decides
+    taken, abandoned = threading.Event(), threading.Event()
+
+    def take() -> None:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        with outcome:
+            if abandoned.is_set():
+                fh.close()  # too late: no one will release it
+            else:
+                taken.set()
+
+    threading.Thread(target=take, name=f"flock-{name}", daemon=True).start()
+    if not taken.wait(wait_s):
+        with outcome:
+            if not taken.is_set():
+                abandoned.set()
+                raise StoreError(f"the store's {name} lock is still held by another process "
+                                 f"after {wait_s:g} s; try again later")
+    return fh
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

@@ -18,6 +18,7 @@ from recsys.dataio import (
     read_table,
 )
 from recsys.errors import DataError, InputError
+from recsys.ids import MAX_ID_CHARS
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -747,3 +748,21 @@ def test_skipping_bad_lines_skips_interactions_with_unknown_items_and_says_which
     assert rows["item_id"].tolist() == ["A1"]
     assert report.skipped_lines == [3, 4, 5]
     assert any("3 rows whose item_id is not in the items file: lines 3, 4, 5" in w for w in report.warnings)
+
+
+@pytest.mark.parametrize(("cell", "problem"), [
+    (b"x" * (MAX_ID_CHARS + 1), f"an item_id must be at most {MAX_ID_CHARS} characters, got "
+                                f"{MAX_ID_CHARS + 1}: shorten it"),
+    (b"..", "an item_id must not be '.' or '..'"),
+    (b'"A\tB"', "an item_id must not contain control characters or lone surrogates, found '\\t' "
+                "at position 1: remove it (found 'A\\tB')"),
+])
+def test_an_item_id_no_url_or_event_could_use_is_refused(tmp_path: Path, cell: bytes,
+                                                        problem: str) -> None:
+    """recsys.ids: the items file takes the ids the API takes, no more (a 300-character id
+    was read, then refused by /events; '..' was read, then unreachable by its URL)."""
+    path = _write(tmp_path, "items.csv", b"item_id,title\nA1,Red dress\n" + cell + b",Blue\n")
+    message = _message(path)
+    assert message.startswith(f"{path}, row 3, column 'item_id': {problem}"), message
+    ok = _write(tmp_path, "items_ok.csv", b"item_id,title\n" + b"x" * MAX_ID_CHARS + b",Red\n")
+    assert len(read_items(ok)[0]) == 1  # the limit itself is fine

@@ -3,13 +3,14 @@ batches, counts, reading back, decisions, activations and jobs."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import inspect
 from sqlalchemy.exc import IntegrityError
 
-from store.db import Database, StoreError
+from store.db import CATALOGUE_LOCK, UPGRADE_LOCK, Database, StoreError, unavailable
 from store.events import Event, add_events, event_counts, read_events
 from store.records import (
     fail_unfinished_jobs,
@@ -124,3 +125,25 @@ def test_processes_that_start_on_one_new_sqlite_store_migrate_it_once(tmp_path):
             failures.append(errors.get())
         assert failures == []
         assert {"events", "alembic_version"} <= set(inspect(Database(url).engine).get_table_names())
+
+
+def test_the_catalogue_lock_is_held_against_every_other_user_of_the_store(store_url):
+    """`Database.exclusive`: while one user of the store (another process: its own Database,
+    its own connection or file handle) holds the lock, a second one waits; past its wait it
+    gets an error the API answers 503 (`unavailable`), and once the lock is free it gets it."""
+    first, second = Database(store_url), Database(store_url)
+    first.upgrade()
+    try:
+        with first.exclusive(CATALOGUE_LOCK, wait_s=5):
+            started = time.monotonic()
+            with pytest.raises(Exception) as caught, second.exclusive(CATALOGUE_LOCK, wait_s=0.3):
+                pass
+            assert 0.3 <= time.monotonic() - started < 3
+            assert unavailable(caught.value), repr(caught.value)
+            with second.exclusive(UPGRADE_LOCK, wait_s=0.3):  # another lock is not this one
+                pass
+        with second.exclusive(CATALOGUE_LOCK, wait_s=0.3):  # released at the end of the block
+            pass
+    finally:
+        first.dispose()
+        second.dispose()

@@ -42,12 +42,11 @@ def checked_events(req: EventsRequest, rec: Recommender, s: Settings) -> list[Ev
     out = []
     for i, e in enumerate(req.events):
         check_query(e.query, s, loc=("events", i, "query"))
-        if len(e.item_id) > s.max_id_chars or not rec.catalog.has(e.item_id):
+        if not rec.catalog.has(e.item_id):  # a valid id (api.schemas.ItemId), but whose?
             raise field_error(("events", i, "item_id"),
                               f"unknown item {e.item_id[:80]!r}: not in the catalogue of the served "
                               f"model {rec.version}")
-        at = (e.timestamp.replace(tzinfo=UTC) if e.timestamp and e.timestamp.tzinfo is None
-              else e.timestamp) or now
+        at = _in_utc(e.timestamp, ("events", i, "timestamp")) or now
         if at > latest:
             raise field_error(("events", i, "timestamp"),
                               f"{at.isoformat()} is in the future (now {now.isoformat(timespec='seconds')}, "
@@ -56,6 +55,18 @@ def checked_events(req: EventsRequest, rec: Recommender, s: Settings) -> list[Ev
                          event_id=e.event_id, request_id=e.request_id, position=e.position,
                          user_id=e.user_id))
     return out
+
+
+def _in_utc(t: datetime | None, loc: tuple) -> datetime | None:
+    """`t` in UTC (no zone: UTC already), as the store keeps it; a 422 for a time whose UTC
+    falls outside the years 1-9999 (0001-01-01T00:00:00+14:00 is in year 0 in UTC)."""
+    if t is None:
+        return None
+    try:
+        return t.astimezone(UTC) if t.tzinfo is not None else t.replace(tzinfo=UTC)
+    except OverflowError:
+        raise field_error(loc, f"{t.isoformat()} is outside the years 1-9999 once in UTC: give a "
+                               f"time between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z") from None
 
 
 @router.get("/admin/events/stats", response_model=EventStatsOut, dependencies=[AdminDep],

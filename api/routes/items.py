@@ -3,14 +3,14 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from ..deps import ModelDep
-from ..schemas import ErrorOut, ItemDetailOut
+from ..schemas import ErrorOut, ItemDetailOut, ItemId
 
 router = APIRouter(prefix="/items", tags=["items"])
 
 
 @router.get("/{item_id:path}", response_model=ItemDetailOut,
-            responses={404: {"model": ErrorOut}, 503: {"model": ErrorOut}})
-async def get_item(item_id: str, rec: ModelDep) -> dict:
+            responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}})
+async def get_item(item_id: ItemId, rec: ModelDep) -> dict:
     """One catalogue item of the served model and its attributes per facet."""
     idx = rec.catalog.idx(item_id)  # UnknownItemError -> 404
     return {"item_id": item_id, "title": rec.catalog.titles[idx],

@@ -59,6 +59,9 @@ def test_a_batch_is_stored_and_counted(app_client, rec):
     ({"item_id": "no-such-item"}, "item_id", "unknown item 'no-such-item'"),
     ({"type": "like"}, "type", "unknown event type 'like'"),
     ({"timestamp": "2999-01-01T00:00:00Z"}, "timestamp", "in the future"),
+    # year 0 once in UTC: an OverflowError in the store, a 500, before (issue 27)
+    ({"timestamp": "0001-01-01T00:00:00+14:00"}, "timestamp", "outside the years 1-9999 once in UTC"),
+    ({"timestamp": "9999-12-31T23:59:59-14:00"}, "timestamp", "outside the years 1-9999 once in UTC"),
     ({"position": 0}, "position", "greater than or equal to 1"),
     ({"query": ""}, "query", "at least 1 character"),
     ({"colour": "red"}, "colour", "Extra inputs"),

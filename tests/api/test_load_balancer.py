@@ -44,11 +44,10 @@ def load_balancer(port: int, upstreams: list[str], log: Path) -> Iterator[str]:
         subprocess.run(["bash", str(LB), "stop", folder], check=True, timeout=60)
 
 
-def test_an_activation_through_the_load_balancer_reaches_every_replica(tmp_path, v1, v2, data_dir):
-    artifacts = make_artifacts(tmp_path / "artifacts", v1, v2)
-    env = {"RECSYS_DATA_DIR": str(data_dir), "RECSYS_ADMIN_TOKEN": ADMIN_TOKEN,
-           "RECSYS_ARTIFACTS_DIR": str(artifacts),
-           "RECSYS_DATABASE_URL": f"sqlite:///{tmp_path / 'shared-store.db'}"}
+@contextlib.contextmanager
+def two_replicas(tmp_path: Path, env: dict) -> Iterator[tuple[str, list[str]]]:
+    """Two `recsys serve --workers 1` replicas of `env`, ready, behind the load balancer: (its
+    URL, the replicas' URLs); stopped cleanly (SIGTERM, drained) at the end of the block."""
     logs = [tmp_path / "replica-1.log", tmp_path / "replica-2.log"]
     with running(["--workers", "1"], env, logs[0]) as (base1, proc1), \
             running(["--workers", "1"], env, logs[1]) as (base2, proc2):
@@ -56,23 +55,32 @@ def test_an_activation_through_the_load_balancer_reaches_every_replica(tmp_path,
         wait_ready(base2, proc2, logs[1], timeout=180)
         replicas = [b.removeprefix("http://") for b in (base1, base2)]
         with load_balancer(free_port(), replicas, tmp_path / "lb.log") as lb:
-            body = {"k": 5, "explain": True}
-            load = Load(lb, QUERIES, body, threads=2, max_requests=4000, max_seconds=60).start()
-            try:
-                time.sleep(0.5)
-                r = httpx.post(f"{lb}/admin/versions/{v2.name}/activate", params={"force": "true"},
-                               headers=AUTH, timeout=60)
-                activated = time.monotonic()  # the deadline counts from the activation made
-                assert r.status_code == 200, r.text
-                time.sleep(DEADLINE_S + 0.5)
-            finally:
-                answers = load.stop()
+            yield lb, [base1, base2]
+        stop(proc1, logs[0])
+        stop(proc2, logs[1])
+
+
+def test_an_activation_through_the_load_balancer_reaches_every_replica(tmp_path, v1, v2, data_dir):
+    artifacts = make_artifacts(tmp_path / "artifacts", v1, v2)
+    env = {"RECSYS_DATA_DIR": str(data_dir), "RECSYS_ADMIN_TOKEN": ADMIN_TOKEN,
+           "RECSYS_ARTIFACTS_DIR": str(artifacts),
+           "RECSYS_DATABASE_URL": f"sqlite:///{tmp_path / 'shared-store.db'}"}
+    with two_replicas(tmp_path, env) as (lb, replicas):
+        body = {"k": 5, "explain": True}
+        load = Load(lb, QUERIES, body, threads=2, max_requests=4000, max_seconds=60).start()
+        try:
+            time.sleep(0.5)
+            r = httpx.post(f"{lb}/admin/versions/{v2.name}/activate", params={"force": "true"},
+                           headers=AUTH, timeout=60)
+            activated = time.monotonic()  # the deadline counts from the activation made
+            assert r.status_code == 200, r.text
+            time.sleep(DEADLINE_S + 0.5)
+        finally:
+            answers = load.stop()
         s = switch_of(answers, v1.name, v2.name, activated)
         assert not s.failed, s.failed[:3]
         assert not s.mixed and not s.back, (s.mixed[:3], s.back[:3])
         assert len(s.switched_s) == 2, s.switched_s  # nginx sent requests to both replicas
         assert all(t is not None and t <= DEADLINE_S for t in s.switched_s.values()), s.switched_s
-        for base in (base1, base2):
+        for base in replicas:
             assert httpx.get(f"{base}/ready", timeout=5).json()["model_version"] == v2.name
-        stop(proc1, logs[0])
-        stop(proc2, logs[1])
