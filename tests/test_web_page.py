@@ -79,13 +79,13 @@ def _serving(version: Path, log: Path) -> Iterator[str]:
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
             [sys.executable, "-c", LAUNCHER, str(version), str(version.parent), str(port)],
-            cwd=ROOT, env=clean_env(), stdout=fh, stderr=subprocess.STDOUT)
+            cwd=ROOT, env=clean_env(), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base, proc, log, timeout=60)
         yield base
-    finally:
-        stop(proc, timeout=20)
+    finally:  # its process group: whatever it started goes with it
+        stop(proc, timeout=20, group=True)
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +122,10 @@ def browser():
             executable_path=str(CHROMIUM),
             args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
-        yield b
-        b.close()
+        try:
+            yield b
+        finally:  # Chromium's processes end with the module, even when a test was interrupted
+            b.close()
 
 
 @pytest.fixture
