@@ -95,13 +95,20 @@ def base_url(model_version, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
+def shots(tmp_path_factory) -> Iterator[Path]:
     """Where screenshots go: a temporary folder, so that a test run leaves the tracked
     docs/screenshot*.png alone, or SCREENSHOTS_DIR (`make screenshots`: docs/)."""
     chosen = os.environ.get("SCREENSHOTS_DIR")
     folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
     folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    before = _tracked_images()
+    yield folder
+    if not chosen:  # `make test` must leave the README's screenshots as they are
+        assert _tracked_images() == before, "a test run rewrote images in docs/"
+
+
+def _tracked_images() -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((ROOT / "docs").glob("*.png"))}
 
 
 def _screenshot(page: Page, path: Path) -> None:
