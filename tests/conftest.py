@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,65 @@ from .planted import write_material, write_planted
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = TrainConfig(epochs=4, seed=0)
+
+
+# ---- no process outlives the session -------------------------------------------------------------
+#
+# A server a test starts must be stopped by the test (in a finally block, so that a failure or
+# pytest-timeout's exception stops it too). What escapes is found here, by an environment variable
+# this session sets and every process it starts inherits: children, their children, and daemons
+# that left the process tree (nginx and PostgreSQL detach themselves; a SIGKILLed supervisor's
+# workers are reparented to init). The variable's name has this process's id, so that a pytest
+# inside a test (the fresh clone's `make test`) marks its own and the outer one still sees them.
+# RECSYS_* would not do: the tests strip those from the servers' environments.
+
+SESSION_MARK = f"PYTEST_RECSYS_SESSION_{os.getpid()}"
+os.environ[SESSION_MARK] = "1"  # before any fixture or test starts a process
+
+
+def _marked_processes() -> dict[int, str]:
+    """pid -> command line of every live process (not a zombie) that carries SESSION_MARK."""
+    needle = f"\0{SESSION_MARK}=".encode()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle not in b"\0" + (entry / "environ").read_bytes():
+                continue
+            state, ppid = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # exited meanwhile, or not ours to read
+            continue
+        # multiprocessing's helper (torch starts it in this process) lives until this
+        # interpreter exits: it is not left behind
+        helper = "multiprocessing.resource_tracker" in cmdline or "multiprocessing.forkserver" in cmdline
+        if state != "Z" and not (helper and int(ppid) == os.getpid()):
+            found[int(entry.name)] = cmdline.strip()
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left_behind():
+    """At the end of the session: every process the tests started has exited; those that have
+    not are killed and named, and the session fails."""
+    yield
+    # a server stopped by the last teardown may still be exiting (PostgreSQL's backends follow
+    # their postmaster): a moment's grace before anything counts as left behind
+    deadline = time.monotonic() + 5
+    while (left := _marked_processes()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not left:
+        return
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _marked_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    listing = "\n".join(f"  {pid}: {cmd[:300]}" for pid, cmd in sorted(left.items()))
+    pytest.fail(f"{len(left)} process(es) the tests started were still running at the end of "
+                f"the session (killed now):\n{listing}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -79,13 +79,13 @@ def _serving(version: Path, log: Path) -> Iterator[str]:
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
             [sys.executable, "-c", LAUNCHER, str(version), str(version.parent), str(port)],
-            cwd=ROOT, env=clean_env(), stdout=fh, stderr=subprocess.STDOUT)
+            cwd=ROOT, env=clean_env(), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base, proc, log, timeout=60)
         yield base
-    finally:
-        stop(proc, timeout=20)
+    finally:  # its process group: whatever it started goes with it
+        stop(proc, timeout=20, group=True)
 
 
 @pytest.fixture(scope="module")
@@ -95,13 +95,20 @@ def base_url(model_version, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
+def shots(tmp_path_factory) -> Iterator[Path]:
     """Where screenshots go: a temporary folder, so that a test run leaves the tracked
     docs/screenshot*.png alone, or SCREENSHOTS_DIR (`make screenshots`: docs/)."""
     chosen = os.environ.get("SCREENSHOTS_DIR")
     folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
     folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    before = _tracked_images()
+    yield folder
+    if not chosen:  # `make test` must leave the README's screenshots as they are
+        assert _tracked_images() == before, "a test run rewrote images in docs/"
+
+
+def _tracked_images() -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((ROOT / "docs").glob("*.png"))}
 
 
 def _screenshot(page: Page, path: Path) -> None:
@@ -122,8 +129,10 @@ def browser():
             executable_path=str(CHROMIUM),
             args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
-        yield b
-        b.close()
+        try:
+            yield b
+        finally:  # Chromium's processes end with the module, even when a test was interrupted
+            b.close()
 
 
 @pytest.fixture
