@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,7 +46,7 @@ from safetensors.numpy import save_file as save_arrays
 from safetensors.torch import load_file as load_tensors
 from safetensors.torch import save_file as save_tensors
 
-from .catalog import Attribute, Catalog, NumericBuckets
+from .catalog import Attribute, Catalog, NumericBuckets, attribute_entry, attribute_from_entry
 from .dataio import fingerprint
 from .encoding import Featurizer
 from .errors import ArtifactError, DataError
@@ -200,7 +200,7 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
         "item_ids": cat.item_ids,
         "titles": cat.titles,
         "texts": cat.texts,
-        "vocab": {f: [[a.key, a.value] for a in cat.vocab[f]] for f in cat.facets},
+        "vocab": {f: [attribute_entry(a) for a in cat.vocab[f]] for f in cat.facets},
         "buckets": {k: b.edges for k, b in cat.buckets.items()},
     }
     _write_json(folder / "catalog.json", catalog_json)
@@ -354,12 +354,15 @@ def load_version(path: str | Path) -> Recommender:
     rows = {"items": n_items, "words": n_words}
     arrays = _read_safetensors(folder, "arrays.safetensors", load_arrays)
     csr = _check_arrays(folder, arrays, rows, vocab_sizes, cfg.facets)
+    # the artifact's facets, in its heads' order (the vocabulary's keys are the catalogue's facets);
+    # every entry was checked by `_check_catalog`
+    vocab = {f: [cast(Attribute, attribute_from_entry(f, a)) for a in catalog_json["vocab"][f]] for f in cfg.facets}
     catalog = Catalog(
         item_ids=catalog_json["item_ids"],
         titles=catalog_json["titles"],
         texts=catalog_json["texts"],
         # the artifact's facets, in its heads' order (the vocabulary's keys are the catalogue's facets)
-        vocab={f: [Attribute(f, k, v) for k, v in catalog_json["vocab"][f]] for f in cfg.facets},
+        vocab=vocab,
         item_attrs={f: csr[f"items.{f}"] for f in cfg.facets},
         buckets={k: NumericBuckets(e) for k, e in catalog_json["buckets"].items()},
     )
@@ -666,9 +669,9 @@ def _check_catalog(folder: Path, c: object, cfg: ModelConfig) -> tuple[int, dict
     sizes = {}
     for f in cfg.facets:
         attrs = vocab[f]
-        if not isinstance(attrs, list) or not all(
-                isinstance(a, list) and len(a) == 2 and _strings(a) for a in attrs):
-            raise bad(f"'vocab.{f}' must be a list of [key, value] string pairs")
+        if not isinstance(attrs, list) or any(attribute_from_entry(f, a) is None for a in attrs):
+            raise bad(f"'vocab.{f}' must be a list of [key, value] string pairs, each optionally "
+                      "followed by two occurrence counts")
         if len(attrs) != cfg.vocab_sizes[f]:
             raise bad(f"'vocab.{f}' has {len(attrs)} attributes, the model was built for "
                       f"{cfg.vocab_sizes[f]}")

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 import torch
 
 from .catalog import Catalog
+from .formula import quantized_length
 from .model import FacetScorer
 
 
@@ -31,6 +32,9 @@ class FacetTables:
     sets: sp.csr_matrix  # (U, V) distinct attribute sets of this facet
     item_set: np.ndarray  # (n_items,) int32 row of `sets` for each item
     set_prior: np.ndarray | None = None  # (U,) the facet's share of the item prior, per set
+    # (U,) the length the set's no-match slot is normalised by (`FacetScorer.slot_lengths`): with
+    # one length per item, a set is an attribute list AND a rounded item length
+    set_length: np.ndarray | None = None
 
 
 @dataclass
@@ -43,9 +47,10 @@ class ItemRows:
     cols: np.ndarray  # (sum of the catalogue's attribute counts,)
     values: np.ndarray  # (sum V,) float32, each attribute's value
     labels: list[str]  # (sum V,) each attribute's display label
+    lengths: np.ndarray  # (sum V,) float64, what each attribute adds to its item's length
 
     @classmethod
-    def build(cls, catalog: Catalog, facets: tuple[str, ...], values: np.ndarray) -> ItemRows:
+    def build(cls, catalog: Catalog, facets: tuple[str, ...], values: np.ndarray, lengths: np.ndarray) -> ItemRows:
         mats = [catalog.item_attrs[f].tocsr() for f in facets]
         n, n_heads = catalog.n_items, len(facets)
         lens = np.stack([np.diff(m.indptr) for m in mats], 1).astype(np.int64)  # (n, H)
@@ -60,7 +65,7 @@ class ItemRows:
             dest = np.repeat(starts[:, h] - m.indptr[:-1], lens[:, h]) + np.arange(m.indptr[-1])
             cols[dest] = m.indices[: m.indptr[-1]] + offsets[h]
         labels = [label for f in facets for label in catalog.labels(f)]
-        return cls(ptr, cols, values, labels)
+        return cls(ptr, cols, values, labels, lengths)
 
 
 class AttributeSets:
@@ -73,18 +78,31 @@ class AttributeSets:
     def __init__(self, model: FacetScorer, catalog: Catalog):
         facets = model.cfg.facets
         self.tables: dict[str, FacetTables] = {}
-        # BM25's length normalisation of the no-match slot, per head: (b, mean attribute count)
+        # BM25's length normalisation of the no-match slot, per head: (b, mean length), what each
+        # attribute adds to an item's length, and with one length per item (`FacetScorer.
+        # slot_lengths`) every item's whole length, as it is and rounded
         self._length_norm = {f: (float(model.head(f).length_b().detach()),
                                  float(getattr(model, f"attr_mean_count_{f}"))) for f in facets}
+        self.lengths = {f: getattr(model, f"attr_length_{f}").numpy().astype(np.float64) for f in facets}
+        self.per_item = model.cfg.length_per_item
+        self._total_length = np.zeros(catalog.n_items)  # (n_items,)
+        for f in facets:
+            if len(self.lengths[f]):
+                self._total_length += catalog.item_attrs[f] @ self.lengths[f]
+        self.item_slot_length = quantized_length(self._total_length)  # (n_items,) used when per_item
         prior = np.zeros(catalog.n_items, dtype=np.float32)
         with torch.no_grad():
             word_vectors = model.attribute_word_vectors()
             for f in facets:
                 keys, values, attr_prior, bias = model.head_tables(f, word_vectors[f])
                 sets, item_set = _distinct_rows(catalog.item_attrs[f])
+                if self.per_item:
+                    sets, item_set, set_length = _split_by_length(sets, item_set, self.item_slot_length)
+                else:
+                    set_length = np.diff(sets.indptr).astype(np.float64)  # lengths are 1 each
                 counts = np.maximum(np.diff(sets.indptr), 1)
                 set_prior = ((sets @ attr_prior.numpy().astype(np.float64)) / counts).astype(np.float32)
-                self.tables[f] = FacetTables(keys, values.numpy(), bias, sets, item_set, set_prior)
+                self.tables[f] = FacetTables(keys, values.numpy(), bias, sets, item_set, set_prior, set_length)
                 prior += set_prior[item_set]
         self.prior = prior  # (n_items,)
         self.values = np.concatenate([self.tables[f].values for f in facets]).astype(np.float32)  # (sum V,)
@@ -94,9 +112,8 @@ class AttributeSets:
         # one row per distinct set of any facet (block diagonal over the facets' vocabularies),
         # and the no-match slot's multiplicity in its denominator
         self.set_facet = np.repeat(np.arange(len(facets)), u_sizes)  # (sum U,)
-        self.slot_count = np.concatenate([
-            self.slot_multiplicity(f, np.diff(x.indptr)) for f, x in zip(facets, sets_list)
-        ]).astype(np.float32)  # (sum U,)
+        self.slot_count = np.concatenate([self.slot_multiplicity(f, self.set_length(f))
+                                          for f in facets]).astype(np.float32)  # (sum U,)
         self.all_sets = sp.block_diag(sets_list, format="csr", dtype=np.float32)  # (sum U, sum V)
         self.all_sets.sort_indices()
         self._tree_parent, self._tree_attr, self._set_node = _prefix_tree(self.all_sets)
@@ -109,20 +126,45 @@ class AttributeSets:
         read (a few numpy passes over the catalogue; two threads racing here would only build
         the same table twice)."""
         if self._item_rows is None:
-            self._item_rows = ItemRows.build(self._catalog, self._facets, self.values)
+            self._item_rows = ItemRows.build(self._catalog, self._facets, self.values,
+                                             np.concatenate([self.lengths[f] for f in self._facets]))
         return self._item_rows
 
     def tree(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(parent, attribute, set node, slot count, set facet): what `kernels._set_ratios` reads."""
         return self._tree_parent, self._tree_attr, self._set_node, self.slot_count, self.set_facet
 
-    def slot_multiplicity(self, facet: str, n_attributes: np.ndarray) -> np.ndarray:
-        """How many slots the no-match alternative counts as for items with `n_attributes`
-        attributes in `facet`: 1 - b + b * max(n, 1) / mean (`FacetHead.slot_log_count`, in
-        numpy: explanations call it per request)."""
+    def slot_multiplicity(self, facet: str, length: np.ndarray) -> np.ndarray:
+        """How many slots the no-match alternative counts as for items of this `length` in
+        `facet` (`set_lengths`, `item_length`): 1 - b + b * length / mean
+        (`FacetHead.slot_log_count`, in numpy: explanations call it per request)."""
         b, mean = self._length_norm[facet]
-        n = np.maximum(np.asarray(n_attributes, dtype=np.float64), 1.0)
-        return 1.0 - b + b * n / mean
+        return 1.0 - b + b * np.asarray(length, dtype=np.float64) / mean
+
+    def set_length(self, facet: str) -> np.ndarray:
+        """(U,) the length each of the facet's sets normalises its no-match slot by."""
+        length = self.tables[facet].set_length
+        assert length is not None  # set by __init__
+        return length
+
+    def slot_length(self, own: np.ndarray) -> np.ndarray:
+        """The length a slot is normalised by for items whose attributes add up to `own`, in one
+        facet, and that have nothing else: itself per head, else rounded
+        (`formula.quantized_length`)."""
+        return quantized_length(own) if self.per_item else np.asarray(own, dtype=np.float64)
+
+    def items_slot_length(self, items: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """(n,) the slot's length of these items in a facet, `own` (n,) their lengths there."""
+        return self.item_slot_length[items] if self.per_item else np.asarray(own, dtype=np.float64)
+
+    def slot_after(self, facet: str, item_idx: int, removed: np.ndarray) -> np.ndarray:
+        """(S,) the no-match slot's multiplicity for one item in `facet` once attributes whose
+        lengths add up to each `removed` (S,) are erased from it (0: as it is)."""
+        removed = np.asarray(removed, dtype=np.float64)
+        if self.per_item:
+            return self.slot_multiplicity(facet, quantized_length(self._total_length[item_idx] - removed))
+        own = float(self.lengths[facet][self._catalog.attributes_of(item_idx, facet)].sum())
+        return self.slot_multiplicity(facet, own - removed)
 
     def ratios(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
         """(m, sum U) per-set numerator / denominator of m words from their logits, in numpy:
@@ -174,6 +216,17 @@ def _distinct_rows(x: sp.csr_matrix) -> tuple[sp.csr_matrix, np.ndarray]:
     sets = x[firsts]
     sets.data[:] = 1.0
     return sets, item_set
+
+
+def _split_by_length(sets: sp.csr_matrix, item_set: np.ndarray, lengths: np.ndarray
+                     ) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """The distinct (attribute set, item length) pairs: their sets (a set's row repeated for each
+    length), each item's pair (int32, numbered by first appearance) and each pair's length."""
+    levels, level = np.unique(lengths, return_inverse=True)
+    key = item_set.astype(np.int64) * len(levels) + level.ravel()
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    pair, firsts = _renumber_by_first(first, inverse.ravel())
+    return sets[item_set[firsts]], pair, lengths[firsts]
 
 
 def _prefix_tree(x: sp.csr_matrix | sp.csr_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

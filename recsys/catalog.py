@@ -23,8 +23,9 @@ import itertools
 import json
 import re
 from array import array
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -43,13 +44,37 @@ _NUMERIC_SHARE = 0.98  # of the non-empty cells that must be numbers for a colum
 _N_BUCKETS = 5
 
 
+def default_occurrences(key: str) -> tuple[int, int]:
+    """An attribute's `occurrences` when nothing was counted: a description word's are one
+    description occurrence, anything else's its own value once (what versions saved before
+    occurrences were counted mean by every attribute)."""
+    return (0, 1) if key == DESCRIPTION else (1, 0)
+
+
 @dataclass(frozen=True)
 class Attribute:
-    """One attribute token: where it came from (`key`), its value, and the words that match it."""
+    """One attribute token: where it came from (`key`), its value, and the words that match it.
+
+    `occurrences` is how often the item says it, BM25's term frequency split by field weight:
+    (occurrences at par: the value itself and its title words, occurrences in the description).
+    Items that say "apple" once and four times hold two attributes of one label, so that every
+    table keyed by attribute (the index's distinct sets, logit offsets) needs nothing per item:
+    the start's logit offset log(par + description_weight * desc) is BM25F's tf inside the
+    softmax (`Featurizer.attribute_buffers`)."""
 
     facet: str
     key: str
     value: str
+    occurrences: tuple[int, int] = None  # type: ignore[assignment]  # None: `default_occurrences`
+
+    def __post_init__(self) -> None:
+        if self.occurrences is None:
+            object.__setattr__(self, "occurrences", default_occurrences(self.key))
+
+    @property
+    def base(self) -> tuple[str, str, str]:
+        """What it is, however often an item says it: click statistics pool over this."""
+        return (self.facet, self.key, self.value)
 
     @property
     def label(self) -> str:
@@ -60,6 +85,26 @@ class Attribute:
     @property
     def match_keys(self) -> tuple[str, ...]:
         return tuple(match_key(w) for w in words(self.value))
+
+
+def attribute_entry(a: Attribute) -> list[str | int]:
+    """An attribute as a version's catalog.json stores it: [key, value], then its occurrences
+    where they are not the default (so versions saved before they were counted read the same)."""
+    if a.occurrences == default_occurrences(a.key):
+        return [a.key, a.value]
+    return [a.key, a.value, *a.occurrences]
+
+
+def attribute_from_entry(facet: str, entry: object) -> Attribute | None:
+    """The `attribute_entry` back, or None where `entry` is not one."""
+    if not isinstance(entry, list) or len(entry) not in (2, 4) or not all(isinstance(x, str) for x in entry[:2]):
+        return None
+    if len(entry) == 2:
+        return Attribute(facet, entry[0], entry[1])
+    counts = entry[2:]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts) or sum(counts) == 0:
+        return None
+    return Attribute(facet, entry[0], entry[1], (counts[0], counts[1]))
 
 
 def _filter_form(value: str) -> str:
@@ -156,6 +201,15 @@ class Catalog:
         if facet not in self._labels:
             self._labels[facet] = [a.label for a in self.vocab[facet]]
         return self._labels[facet]
+
+    def base_matrix(self, facet: str) -> sp.csr_matrix:
+        """(V, B) 0/1: which of the facet's distinct attributes regardless of occurrences
+        (`Attribute.base`) each attribute is. An item holds one variant of a base at most, so
+        item_attrs @ base_matrix is 0/1 too."""
+        bases: dict[tuple[str, str, str], int] = {}
+        cols = np.array([bases.setdefault(a.base, len(bases)) for a in self.vocab[facet]], dtype=np.int64)
+        v = len(cols)
+        return sp.csr_matrix((np.ones(v, dtype=np.float32), (np.arange(v), cols)), shape=(v, len(bases)))
 
     @property
     def n_items(self) -> int:
@@ -299,6 +353,7 @@ class _CatalogBuilder:
         self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in facets}
         self.attr_list: dict[str, list[Attribute]] = {f: [] for f in facets}
         self.keys: dict[str, list[tuple[str, ...]]] = {f: [] for f in facets}  # match keys by index
+        self.content_keys: dict[str, list[frozenset[str]]] = {f: [] for f in facets}  # filled on demand
         self.rows = {f: _Rows() for f in facets}
         self.row: dict[str, array[int]] = {f: array("i") for f in facets}  # the item in hand's
         self.extracted: dict[int, set[tuple[str, int]]] = {}  # item -> what the lexicon gave it
@@ -359,12 +414,19 @@ class _CatalogBuilder:
             self._add_pairs(self.items["attributes"])
         self._add_extracted()
         texts = self._add_titles_and_texts()
-        vocab = self.attr_list
+        vocab = {}
         item_attrs = {}
         for f in self.facets:
             indptr, indices = self.rows[f].arrays()
+            # an attribute every holder of which says it more often than once is a variant no
+            # item has (`_claim_occurrences`): numbered again without the unused ones
+            used = np.zeros(len(self.attr_list[f]), dtype=bool)
+            used[indices] = True
+            new_idx = np.cumsum(used) - 1
+            vocab[f] = [a for a, u in zip(self.attr_list[f], used.tolist(), strict=True) if u]
             data = np.ones(len(indices), dtype=np.float32)
-            item_attrs[f] = sp.csr_matrix((data, indices, indptr), shape=(n, len(vocab[f])))
+            item_attrs[f] = sp.csr_matrix((data, new_idx[indices].astype(np.int32), indptr),
+                                          shape=(n, len(vocab[f])))
         return Catalog(
             item_ids=list(self.items["item_id"]),
             titles=list(self.items[TITLE]),
@@ -446,10 +508,15 @@ class _CatalogBuilder:
                 found |= here
 
     def _add_titles_and_texts(self) -> list[str]:
-        """Title words, then the description's, feed `other` (keys "title" and "description"),
-        each word once per item and none that repeats one of the item's own attribute values.
-        Then the item's text: its title, description and the values of its attributes that are
-        neither title words nor extracted."""
+        """The item's text (what the lexical baseline reads: its title, description and the
+        values of its attributes that are not read out of those), then term frequencies.
+
+        Every content word of the title and description is an occurrence, and the item's
+        attributes claim them, in row order: an attribute whose words the text repeats
+        ("Apple" as brand, in the title and twice in the description) counts those
+        occurrences (`Attribute.occurrences`); title words left unclaimed feed `other` (key
+        "title"), then description words (key "description"), each word once with its count.
+        So a word counts once per occurrence and in one attribute, as in BM25 over the text."""
         title_mapped = facet_for_column(TITLE, self.overrides) is not None
         descs = self.items[DESCRIPTION].tolist() if DESCRIPTION in self.items.columns else None
         titles = self.items[TITLE].tolist()
@@ -457,28 +524,68 @@ class _CatalogBuilder:
         no_extracted: set[tuple[str, int]] = set()
         for i in self._each_item():
             title = titles[i]
-            own = {k for f in self.facets for a_idx in self.row[f] for k in self.keys[f][a_idx]}
-            sources = [] if title_mapped else [(TITLE, words(title))]
-            if descs is not None:
-                sources.append((DESCRIPTION, words(descs[i])))
-            for key, found in sources:
-                for w in found:
-                    k = match_key(w)
-                    if w not in STOPWORDS and k not in own:
-                        own.add(k)
-                        self.add(i, Attribute("other", key, w))
+            extracted = self.extracted.get(i, no_extracted)
             parts = [title]
             if descs is not None:
                 parts.append(descs[i])
-            extracted = self.extracted.get(i, no_extracted)
             for f in self.facets:
                 attrs = self.attr_list[f]
                 for a_idx in self.row[f]:  # what item_attrs holds, in the same order
                     a = attrs[a_idx]
-                    if a.key != TITLE and (f, a_idx) not in extracted:
+                    if a.key not in (TITLE, DESCRIPTION) and (f, a_idx) not in extracted:
                         parts.append(a.value)
             texts.append(" ".join(parts))
+            in_title = [] if title_mapped else _content_words(title)
+            in_desc = _content_words(descs[i]) if descs is not None else []
+            left_title = Counter(k for _, k in in_title)
+            left_desc = Counter(k for _, k in in_desc)
+            for f in self.facets:
+                self._claim_occurrences(f, extracted, left_title, left_desc)
+            for w, k in in_title:
+                if left_title[k] > 0:
+                    self.add(i, Attribute("other", TITLE, w, (left_title[k], left_desc[k])))
+                    left_title[k] = left_desc[k] = 0
+            for w, k in in_desc:
+                if left_desc[k] > 0:
+                    self.add(i, Attribute("other", DESCRIPTION, w, (0, left_desc[k])))
+                    left_desc[k] = 0
         return texts
+
+    def _claim_occurrences(self, facet: str, extracted: set[tuple[str, int]], left_title: Counter[str],
+                           left_desc: Counter[str]) -> None:
+        """The item in hand's attributes of `facet` take the title and description occurrences
+        of their words (a phrase as often as its rarest word), each attribute then numbered as
+        the variant with its count. A value the lexicon read out of the text is not an
+        occurrence of its own, but the words it was read from are its (a colour "stainless" and
+        a material "stainless steel" out of one "Stainless Steel" leave no title word "steel");
+        one it read from a synonym ("crimson" -> red) keeps its default."""
+        row = self.row[facet]
+        attrs = self.attr_list[facet]
+        for p, a_idx in enumerate(row):
+            a = attrs[a_idx]
+            keys = self._content_keys(facet, a_idx)
+            in_title = min((left_title[k] for k in keys), default=0)
+            in_desc = min((left_desc[k] for k in keys), default=0)
+            read_out = (facet, a_idx) in extracted
+            for k in keys:
+                left_title[k] -= in_title
+                left_desc[k] -= in_desc
+                if read_out and in_title + in_desc == 0:
+                    left = left_title if left_title[k] > 0 else left_desc
+                    left[k] = max(left[k] - 1, 0)
+            occurrences = (in_title + (0 if read_out else 1), in_desc)
+            if occurrences == (0, 0):
+                occurrences = default_occurrences(a.key)
+            if occurrences != a.occurrences:
+                row[p] = self.index_of(replace(a, occurrences=occurrences))
+
+    def _content_keys(self, facet: str, a_idx: int) -> frozenset[str]:
+        """The match keys of an attribute's value words that are not stop words (once each)."""
+        cache = self.content_keys[facet]
+        while len(cache) <= a_idx:
+            a = self.attr_list[facet][len(cache)]
+            cache.append(frozenset(k for w, k in _content_words(a.value)))
+        return cache[a_idx]
 
 
 class _Rows:
@@ -533,9 +640,26 @@ def spec_pairs(cell: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def spec_list_summary(cells: Sequence[str]) -> dict[str, int]:
+    """What an `attributes` column holds, as `recsys train` reports it: how many items have at
+    least one pair (`spec_pairs`), and how many distinct keys (lower case) there are."""
+    keys: set[str] = set()
+    has_pairs: dict[str, bool] = {}
+    for cell in dict.fromkeys(cells):  # each distinct cell once: spec lists repeat
+        pairs = spec_pairs(cell)
+        keys.update(k.lower() for k, _ in pairs)
+        has_pairs[cell] = bool(pairs)
+    return {"items": sum(has_pairs[cell] for cell in cells), "keys": len(keys)}
+
+
 def _is_value(key: str, value: str) -> bool:
     """A stripped pair that says something: a key, and a value that is not a negative one."""
     return bool(key) and bool(value) and value.lower() not in NEGATIVE_VALUES
+
+
+def _content_words(text: str) -> list[tuple[str, str]]:
+    """(word, match key) of each word of `text` that is not a stop word, in order."""
+    return [(w, match_key(w)) for w in words(text) if w not in STOPWORDS]
 
 
 def _split(cell: str) -> list[str]:

@@ -211,8 +211,11 @@ def build_association(
     word_mass = np.asarray(weighted_q.sum(axis=0)).ravel()  # (n_words,)
     out = {}
     for f in catalog.facets:
-        x_all = catalog.item_attrs[f]
-        x = x_all[items]  # (rows, V_f)
+        # clicks say which attribute was chosen, not how often the item says it: the lift is
+        # counted over each attribute's base (B_f of them) and every variant of it shares it
+        bases = catalog.base_matrix(f)  # (V_f, B_f)
+        x_all = (catalog.item_attrs[f] @ bases).tocsr()  # (n_items, B_f)
+        x = x_all[items]  # (rows, B_f)
         counts = (weighted_q.T @ x).tocsr()  # (n_words, V_f)
         clicked_freq = np.asarray(x.T @ mass).ravel() / max(mass.sum(), 1e-9)
         catalog_freq = np.asarray(x_all.sum(axis=0)).ravel() / max(catalog.n_items, 1)
@@ -230,6 +233,7 @@ def build_association(
             (lift[keep].astype(np.float32), (counts.row[keep], counts.col[keep])),
             shape=counts.shape,
         )
+        m = (m @ bases.T).tocsr()  # (n_words, V_f)
         m.sort_indices()
         out[f] = m
     return out

@@ -96,9 +96,9 @@ class ScoringIndex:
         # per query word: its record (table parts, then merged facets' ratios), bounded by bytes
         self.word_parts: WordCache[np.ndarray] = WordCache("word parts", max(16, CACHE_BYTES // (4 * max(at, 1))))
 
-    def slot_multiplicity(self, facet: str, n_attributes: np.ndarray) -> np.ndarray:
-        """The no-match slot's multiplicity (`AttributeSets.slot_multiplicity`)."""
-        return self.sets.slot_multiplicity(facet, n_attributes)
+    def slot_multiplicity(self, facet: str, length: np.ndarray) -> np.ndarray:
+        """The no-match slot's multiplicity at an item's length (`AttributeSets.slot_multiplicity`)."""
+        return self.sets.slot_multiplicity(facet, length)
 
     def clear_caches(self) -> None:
         """Forget every per-word row and ratio: the next queries start cold."""

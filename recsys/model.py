@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .formula import EXACT, N_KINDS, LogitTables
+from .formula import EXACT, N_KINDS, LogitTables, quantized_length
 from .model_config import ModelConfig
 
 
@@ -93,13 +93,12 @@ class FacetHead(nn.Module):
     def length_b(self) -> torch.Tensor:
         return torch.sigmoid(self.length_weight)
 
-    def slot_log_count(self, n_attributes: torch.Tensor, mean_count: torch.Tensor) -> torch.Tensor:
-        """n_attributes (...) of the item in this facet, mean_count () over the catalogue -> the
-        no-match slot's log multiplicity (...), added to its logit: BM25's length normalisation
-        log(1 - b + b * max(n, 1) / mean)."""
+    def slot_log_count(self, length: torch.Tensor, mean_length: torch.Tensor) -> torch.Tensor:
+        """length (...) of the item in this facet (`Featurizer.attribute_length` summed),
+        mean_length () over the catalogue -> the no-match slot's log multiplicity (...), added to
+        its logit: BM25's length normalisation log(1 - b + b * length / mean)."""
         b = self.length_b()
-        n = n_attributes.clamp(min=1).to(torch.float32)
-        return torch.log(1.0 - b + b * n / mean_count)
+        return torch.log(1.0 - b + b * length.to(torch.float32) / mean_length)
 
     def match_logits(self, dot: torch.Tensor, evidence: torch.Tensor, idf: torch.Tensor,
                      bias: torch.Tensor) -> torch.Tensor:
@@ -132,7 +131,8 @@ class FacetScorer(nn.Module):
     def __init__(self, cfg: ModelConfig, attr_words: dict[str, torch.Tensor],
                  attr_key_bucket: dict[str, torch.Tensor], attr_learnable: dict[str, torch.Tensor],
                  attr_idf: dict[str, torch.Tensor], attr_bm25_idf: dict[str, torch.Tensor],
-                 attr_mean_count: dict[str, torch.Tensor], attr_source_offset: dict[str, torch.Tensor]):
+                 attr_mean_count: dict[str, torch.Tensor], attr_source_offset: dict[str, torch.Tensor],
+                 attr_length: dict[str, torch.Tensor]):
         super().__init__()
         self.cfg = cfg
         # sparse gradients: a step touches a few hundred of the hashed rows, not all of them
@@ -157,11 +157,15 @@ class FacetScorer(nn.Module):
             self.register_buffer(f"attr_idf_{f}", attr_idf[f])  # (V,) IDF scaled to [0, 1]
             # (V,) BM25's IDF in units of twice its mean over the catalogue's attribute occurrences
             self.register_buffer(f"attr_bm25_idf_{f}", attr_bm25_idf[f])
-            # () mean number of attributes of this facet per item, BM25's avgdl
+            # () mean length of this facet per item, BM25's avgdl
             self.register_buffer(f"attr_mean_count_{f}", attr_mean_count[f])
-            # (V,) the start's logit offset of the attribute's source (log description_weight for
-            # description words, else 0): derived from the config and the catalogue, not saved
+            # (V,) the start's logit offset of the attribute: the log of its field-weighted term
+            # frequency (`Featurizer.attribute_tf`), derived from the config and the catalogue,
+            # not saved
             self.register_buffer(f"attr_source_offset_{f}", attr_source_offset[f], persistent=False)
+            # (V,) what the attribute adds to an item's length (`Featurizer.attribute_length`),
+            # derived like the offset
+            self.register_buffer(f"attr_length_{f}", attr_length[f], persistent=False)
 
     def head(self, facet: str) -> FacetHead:
         """The facet's head (`heads[facet]`, typed)."""
@@ -223,9 +227,27 @@ class FacetScorer(nn.Module):
         bias = head.attribute_bias(word_vectors[1]) + getattr(self, f"attr_source_offset_{facet}")  # (V,)
         return HeadTables(keys, values, prior.squeeze(-1), bias)
 
-    def slot_log_count(self, facet: str, n_attributes: torch.Tensor) -> torch.Tensor:
-        """n_attributes (...) -> (...) the no-match slot's log multiplicity in `facet`."""
-        return self.head(facet).slot_log_count(n_attributes, getattr(self, f"attr_mean_count_{facet}"))
+    def facet_length(self, facet: str, attrs: torch.Tensor) -> torch.Tensor:
+        """attrs (..., M) attribute idx, -1 padding -> (...) float64 the item's length in `facet`."""
+        lengths = getattr(self, f"attr_length_{facet}").double()
+        if len(lengths) == 0:
+            return torch.zeros(attrs.shape[:-1], dtype=torch.float64)
+        length: torch.Tensor = (lengths[attrs.clamp(min=0)] * (attrs >= 0)).sum(-1)
+        return length
+
+    def slot_lengths(self, item_attrs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """facet -> (B, I) the length each head's no-match slot is normalised by: the item's
+        whole length, rounded (`formula.quantized_length`), in every head
+        (`ModelConfig.length_per_item`), else each head's own attribute count."""
+        if not self.cfg.length_per_item:
+            return {f: self.facet_length(f, a) for f, a in item_attrs.items()}
+        total = sum(self.facet_length(f, a) for f, a in item_attrs.items())
+        rounded = torch.from_numpy(quantized_length(np.asarray(total)))  # (B, I)
+        return {f: rounded for f in item_attrs}
+
+    def slot_log_count(self, facet: str, length: torch.Tensor) -> torch.Tensor:
+        """length (...) -> (...) the no-match slot's log multiplicity in `facet`."""
+        return self.head(facet).slot_log_count(length, getattr(self, f"attr_mean_count_{facet}"))
 
     # ---- reference computation ----------------------------------------------------------------
 
@@ -247,6 +269,7 @@ class FacetScorer(nn.Module):
         attention: dict[str, torch.Tensor] = {}
         prior: torch.Tensor | float = 0.0
         word_vectors = self.attribute_word_vectors()  # one lookup for every facet's attributes
+        slot_lengths = self.slot_lengths(item_attrs)  # facet -> (B, I)
         for h, f in enumerate(self.cfg.facets):
             keys, values, attr_prior, bias = self.head_tables(f, word_vectors[f])
             attrs = item_attrs[f]  # (B, I, M)
@@ -258,7 +281,7 @@ class FacetScorer(nn.Module):
             idf = getattr(self, f"attr_idf_{f}")
             idf = idf[safe] if len(idf) else torch.zeros(safe.shape)  # (B, I, M)
             out, att = self._head(f, tok, tok_mask, tok_specificity, keys[safe], values[safe], idf,
-                                  bias[safe], present, evidence[f])
+                                  bias[safe], present, slot_lengths[f], evidence[f])
             if head_weights is not None:
                 out = out * head_weights[h]
             contributions.append(out)
@@ -273,14 +296,16 @@ class FacetScorer(nn.Module):
 
     def _head(self, facet: str, tok: torch.Tensor, tok_mask: torch.Tensor, specificity: torch.Tensor,
               keys: torch.Tensor, values: torch.Tensor, idf: torch.Tensor, bias: torch.Tensor,
-              present: torch.Tensor, evidence: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """One head over padded items: output (B, I) and attention (B, I, T, M + 1)."""
+              present: torch.Tensor, length: torch.Tensor, evidence: torch.Tensor
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One head over padded items (`length` (B, I) each one's in this facet): output (B, I)
+        and attention (B, I, T, M + 1)."""
         head = self.head(facet)
         q, no_match = head.queries(tok, specificity)  # (B, T, K), (B, T)
         dot = torch.einsum("btk,bimk->bitm", q, keys)  # (B, I, T, M)
         logits = head.match_logits(dot, evidence, idf.unsqueeze(2), bias.unsqueeze(2))  # (B, I, T, M)
         logits = logits.masked_fill(~present.unsqueeze(2), float("-inf"))
-        extra = self.slot_log_count(facet, present.sum(-1))  # (B, I)
+        extra = self.slot_log_count(facet, length)  # (B, I)
         slot = (no_match[:, None, :] + extra[:, :, None]).unsqueeze(-1)  # (B, I, T, 1)
         att = torch.softmax(torch.cat([logits, slot], dim=-1), dim=-1)  # (B, I, T, M + 1)
         per_token = (att[..., :-1] * values.unsqueeze(2)).sum(-1)  # (B, I, T)

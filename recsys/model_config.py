@@ -56,6 +56,11 @@ class ModelOptions:
     # 0.797 -> 0.816 NDCG@10 at 0.5, every seed higher). A catalogue without descriptions is
     # unaffected.
     description_weight: float = 0.5
+    # An item's length, BM25's |d|, is one per item: its distinct attributes over every head
+    # (`Featurizer.attribute_length`, rounded by `formula.quantized_length`), so a long
+    # description costs its colour match too, as in BM25 over the text (tests/
+    # test_bm25_agreement.py). False: each head's own attribute count (versions saved before).
+    length_per_item: bool = True
 
 
 # keyword-only: the catalogue's part has no default and comes after the options' fields
@@ -84,4 +89,5 @@ class ModelConfig(ModelOptions):
         d["facets"] = tuple(d["facets"])
         # models saved before the field existed were built and trained with descriptions at par
         d.setdefault("description_weight", 1.0)
+        d.setdefault("length_per_item", False)  # and their lengths were per head attribute counts
         return cls(**d)

@@ -56,8 +56,13 @@ def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = 
 
 
 def _attribute_map(old: Catalog, new: Catalog, facet: str) -> np.ndarray:
+    """New attribute idx -> the old one, or -1: the same attribute, else one of its base said as
+    often or less (`Attribute.base`: what its clicks and vector were learned for)."""
     index = {a: i for i, a in enumerate(old.vocab[facet])}
-    return np.array([index.get(a, -1) for a in new.vocab[facet]], dtype=np.int64)
+    by_base: dict[tuple[str, str, str], int] = {}
+    for i, a in enumerate(old.vocab[facet]):
+        by_base.setdefault(a.base, i)
+    return np.array([index.get(a, by_base.get(a.base, -1)) for a in new.vocab[facet]], dtype=np.int64)
 
 
 def _remap_rows(weight: torch.Tensor, mapping: np.ndarray) -> torch.Tensor:

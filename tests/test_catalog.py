@@ -264,28 +264,34 @@ def test_rows_from_every_source_in_the_order_they_are_read():
         "description": ["a crimson shirt", "", "a plain hat", "red and casual", "warm wool"],
     })
     cat = Catalog.build(items)
-    assert {f: [(a.key, a.value) for a in v] for f, v in cat.vocab.items()} == {
+    # an attribute's occurrences are (at par: its value and its title words, in the description):
+    # "Linen" the pair's value and a title word; the lexicon's red in "d" read from its title and
+    # said again in its description; title words the description repeats; a variant numbered when
+    # its count is known, so the vocabulary holds only what some item has
+    assert {f: [(a.key, a.value, a.occurrences) for a in v] for f, v in cat.vocab.items()} == {
         "quality": [],
-        "color": [("color", "red"), ("color", "navy"), ("color", "green"), ("color", "teal"),
-                  ("colour", "red"), ("title", "red")],
-        "style": [("style", "casual"), ("title", "casual")],
-        "other": [("brand", "acme"), ("brand", "zed"), ("material", "linen"), ("size", "m"),
-                  ("fit", "slim"), ("material", "wool"), ("title", "crimson"), ("title", "shirt"),
-                  ("title", "blue"), ("title", "plain"), ("title", "hat"), ("title", "scarf"),
-                  ("description", "warm")],
+        "color": [("color", "red", (1, 0)), ("color", "navy", (1, 0)), ("color", "green", (1, 0)),
+                  ("color", "teal", (1, 0)), ("colour", "red", (1, 0)), ("title", "red", (1, 1))],
+        "style": [("style", "casual", (1, 0)), ("title", "casual", (1, 1))],
+        "other": [("brand", "acme", (1, 0)), ("brand", "zed", (1, 0)), ("size", "m", (1, 0)),
+                  ("fit", "slim", (1, 0)), ("material", "linen", (2, 0)), ("title", "crimson", (1, 1)),
+                  ("title", "shirt", (1, 1)), ("title", "blue", (1, 0)), ("title", "shirt", (1, 0)),
+                  ("title", "plain", (1, 1)), ("title", "hat", (1, 1)), ("title", "hat", (1, 0)),
+                  ("material", "wool", (1, 1)), ("title", "scarf", (1, 0)), ("description", "warm", (0, 1))],
     }
     rows = {f: (m.indptr.tolist(), m.indices.tolist()) for f, m in cat.item_attrs.items()}
     assert rows == {
         "quality": ([0, 0, 0, 0, 0, 0], []),
         "color": ([0, 3, 4, 5, 6, 6], [0, 1, 4, 3, 2, 5]),
         "style": ([0, 0, 1, 1, 2, 2], [0, 1]),
-        "other": ([0, 4, 7, 10, 12, 18], [0, 2, 6, 7, 0, 8, 7, 1, 9, 10, 3, 10, 0, 1, 4, 5, 11, 12]),
+        "other": ([0, 4, 7, 10, 12, 18], [0, 4, 5, 6, 0, 7, 8, 1, 9, 10, 2, 11, 0, 1, 3, 12, 13, 14]),
     }
     for m in cat.item_attrs.values():
         assert m.dtype == np.float32 and m.indices.dtype == np.int32 and (m.data == 1).all()
+    # the text BM25 reads: title, description, and the values not read out of those (each once)
     assert cat.texts == ["Crimson Linen Shirt a crimson shirt red navy red acme linen",
                          "blue shirt  teal casual acme", "Plain Hat a plain hat green zed",
-                         "Casual red hat red and casual m", "Wool Scarf warm wool acme zed slim warm"]
+                         "Casual red hat red and casual m", "Wool Scarf warm wool acme zed slim"]
 
 
 def test_a_missing_description_gives_no_words_and_the_word_nan_is_a_word(tmp_path):
@@ -302,7 +308,7 @@ def test_a_missing_description_gives_no_words_and_the_word_nan_is_a_word(tmp_pat
                                 {"item_id": "c", "title": "Wool Scarf", "description": "warm"}])
     for items in (read, given):
         cat = Catalog.build(items, lexicon=LexiconConfig(enabled=False))
-        assert cat.texts == ["Wool Hat ", "Wool Cap nan nan", "Wool Scarf warm warm"]
+        assert cat.texts == ["Wool Hat ", "Wool Cap nan", "Wool Scarf warm"]  # each word once, as written
         assert [labels(cat, i)["other"] for i in "abc"] == [
             ["title:wool", "title:hat"],
             ["title:wool", "title:cap", "description:nan"],

@@ -54,9 +54,6 @@ def test_a_negative_value_and_a_key_s_words_never_match():
     assert rec.catalog.item_ids[rec.top_indices("apple", 1)[0]] == "dock"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 26 point 1, open: the start counts a word once per item "
-                   "(no term frequency over title, columns and description), so the two tie on "
-                   "'apple' where BM25 counts the tablet's two")
 def test_a_brand_the_title_names_beats_the_brand_only_in_a_compatibility_spec():
     rows = _filler(30)
     rows["item_id"] += ["tablet", "case"]
@@ -67,3 +64,39 @@ def test_a_brand_the_title_names_beats_the_brand_only_in_a_compatibility_spec():
     assert [rec.catalog.item_ids[i] for i in bm25.top_k("apple", 2)] == ["tablet", "case"]
     top = [rec.catalog.item_ids[i] for i in rec.top_indices("apple", 2)]
     assert top == ["tablet", "case"]
+
+
+def test_a_product_that_names_the_word_everywhere_beats_one_short_spec_that_mentions_it():
+    # the projector says "projector" in its title, type and description; the cable names it once,
+    # in a short spec list: term frequency (one count per occurrence) ranks the projector first,
+    # as BM25 does, where one match apiece let the shorter item win
+    rows = _filler(30)
+    rows["item_id"] += ["projector", "cable"]
+    rows["title"] += ["Epsom Home Cinema Projector", "HDMI cable 2 m"]
+    rows["attributes"] += ["type:Projector|lumens:3000", "compatible:projector"]
+    rows["description"] = [""] * 30 + ["A bright projector for home cinema; the projector has a quiet fan.", ""]
+    rec = _start(pd.DataFrame(rows))
+    bm25 = BM25Ranker().fit(rec.catalog.texts, None)
+    assert [rec.catalog.item_ids[i] for i in bm25.top_k("projector", 2)] == ["projector", "cable"]
+    assert [rec.catalog.item_ids[i] for i in rec.top_indices("projector", 2)] == ["projector", "cable"]
+    projector = rec.catalog.idx("projector")
+    said = [(a.label, a.occurrences) for a in (rec.catalog.vocab["other"][j]
+                                               for j in rec.catalog.attributes_of(projector, "other"))]
+    assert ("type:projector", (2, 2)) in said  # its value, the title's word, twice in the description
+
+
+def test_recsys_train_says_what_spec_list_it_found(tmp_path, capsys):
+    from training.cli import main
+
+    rows = _filler(8)
+    rows["attributes"][0] = "brand:Acme;Ports:usb|bluetooth:No"  # a negative value is no pair
+    rows["attributes"][1] = ""
+    items = tmp_path / "items.csv"
+    pd.DataFrame(rows).to_csv(items, index=False)
+    inter = tmp_path / "interactions.csv"
+    log = pd.DataFrame({"query": ["garden hose"] * 3, "item_id": ["f0", "f2", "f3"], "label": [1, 1, 0]})
+    log.to_csv(inter, index=False)
+    assert main(["train", "--items", str(items), "--interactions", str(inter), "--out", str(tmp_path / "a"),
+                 "--epochs", "1"]) == 0
+    # 7 items have a pair (one's cell is empty); keys: length, brand, ports (bluetooth: only "No")
+    assert "attributes: 7 items, 3 keys" in capsys.readouterr().err

@@ -243,7 +243,7 @@ def cmd_train(args) -> int:
     if result is None:  # another process of a distributed run writes the version and reports
         return 0
     decision = _activate_if_allowed(Path(out), inputs.baseline, result, args.activate)
-    _print_skipped(result.manifest.get("data", {}))
+    _print_data_notes(result.manifest.get("data", {}))
     if args.json:
         print(json.dumps({"version": result.version_dir.name, "path": str(result.version_dir),
                           "activated": decision.activate, "decision": decision.reason,
@@ -316,8 +316,13 @@ def _timestamp(text: str) -> datetime:
     return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-def _print_skipped(data: dict) -> None:
-    """`--on-bad-lines skip`: the lines left out, on stderr (the manifest keeps them too)."""
+def _print_data_notes(data: dict) -> None:
+    """What was read that the user should know of, on stderr (the manifest keeps it too): the
+    spec list found in an `attributes` column, and with `--on-bad-lines skip` the lines left out."""
+    spec = (data.get("items") or {}).get("spec_list")
+    if spec:
+        print(f"attributes: {spec['items']:,} items, {spec['keys']:,} keys (key:value pairs, the key as "
+              "context)", file=sys.stderr)
     for name in ("items", "interactions"):
         entry = data.get(name) or {}
         lines = entry.get("skipped_lines") or []

@@ -48,7 +48,8 @@ Three more, on the same top-k items (ERASER: DeYoung et al., 2020):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -99,27 +100,29 @@ def integrated_gradients(att: HeadAttention) -> np.ndarray:
     return per_token.sum(0)
 
 
-def slot_counts(index: ScoringIndex, facet: str, n: int) -> np.ndarray:
-    """(n + 1,) the no-match slot's multiplicity for an item left with 0, 1, ..., n attributes
-    of `facet`."""
-    return index.slot_multiplicity(facet, np.arange(n + 1))
+def slot_curve(index: ScoringIndex, facet: str, item_idx: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The no-match slot's multiplicity of one item in `facet` as a function of the length its
+    erased attributes add up to (`AttributeSets.slot_after`)."""
+    return partial(index.sets.slot_after, facet, item_idx)
 
 
-def outputs_with(att: HeadAttention, slots: np.ndarray, keep: np.ndarray) -> np.ndarray:
+def outputs_with(att: HeadAttention, slots: Callable[[np.ndarray], np.ndarray], keep: np.ndarray) -> np.ndarray:
     """(S,) the head output if only the attributes where keep[s] (S, M) bool is true stayed on
     the item: `HeadAttention.without` for any subsets. Erased attributes leave the sums and the
-    slot counts slots[number kept] times (`slot_counts`; constant = it stays)."""
-    e_slot = att.weights[:, -1] * att.den / slots[len(att.labels)]  # (T,) per unit multiplicity
+    item's length, and the slot counts slots(length erased) times (`slot_curve`)."""
+    lengths = att.lengths if att.lengths is not None else np.ones(len(att.labels))  # (M,)
+    e_slot = att.weights[:, -1] * att.den / slots(np.zeros(1))  # (T,) per unit multiplicity
     kept = keep.astype(np.float64)  # (S, M)
     num = att.exps @ (kept * att.values).T  # (T, S)
-    den = att.exps @ kept.T + e_slot[:, None] * slots[keep.sum(1)][None, :]  # (T, S)
+    den = att.exps @ kept.T + e_slot[:, None] * slots((1.0 - kept) @ lengths)[None, :]  # (T, S)
     return (num / den).sum(0)
 
 
 ERASER_SETS = ("top_1", "top_m", "random_1", "random_m")
 
 
-def eraser_case(att: HeadAttention, slots: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+def eraser_case(att: HeadAttention, slots: Callable[[np.ndarray], np.ndarray], m: int,
+                rng: np.random.Generator) -> np.ndarray:
     """(4, 2) comprehensiveness and sufficiency, one row per ERASER_SETS: the top 1 and top m
     attributes by attention (summed over the tokens), then as many drawn at random (the
     random 1 among the random m)."""
@@ -160,7 +163,7 @@ def uniform_head_outputs(rec: Recommender, n_tokens: int) -> np.ndarray:
         t = rec.index.tables[f]
         sums = t.sets @ t.values.astype(np.float64)  # (U,)
         counts = np.diff(t.sets.indptr)  # (U,)
-        slots = rec.index.slot_multiplicity(f, counts)  # (U,)
+        slots = rec.index.slot_multiplicity(f, rec.index.sets.set_length(f))  # (U,)
         out[:, h] = (n_tokens * sums / (counts + slots))[t.item_set]
     return out
 
@@ -279,7 +282,7 @@ def _per_item_checks(rec: Recommender, queries: list[str], k: int, seed: int) ->
                 ig[f][1] += 1
                 ig_gap = max(ig_gap, abs(float(a.sum()) - att.output))
                 m = min(len(state.tokens), n - 1)
-                slots = slot_counts(rec.index, f, n)
+                slots = slot_curve(rec.index, f, att.item_idx)
                 eraser[f].append((att.output, m, eraser_case(att, slots, m, eraser_rng)))
                 taus[f].append(attention_loo_tau(att, drops))
     return {

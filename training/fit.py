@@ -302,7 +302,7 @@ def _blend(model: FacetScorer, pairs: dict, start: tuple[dict, dict], fitted: tu
     _drop_attribute_vectors(model)
     model.eval()
     for f, values in pairs.items():
-        featurizer.evidence.assoc[f].data[:] = values.detach().numpy()
+        featurizer.evidence.assoc[f].data[:] = values.detach()[featurizer.assoc_ties(f)].numpy()
 
 
 def _drop_attribute_vectors(model: FacetScorer) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from recsys.artifact import load_version, read_manifest, save_version
-from recsys.catalog import Catalog
+from recsys.catalog import Catalog, spec_list_summary
 from recsys.dataio import InteractionStream, Schema, fingerprint, read_items, read_judgments
 from recsys.errors import DataError
 from recsys.metrics import evaluate_rankings, group_judgments
@@ -91,6 +91,8 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
                          "dropped_duplicates": inter_report.dropped_duplicates},
         "schema": schema.to_json(),
     }
+    if "attributes" in items.columns:
+        data["items"]["spec_list"] = spec_list_summary(items["attributes"].astype(str).tolist())
     if inputs.judgments:
         data["judgments"] = {"file": str(inputs.judgments), "fingerprint": fingerprint(inputs.judgments)}
     if inputs.source:
