@@ -64,5 +64,9 @@ def test_merged_shard_top_k_is_the_whole_catalogues(planted_model, planted_paths
             np.testing.assert_allclose(index.score(index.query_state(q)), scores[rows], rtol=0, atol=1e-5)
         items, top = whole.top_k(state, None, None, K)
         merged, merged_scores = merged_top_k(shards, q, K)
-        assert merged == items.tolist(), q
         np.testing.assert_allclose(merged_scores, top, rtol=0, atol=1e-5)
+        # the same items, but two whose scores differ only by float32 rounding (a shard sums an
+        # item's parts in its own groups) may come in either order
+        np.testing.assert_allclose(scores[merged], top, rtol=0, atol=1e-5)
+        same = [a == b or abs(float(scores[a]) - float(scores[b])) <= 1e-5 for a, b in zip(merged, items.tolist())]
+        assert all(same), q

@@ -13,6 +13,7 @@
     weights: {},
     query: "",
     items: [], // ranked items shown, in order
+    shown: null, // the last answer drawn (drawn again when GET /model brings other heads)
     total: 0,
     selected: [], // item ids ticked for comparison (at most two, oldest dropped)
     openItem: null,
@@ -223,6 +224,7 @@
   }
 
   function renderResults(data, { focusIndex = null } = {}) {
+    state.shown = data;
     const list = $("#results");
     const maxTotal = Math.max(1e-9, ...state.items.map((it) => totalContribution(it)));
     list.replaceChildren(...state.items.map((it) => resultCard(it, maxTotal)));
@@ -507,6 +509,8 @@
       if (Array.isArray(m.facets) && m.facets.length && m.facets.join() !== state.heads.join()) {
         state.heads = m.facets;
         buildControls();
+        // results that arrived first were drawn with the default heads: draw them again
+        if (state.shown) renderResults(state.shown);
       }
       $("#model-info").textContent = `Model ${m.version} · ${m.n_items} items` + judgedMetric(m.metrics || {});
     } catch (err) {
