@@ -47,10 +47,9 @@ class ItemRows:
     cols: np.ndarray  # (sum of the catalogue's attribute counts,)
     values: np.ndarray  # (sum V,) float32, each attribute's value
     labels: list[str]  # (sum V,) each attribute's display label
-    lengths: np.ndarray  # (sum V,) float64, what each attribute adds to its item's length
 
     @classmethod
-    def build(cls, catalog: Catalog, facets: tuple[str, ...], values: np.ndarray, lengths: np.ndarray) -> ItemRows:
+    def build(cls, catalog: Catalog, facets: tuple[str, ...], values: np.ndarray) -> ItemRows:
         mats = [catalog.item_attrs[f].tocsr() for f in facets]
         n, n_heads = catalog.n_items, len(facets)
         lens = np.stack([np.diff(m.indptr) for m in mats], 1).astype(np.int64)  # (n, H)
@@ -65,7 +64,7 @@ class ItemRows:
             dest = np.repeat(starts[:, h] - m.indptr[:-1], lens[:, h]) + np.arange(m.indptr[-1])
             cols[dest] = m.indices[: m.indptr[-1]] + offsets[h]
         labels = [label for f in facets for label in catalog.labels(f)]
-        return cls(ptr, cols, values, labels, lengths)
+        return cls(ptr, cols, values, labels)
 
 
 class AttributeSets:
@@ -78,17 +77,13 @@ class AttributeSets:
     def __init__(self, model: FacetScorer, catalog: Catalog):
         facets = model.cfg.facets
         self.tables: dict[str, FacetTables] = {}
-        # BM25's length normalisation of the no-match slot, per head: (b, mean length), what each
-        # attribute adds to an item's length, and with one length per item (`FacetScorer.
-        # slot_lengths`) every item's whole length, as it is and rounded
+        # BM25's length normalisation of the no-match slot, per head: (b, mean length), and with
+        # one length per item (`FacetScorer.slot_lengths`) every item's whole length (its count
+        # of attributes over all facets), as it is and rounded
         self._length_norm = {f: (float(model.head(f).length_b().detach()),
                                  float(getattr(model, f"attr_mean_count_{f}"))) for f in facets}
-        self.lengths = {f: getattr(model, f"attr_length_{f}").numpy().astype(np.float64) for f in facets}
         self.per_item = model.cfg.length_per_item
-        self._total_length = np.zeros(catalog.n_items)  # (n_items,)
-        for f in facets:
-            if len(self.lengths[f]):
-                self._total_length += catalog.item_attrs[f] @ self.lengths[f]
+        self._total_length = catalog.attribute_counts(facets)  # (n_items,)
         self.item_slot_length = quantized_length(self._total_length)  # (n_items,) used when per_item
         prior = np.zeros(catalog.n_items, dtype=np.float32)
         with torch.no_grad():
@@ -99,7 +94,7 @@ class AttributeSets:
                 if self.per_item:
                     sets, item_set, set_length = _split_by_length(sets, item_set, self.item_slot_length)
                 else:
-                    set_length = np.diff(sets.indptr).astype(np.float64)  # lengths are 1 each
+                    set_length = np.diff(sets.indptr).astype(np.float64)
                 counts = np.maximum(np.diff(sets.indptr), 1)
                 set_prior = ((sets @ attr_prior.numpy().astype(np.float64)) / counts).astype(np.float32)
                 self.tables[f] = FacetTables(keys, values.numpy(), bias, sets, item_set, set_prior, set_length)
@@ -126,8 +121,7 @@ class AttributeSets:
         read (a few numpy passes over the catalogue; two threads racing here would only build
         the same table twice)."""
         if self._item_rows is None:
-            self._item_rows = ItemRows.build(self._catalog, self._facets, self.values,
-                                             np.concatenate([self.lengths[f] for f in self._facets]))
+            self._item_rows = ItemRows.build(self._catalog, self._facets, self.values)
         return self._item_rows
 
     def tree(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -158,12 +152,12 @@ class AttributeSets:
         return self.item_slot_length[items] if self.per_item else np.asarray(own, dtype=np.float64)
 
     def slot_after(self, facet: str, item_idx: int, removed: np.ndarray) -> np.ndarray:
-        """(S,) the no-match slot's multiplicity for one item in `facet` once attributes whose
-        lengths add up to each `removed` (S,) are erased from it (0: as it is)."""
+        """(S,) the no-match slot's multiplicity for one item in `facet` once each `removed` (S,)
+        count of its attributes is erased from it (0: as it is)."""
         removed = np.asarray(removed, dtype=np.float64)
         if self.per_item:
             return self.slot_multiplicity(facet, quantized_length(self._total_length[item_idx] - removed))
-        own = float(self.lengths[facet][self._catalog.attributes_of(item_idx, facet)].sum())
+        own = float(len(self._catalog.attributes_of(item_idx, facet)))
         return self.slot_multiplicity(facet, own - removed)
 
     def ratios(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:

@@ -146,22 +146,14 @@ class Featurizer:
         return np.array([par + w * desc for par, desc in (a.occurrences for a in self.catalog.vocab[facet])],
                         dtype=np.float64)
 
-    def attribute_length(self, facet: str) -> np.ndarray:
-        """(V,) float64 what each attribute adds to its item's length (BM25's |d|): 1, however
-        often the item says it and however many words it has. Counted in words times term
-        frequency (as BM25 over the text counts), the start ranked the furniture generator's
-        known items 8% below BM25 (0.924 of its MRR; counted so, 1.005) and the synthetic one's
-        1.017 (1.034): a long, repetitive description cost an item its colour and type matches."""
-        return np.ones(len(self.catalog.vocab[facet]), dtype=np.float64)
-
     def item_lengths(self, facets: tuple[str, ...]) -> np.ndarray:
-        """(n_items,) float64 each item's length over `facets` (`attribute_length` summed)."""
-        total = np.zeros(self.catalog.n_items)
-        for f in facets:
-            m = self.catalog.item_attrs[f]
-            if m.shape[1]:
-                total += m @ self.attribute_length(f)
-        return total
+        """(n_items,) float64 each item's length over `facets` (BM25's |d|): its count of
+        attributes, each counted once however often the item says it and however many words it
+        has (`Catalog.attribute_counts`). Counted in words times term frequency (as BM25 over the
+        text counts), the start ranked the furniture generator's known items 8% below BM25 (0.924
+        of its MRR; counted so, 1.005) and the synthetic one's 1.017 (1.034): a long, repetitive
+        description cost an item its colour and type matches."""
+        return self.catalog.attribute_counts(facets)
 
     def attribute_mean_count(self, facet: str) -> np.float32:
         """() float32 BM25's average document length: the mean `item_lengths` over the items
@@ -169,16 +161,15 @@ class Featurizer:
         items without any never match)."""
         facets = self.catalog.facets if self.cfg.length_per_item else (facet,)
         lengths = self.item_lengths(facets)
-        having = lengths[sum(np.diff(self.catalog.item_attrs[f].indptr) for f in facets) > 0]
+        having = lengths[lengths > 0]
         return np.float32(having.mean() if len(having) else 1.0)
 
     def attribute_buffers(self) -> tuple[dict[str, torch.Tensor], ...]:
         """Per facet: word buckets of each attribute's value words (V, W), -1 padded; the bucket
         of its key (V,); (V, 1) whether it has enough items to learn a vector of its own; its
         inverse document frequency scaled to [0, 1] (V,); its BM25 IDF (V,); the mean
-        length per item (); its logit offset at the start, log tf (V,); and what it adds to an
-        item's length (V,), in
-        `FacetScorer`'s argument order."""
+        length per item (); and its logit offset at the start, log tf (V,), in `FacetScorer`'s
+        argument order."""
         weight = self.cfg.description_weight
         if not (weight > 0 and np.isfinite(weight)):
             raise ValueError(f"description_weight is {weight!r}: it must be a positive number (0.5 counts a "
@@ -191,7 +182,6 @@ class Featurizer:
         bm25_idf: dict[str, torch.Tensor] = {}
         mean_count: dict[str, torch.Tensor] = {}
         source_offset: dict[str, torch.Tensor] = {}
-        length: dict[str, torch.Tensor] = {}
         for f in self.catalog.facets:
             vocab = self.catalog.vocab[f]
             table = np.full((len(vocab), w_max), -1, dtype=np.int64)
@@ -208,8 +198,7 @@ class Featurizer:
             bm25_idf[f] = torch.from_numpy(self.attribute_bm25_idf(f))
             mean_count[f] = torch.tensor(float(self.attribute_mean_count(f)))
             source_offset[f] = torch.from_numpy(np.log(self.attribute_tf(f)).astype(np.float32))
-            length[f] = torch.from_numpy(self.attribute_length(f).astype(np.float32))
-        return attr_words, attr_keys, learnable, idf, bm25_idf, mean_count, source_offset, length
+        return attr_words, attr_keys, learnable, idf, bm25_idf, mean_count, source_offset
 
     def _bucket(self, key: str) -> int:
         """An attribute word's own bucket (attribute words are always trained with their item)."""

@@ -86,7 +86,6 @@ class HeadAttention:
     # (T, M) change of the no-match slot's exp when attribute m is erased: its multiplicity
     # falls from s(L) to s(L - length of m); None = it stays
     slot_change: np.ndarray | None = None
-    lengths: np.ndarray | None = None  # (M,) what each attribute adds to the item's length
     item_idx: int = -1  # whose attention it is
 
     @property
@@ -113,14 +112,13 @@ def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet:
         return HeadAttention(attrs, labels, np.zeros((0, len(attrs) + 1)), empty, np.zeros(0), values)
     exps = np.exp(state.logits[facet][:, attrs].astype(np.float64))  # (T, M)
     e_slot = np.exp(state.no_match[facet].astype(np.float64))  # (T,)
-    lengths = index.sets.lengths[facet][attrs]  # (M,)
     before = float(index.sets.slot_after(facet, item_idx, np.zeros(1))[0])
-    after = index.sets.slot_after(facet, item_idx, lengths)  # (M,) without each
+    after = index.sets.slot_after(facet, item_idx, np.ones(len(attrs)))  # (M,) without each
     e_none = e_slot * before  # (T,)
     den = exps.sum(1) + e_none  # (T,)
     weights = np.concatenate([exps, e_none[:, None]], 1) / den[:, None]
     return HeadAttention(attrs, labels, weights, exps, den, values, e_slot[:, None] * (after - before)[None, :],
-                         lengths, item_idx)
+                         item_idx)
 
 
 def matches_of(att: HeadAttention, state: QueryState) -> list[Match]:
@@ -172,7 +170,7 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
             flat_nm = np.stack([state.no_match[f] for f in index.facets], axis=1)
         assert flat_nm is not None  # set with flat_logits
         exps = np.exp(flat[:, cols].astype(np.float64))  # (T, N)
-        per_head = _segment_sums(rows.lengths[cols][None, :], lengths, seg_start)[0].reshape(n, n_heads)
+        per_head = lengths.reshape(n, n_heads).astype(np.float64)  # each item's attribute count per head
         multiplicity = np.stack([index.slot_multiplicity(f, index.sets.items_slot_length(items, per_head[:, h]))
                                  for h, f in enumerate(index.facets)], 1)  # (n, H)
         e_none = np.exp(flat_nm.astype(np.float64))[:, None, :] * multiplicity  # (T, n, H)
@@ -302,7 +300,7 @@ def alone_margins(index: ScoringIndex, state: QueryState, facet: str) -> np.ndar
     """(T, V) how far each attribute's logit is above the no-match slot for an item with that one
     attribute alone (the slot at its smallest multiplicity, the attribute's own length): the most
     attention the attribute can get from the word in any item is 1 / (1 + e^-margin)."""
-    alone = np.log(index.slot_multiplicity(facet, index.sets.slot_length(index.sets.lengths[facet])))  # (V,)
+    alone = np.log(index.slot_multiplicity(facet, index.sets.slot_length(np.ones(1))))  # (1,)
     slot = state.no_match[facet].astype(np.float64)[:, None] + alone[None, :]  # (T, V)
     margin: np.ndarray = state.logits[facet].astype(np.float64) - slot  # (T, V)
     return margin

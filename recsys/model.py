@@ -94,7 +94,7 @@ class FacetHead(nn.Module):
         return torch.sigmoid(self.length_weight)
 
     def slot_log_count(self, length: torch.Tensor, mean_length: torch.Tensor) -> torch.Tensor:
-        """length (...) of the item in this facet (`Featurizer.attribute_length` summed),
+        """length (...) of the item (`FacetScorer.slot_lengths`),
         mean_length () over the catalogue -> the no-match slot's log multiplicity (...), added to
         its logit: BM25's length normalisation log(1 - b + b * length / mean)."""
         b = self.length_b()
@@ -131,8 +131,7 @@ class FacetScorer(nn.Module):
     def __init__(self, cfg: ModelConfig, attr_words: dict[str, torch.Tensor],
                  attr_key_bucket: dict[str, torch.Tensor], attr_learnable: dict[str, torch.Tensor],
                  attr_idf: dict[str, torch.Tensor], attr_bm25_idf: dict[str, torch.Tensor],
-                 attr_mean_count: dict[str, torch.Tensor], attr_source_offset: dict[str, torch.Tensor],
-                 attr_length: dict[str, torch.Tensor]):
+                 attr_mean_count: dict[str, torch.Tensor], attr_source_offset: dict[str, torch.Tensor]):
         super().__init__()
         self.cfg = cfg
         # sparse gradients: a step touches a few hundred of the hashed rows, not all of them
@@ -163,9 +162,6 @@ class FacetScorer(nn.Module):
             # frequency (`Featurizer.attribute_tf`), derived from the config and the catalogue,
             # not saved
             self.register_buffer(f"attr_source_offset_{f}", attr_source_offset[f], persistent=False)
-            # (V,) what the attribute adds to an item's length (`Featurizer.attribute_length`),
-            # derived like the offset
-            self.register_buffer(f"attr_length_{f}", attr_length[f], persistent=False)
 
     def head(self, facet: str) -> FacetHead:
         """The facet's head (`heads[facet]`, typed)."""
@@ -227,21 +223,19 @@ class FacetScorer(nn.Module):
         bias = head.attribute_bias(word_vectors[1]) + getattr(self, f"attr_source_offset_{facet}")  # (V,)
         return HeadTables(keys, values, prior.squeeze(-1), bias)
 
-    def facet_length(self, facet: str, attrs: torch.Tensor) -> torch.Tensor:
-        """attrs (..., M) attribute idx, -1 padding -> (...) float64 the item's length in `facet`."""
-        lengths = getattr(self, f"attr_length_{facet}").double()
-        if len(lengths) == 0:
-            return torch.zeros(attrs.shape[:-1], dtype=torch.float64)
-        length: torch.Tensor = (lengths[attrs.clamp(min=0)] * (attrs >= 0)).sum(-1)
-        return length
+    @staticmethod
+    def facet_length(attrs: torch.Tensor) -> torch.Tensor:
+        """attrs (..., M) attribute idx, -1 padding -> (...) float64 the item's length in their
+        facet: its count of attributes (`Featurizer.item_lengths`)."""
+        return (attrs >= 0).sum(-1).double()
 
     def slot_lengths(self, item_attrs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """facet -> (B, I) the length each head's no-match slot is normalised by: the item's
         whole length, rounded (`formula.quantized_length`), in every head
         (`ModelConfig.length_per_item`), else each head's own attribute count."""
         if not self.cfg.length_per_item:
-            return {f: self.facet_length(f, a) for f, a in item_attrs.items()}
-        total = sum(self.facet_length(f, a) for f, a in item_attrs.items())
+            return {f: self.facet_length(a) for f, a in item_attrs.items()}
+        total = sum(self.facet_length(a) for a in item_attrs.values())
         rounded = torch.from_numpy(quantized_length(np.asarray(total)))  # (B, I)
         return {f: rounded for f in item_attrs}
 

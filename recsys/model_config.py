@@ -57,7 +57,7 @@ class ModelOptions:
     # unaffected.
     description_weight: float = 0.5
     # An item's length, BM25's |d|, is one per item: its distinct attributes over every head
-    # (`Featurizer.attribute_length`, rounded by `formula.quantized_length`), so a long
+    # (`Featurizer.item_lengths`, rounded by `formula.quantized_length`), so a long
     # description costs its colour match too, as in BM25 over the text (tests/
     # test_bm25_agreement.py). False: each head's own attribute count (versions saved before).
     length_per_item: bool = True

@@ -11,7 +11,7 @@ items have (near-ties may swap places). Over seeds 0-7: before term frequency an
 item, 0.37-0.75 of the queries reached 0.98 of it (mean gain 0.965-0.986, worst 0.84); now
 0.82-1.0 do (mean 0.987-0.998, worst 0.959). What is left is the length: BM25's counts every word
 and every repeat, the start's counts an item's distinct attributes (`Featurizer.
-attribute_length`: counted in words, 0.98-1.0 of the queries reach 0.98 here, but the furniture
+item_lengths`: counted in words, 0.98-1.0 of the queries reach 0.98 here, but the furniture
 generator's known items rank 8% below BM25).
 
 Spec values here are one word. A value of several words ("heavy duty") is one attribute, worth
