@@ -172,6 +172,26 @@ def test_a_step_off_the_start_must_beat_it_on_the_held_aside_queries_beyond_thei
     assert choose_served({"start": start[:1], "step": start[:1] + 0.3}, "start", 2.0) == "start"  # one query
 
 
+def test_of_steps_that_beat_the_start_the_fullest_one_within_the_noise_of_the_best_is_served():
+    start = np.array([0.5, 0.6, 0.4, 0.5])
+
+    def served(**steps):  # the steps in order of their share of the way to the fitted weights
+        candidates = {"start": start, **{k: start + np.array(v) for k, v in steps.items()}}
+        return choose_served(candidates, "start", 2.0, prefer_later=True)
+
+    # share 1 is 0.0025 below share 0.75 on average, one standard error of their differences
+    assert served(half=[0.05] * 4, three_quarters=[0.1] * 4, full=[0.09, 0.1, 0.1, 0.1]) == "full"
+    # clearly below the best (every query loses 0.05): the best is served
+    assert served(three_quarters=[0.1] * 4, full=[0.05] * 4) == "three_quarters"
+    # a fuller step that does not beat the start is never served, however close to the best
+    assert served(three_quarters=[0.2, 0.0, 0.0, 0.0], full=[0.19, 0.0, 0.0, 0.0]) == "start"
+    # an earlier step within the noise of a later best is not preferred over it
+    assert served(three_quarters=[0.09, 0.1, 0.1, 0.1], full=[0.1] * 4) == "full"
+    # and without the preference, the best mean
+    assert choose_served({"start": start, "a": start + 0.1, "b": start + np.array([0.09, 0.1, 0.1, 0.1])},
+                         "start", 2.0) == "a"
+
+
 @pytest.mark.parametrize("query", ["zxqv blorf"])
 def test_words_no_item_has_add_nothing_to_any_head(query):
     rec = untrained_recommender(title_catalog(), NO_ROWS, TrainConfig())

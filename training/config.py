@@ -72,6 +72,8 @@ class TrainConfig:
     # chose steps of 0.3-0.9 standard errors that cost 0.008-0.035 on the held-out terms, and
     # share 1 loses 0.12 with all terms; a weaker start is one scalar of the lexical model and
     # loses at most 0.005 there, while with all terms it gains 0.007 at 1.2 standard errors.
+    # Of the steps that beat the start, the fullest one within `selection_z` standard errors of
+    # the best is served (`choose_served`'s prefer_later): its explanations are the fit's own.
     selection_depth: int = 100
     selection_z: float = 2.0
     start_assoc_z: float = 1.0
