@@ -12,7 +12,8 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,bench]'
+	# setuptools tells every editable install it is one, as a warning: not news to a user
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
 # Serve the embedded default: generates the synthetic catalogue and trains a model on first start.

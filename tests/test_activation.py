@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from training.activation import decide, same_catalogue
+from training.activation import decide, plain_summary, same_catalogue
 
 SCHEMA = {"columns": {}, "rename": {}, "missing": [], "lexicon": {}}
 
@@ -94,3 +94,30 @@ def test_a_model_below_its_own_bm25_is_kept_even_with_nothing_served():
     even = manifest(held_out=0.5)
     even["metrics"]["held_out"]["bm25"] = {"ndcg@10": 0.5}
     assert decide("v2", even, None, None).activate  # not below is enough
+
+
+@pytest.mark.parametrize(("model", "bm25", "says"), [
+    (0.414, 0.383, "This model ranks 8% better than keyword search (BM25) on searches held out of "
+                   "training (1,882): NDCG@10 0.414 against 0.383."),
+    (0.30, 0.40, "This model ranks 25% worse than keyword search (BM25)"),
+    (0.401, 0.400, "This model ranks as well as keyword search (BM25)"),
+])
+def test_the_report_leads_with_a_plain_sentence_against_keyword_search(model, bm25, says):
+    metrics = {"held_out": {"model": {"ndcg@10": model, "queries": 1882}, "bm25": {"ndcg@10": bm25}}}
+    assert plain_summary(metrics).startswith(says)
+
+
+def test_the_plain_sentence_names_the_judgments_when_they_judge_and_says_why_clicks_score_lower():
+    metrics = {"held_out": {"model": {"ndcg@10": 0.194}, "bm25": {"ndcg@10": 0.18}},
+               "judgments": {"model": {"ndcg@10": 0.988, "queries": 40}, "bm25": {"ndcg@10": 0.497}}}
+    line = plain_summary(metrics)
+    assert line.startswith("This model ranks 99% better than keyword search (BM25) on your judged "
+                           "searches (40): NDCG@10 0.988 against 0.497.")
+    assert "clicks" in line
+    assert "untrained start" in plain_summary({"faithfulness": {}})  # nothing held out
+
+
+def test_the_plain_sentence_when_keyword_search_found_nothing_and_when_the_searches_are_few():
+    line = plain_summary({"held_out": {"model": {"ndcg@10": 0.25, "queries": 2}, "bm25": {"ndcg@10": 0.0}}})
+    assert line.startswith("This model ranks better than keyword search (BM25), which found none")
+    assert "With 2 searches this is a rough figure." in line

@@ -232,6 +232,7 @@ def test_train_replaces_the_current_version_only_as_a_retrain_would(planted_path
     p = {k: str(v) for k, v in planted_paths.items()}
     first = run(p["items"], p["interactions"])
     assert first["activated"] and first["decision"] == "activated: no model was being served"
+    assert first["summary"].startswith("This model ranks ") and "keyword search (BM25)" in first["summary"]
     again = run(p["items"], p["interactions"])  # same data and seed: the same model, not worse
     assert again["activated"] and again["decision"].startswith("activated: ndcg@10"), again["decision"]
     assert current_version(art) == again["version"]

@@ -242,13 +242,16 @@ def cmd_train(args) -> int:
                                    make_current=False)
     if result is None:  # another process of a distributed run writes the version and reports
         return 0
+    from training.activation import plain_summary
+
     decision = _activate_if_allowed(Path(out), inputs.baseline, result, args.activate)
     _print_data_notes(result.manifest.get("data", {}))
     if args.json:
         print(json.dumps({"version": result.version_dir.name, "path": str(result.version_dir),
                           "activated": decision.activate, "decision": decision.reason,
-                          "metrics": result.metrics}))
+                          "summary": plain_summary(result.metrics), "metrics": result.metrics}))
     else:
+        print(plain_summary(result.metrics))
         print(f"new version {result.version_dir.name} at {result.version_dir}")
         print(decision.reason)
         print_metrics(result.metrics)
