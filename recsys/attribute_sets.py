@@ -11,6 +11,7 @@ numpy one).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -133,7 +134,13 @@ class AttributeSets:
         `facet` (`set_lengths`, `item_length`): 1 - b + b * length / mean
         (`FacetHead.slot_log_count`, in numpy: explanations call it per request)."""
         b, mean = self._length_norm[facet]
-        return 1.0 - b + b * np.asarray(length, dtype=np.float64) / mean
+        return _multiplicity(b, mean, length)
+
+    def slot_multiplicity_of_heads(self, heads: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """`slot_multiplicity` of many (head position, length) pairs at once: heads (P,) index
+        the facets in order, length (P,)."""
+        b, mean = (np.array(x, dtype=np.float64) for x in zip(*(self._length_norm[f] for f in self._facets)))
+        return _multiplicity(b[heads], mean[heads], length)
 
     def set_length(self, facet: str) -> np.ndarray:
         """(U,) the length each of the facet's sets normalises its no-match slot by."""
@@ -150,6 +157,18 @@ class AttributeSets:
     def items_slot_length(self, items: np.ndarray, own: np.ndarray) -> np.ndarray:
         """(n,) the slot's length of these items in a facet, `own` (n,) their lengths there."""
         return self.item_slot_length[items] if self.per_item else np.asarray(own, dtype=np.float64)
+
+    def items_slot_length_after(self, items: np.ndarray, own: np.ndarray, removed: float) -> np.ndarray:
+        """(n,) `items_slot_length` once `removed` of each item's attributes are erased (the
+        batched form of `slot_after`)."""
+        if self.per_item:
+            return quantized_length(self._total_length[items] - removed)
+        return np.asarray(own, dtype=np.float64) - removed
+
+    def total_length(self, items: np.ndarray) -> np.ndarray:
+        """(n,) each item's count of attributes over every facet (`Catalog.attribute_counts`)."""
+        lengths: np.ndarray = self._total_length[items]
+        return lengths
 
     def slot_after(self, facet: str, item_idx: int, removed: np.ndarray) -> np.ndarray:
         """(S,) the no-match slot's multiplicity for one item in `facet` once each `removed` (S,)
@@ -170,6 +189,12 @@ class AttributeSets:
         slot = self.slot_count[:, None] * np.exp(flat_nm).T[self.set_facet]  # (sum U, m)
         ratios: np.ndarray = (y[:, :m] / (y[:, m:] + slot)).T
         return ratios
+
+
+def _multiplicity(b: Any, mean: Any, length: np.ndarray) -> np.ndarray:
+    """1 - b + b * length / mean (`AttributeSets.slot_multiplicity`), for scalars or arrays."""
+    out: np.ndarray = 1.0 - b + b * np.asarray(length, dtype=np.float64) / mean
+    return out
 
 
 # ---- distinct sets ----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ so contributions add up exactly to the score.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,10 @@ NO_MATCH = "(no match)"
 # attention in its head: below it, the pair is not listed as a match anywhere (explanations,
 # reason lines, `matched`, `unmatched_tokens`); the heatmap still shows every weight.
 MATCH_THRESHOLD = 0.1
+# A reason line names a match, or a difference between two results, only when it is worth at
+# least this much of the score: below it, erasing the match or swapping the results' parts would
+# not change the order in any way a shopper could see, and "+0.89 against +0.89" is no reason.
+REASON_MIN = 0.01
 # An explanation is exactly additive (PRODUCT.md 5): score == prior + the heads' contributions, to
 # this; float32 sums of a few terms stay far inside it, a broken model does not.
 ADDITIVE_TOLERANCE = 1e-4
@@ -29,6 +34,9 @@ class Match:
     query_token: str
     attribute: str
     weight: float
+    # what the item's score loses if the attribute is erased from it (its head's weight times
+    # the head's output change, `HeadAttention.without`): what the reason lines rank matches by
+    worth: float = 0.0
 
 
 @dataclass
@@ -43,6 +51,8 @@ class Explanation:
     prior: float
     summary: str
     heads: list[HeadExplanation]
+    # the item's count of attributes (BM25's length): more of them weaken each match's attention
+    length: float | None = None
     # some query word matched one of the item's attributes (MATCH_THRESHOLD)
     matched: bool = field(init=False)
 
@@ -121,9 +131,11 @@ def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet:
                          item_idx)
 
 
-def matches_of(att: HeadAttention, state: QueryState) -> list[Match]:
+def matches_of(att: HeadAttention, state: QueryState, head_weight: float = 1.0) -> list[Match]:
+    out = att.output
     found = [
-        Match(tok.surface, att.labels[m], round(float(att.weights[t, m]), 4))
+        Match(tok.surface, att.labels[m], round(float(att.weights[t, m]), 4),
+              round(float(head_weight * (out - att.without(m))), 4))
         for t, tok in enumerate(state.tokens)
         for m in range(len(att.labels))
         if att.weights[t, m] >= MATCH_THRESHOLD
@@ -137,9 +149,11 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
     heads = []
     for h, f in enumerate(index.facets):
         att = head_attention(index, state, item_idx, f)
-        heads.append(HeadExplanation(f, float(head_weights[h] * att.output), matches_of(att, state)))
+        heads.append(HeadExplanation(f, float(head_weights[h] * att.output),
+                                     matches_of(att, state, float(head_weights[h]))))
     prior = float(index.prior[item_idx])
-    return Explanation(prior, summarize(heads, prior, rank), heads)
+    length = float(index.sets.total_length(np.array([item_idx]))[0])
+    return Explanation(prior, summarize(heads, prior, rank), heads, length)
 
 
 def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, head_weights: np.ndarray,
@@ -176,18 +190,44 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
         e_none = np.exp(flat_nm.astype(np.float64))[:, None, :] * multiplicity  # (T, n, H)
         den = _segment_sums(exps, lengths, seg_start).reshape(-1, n, n_heads) + e_none
         weights = exps / den.reshape(-1, n * n_heads)[:, seg]  # (T, N)
-        contributions = _segment_sums(weights * rows.values[cols], lengths, seg_start).sum(0).reshape(n, n_heads)
+        numer = _segment_sums(exps * rows.values[cols], lengths, seg_start)  # (T, n * H)
+        den = den.reshape(-1, n * n_heads)  # (T, n * H)
+        outputs = (numer / den).sum(0)  # (n * H,) each head's output, before its weight
+        contributions = outputs.reshape(n, n_heads)
         hit_t, hit_col = np.nonzero(weights >= MATCH_THRESHOLD)  # token-major, then attribute
-        for t, s, c, w in zip(hit_t.tolist(), seg[hit_col].tolist(), cols[hit_col].tolist(),
-                              weights[hit_t, hit_col].tolist()):
-            found[s // n_heads][s % n_heads].append(Match(surfaces[t], rows.labels[c], round(w, 4)))
+        worth = _erasure_worth(index, items, per_head, np.exp(flat_nm.astype(np.float64)), multiplicity,
+                               exps, numer, den, outputs, rows.values[cols], seg, hit_col, head_weights)
+        for t, s, c, w, x in zip(hit_t.tolist(), seg[hit_col].tolist(), cols[hit_col].tolist(),
+                                 weights[hit_t, hit_col].tolist(), worth.tolist()):
+            found[s // n_heads][s % n_heads].append(Match(surfaces[t], rows.labels[c], round(w, 4), round(x, 4)))
     out = []
+    item_length = index.sets.total_length(items).tolist()
     for i, (item, outs) in enumerate(zip(items.tolist(), contributions.tolist())):
         heads = [HeadExplanation(f, float(head_weights[h] * outs[h]), sorted(found[i][h], key=_by_weight))
                  for h, f in enumerate(index.facets)]
         prior = float(index.prior[item])
-        out.append(Explanation(prior, summarize(heads, prior, ranks[i] if ranks is not None else None), heads))
+        out.append(Explanation(prior, summarize(heads, prior, ranks[i] if ranks is not None else None), heads,
+                               item_length[i]))
     return out
+
+
+def _erasure_worth(index: ScoringIndex, items: np.ndarray, per_head: np.ndarray, e_slot: np.ndarray,
+                   multiplicity: np.ndarray, exps: np.ndarray, numer: np.ndarray, den: np.ndarray,
+                   outputs: np.ndarray, values: np.ndarray, seg: np.ndarray, cols: np.ndarray,
+                   head_weights: np.ndarray) -> np.ndarray:
+    """(P,) `Match.worth` of the gathered attributes `cols` (P,): `HeadAttention.without` for
+    many at once. e_slot (T, H) the no-match slot's exp per word and head, multiplicity (n, H),
+    exps (T, N), numer and den (T, n * H), outputs (n * H,), values (N,), seg (N,)."""
+    n_heads = len(index.facets)
+    s = seg[cols]  # (P,) segment of each: item s // H, head s % H
+    item, head = s // n_heads, s % n_heads
+    length = index.sets.items_slot_length_after(items[item], per_head[item, head], 1.0)  # (P,)
+    after = index.sets.slot_multiplicity_of_heads(head, length)  # (P,) the slot once it is erased
+    e = exps[:, cols]  # (T, P)
+    slot_change = e_slot[:, head] * (after - multiplicity[item, head])[None, :]  # (T, P)
+    erased = ((numer[:, s] - e * values[cols]) / (den[:, s] - e + slot_change)).sum(0)  # (P,)
+    worth: np.ndarray = head_weights[head] * (outputs[s] - erased)
+    return worth
 
 
 def _by_weight(m: Match) -> float:
@@ -229,46 +269,65 @@ def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
             attributes=att.labels + [NO_MATCH],
             attention=np.round(att.weights, 6).tolist(),
             erasure=erasure,
-            matches=matches_of(att, state),
+            matches=matches_of(att, state, float(head_weights[h])),
         ))
     prior = float(index.prior[item_idx])
     return prior + sum(d.contribution for d in details), prior, details
 
 
 def summarize(heads: list[HeadExplanation], prior: float, rank: int | None) -> str:
-    """The reason line of one item on its own: its strongest head and that head's best match."""
+    """The reason line of one item on its own: the match its score would lose most without (by
+    erasure: `Match.worth`), when that is at least REASON_MIN."""
     lead = f"ranked {_ordinal(rank)}" if rank is not None else "scored"
     if not any(h.matches for h in heads):
         return _no_match_line(lead, prior)
-    best = max((h for h in heads if h.matches), key=lambda h: h.contribution)
-    m = best.matches[0]
-    return f"{lead} mostly for {best.head}: '{m.query_token}' matched {m.attribute}"
+    head, m = max(((h, m) for h in heads for m in h.matches), key=_by_worth)
+    if m.worth < REASON_MIN:
+        return f"{lead}: no single match is worth {REASON_MIN} of its score"
+    return f"{lead} mostly for '{m.query_token}' matched {m.attribute} ({_worth(head, m)})"
+
+
+def _by_worth(hm: tuple[HeadExplanation, Match]) -> tuple[float, float, str, str]:
+    return hm[1].worth, hm[1].weight, hm[1].query_token, hm[1].attribute
+
+
+def _worth(head: HeadExplanation, m: Match) -> str:
+    return f"{head.head}, worth {m.worth:.2f}"
 
 
 def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> None:
-    """Rewrite the reason lines of a ranking (in place) to say what sets each item apart: a
-    match not every listed item has; failing that (all share the same matches), the head or the
-    prior that differs most from the next item (the previous one for the last)."""
+    """Rewrite the reason lines of a ranking (in place) to say what sets each item apart: its
+    match worth most (`Match.worth`, at least REASON_MIN) that not every listed item has; when
+    it has none, or another line of the page names the same, what differs most from the next
+    item (the previous one for the last). The matches every result shares are said once, on the
+    first line."""
     if len(explanations) < 2:
         return
     keys = [{(h.head, m.query_token, m.attribute) for h in e.heads for m in h.matches}
             for e in explanations]
     common = set.intersection(*keys)
-    for i, (e, rank) in enumerate(zip(explanations, ranks)):
+    reasons: list[str | None] = []  # each item's best own match in words, None: it has none
+    for e in explanations:
+        own = [(h, m) for h in e.heads for m in h.matches
+               if (h.head, m.query_token, m.attribute) not in common and m.worth >= REASON_MIN]
+        if own:
+            h, m = max(own, key=_by_worth)
+            reasons.append(f"for '{m.query_token}' matched {m.attribute} ({_worth(h, m)})")
+        else:
+            reasons.append(None)
+    seen = Counter(reasons)
+    for i, (e, rank, reason) in enumerate(zip(explanations, ranks, reasons)):
         lead = f"ranked {_ordinal(rank)}"
         if not e.matched:
             e.summary = _no_match_line(lead, e.prior)
             continue
-        own = [(h, m) for h in e.heads for m in h.matches if (h.head, m.query_token, m.attribute) not in common]
-        if own:
-            h, m = max(own, key=lambda hm: (hm[0].contribution, hm[1].weight))
-            shared = f"; every result matches {_match_list(common)}" if common else ""
-            e.summary = (f"{lead} for '{m.query_token}' matched {m.attribute} "
-                         f"({h.head} {h.contribution:+.2f}){shared}")
-            continue
-        j = i + 1 if i + 1 < len(explanations) else i - 1
-        e.summary = (f"{lead}: matches what every result matches ({_match_list(common)}); "
-                     + describe_difference(e, explanations[j], f"the {_ordinal(ranks[j])}"))
+        e.summary = f"{lead} {reason}" if reason else lead
+        if reason is None or seen[reason] > 1:  # what the line says alone, another line says too
+            j = i + 1 if i + 1 < len(explanations) else i - 1
+            difference = describe_difference(e, explanations[j], f"the {_ordinal(ranks[j])}")
+            e.summary += f"; {difference}" if reason else f": {difference}"
+        if i == 0 and common:
+            e.summary += f"; every result matches {_match_list(common)}"
 
 
 def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
@@ -277,15 +336,39 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
     diffs = {h.head: (ha.contribution, h.contribution) for ha, h in zip(a.heads, b.heads)}
     diffs["prior"] = (a.prior, b.prior)
     part, (va, vb) = max(diffs.items(), key=lambda kv: abs(kv[1][0] - kv[1][1]))
+    if abs(va - vb) < REASON_MIN:
+        return f"as good a match as {other}: no part of the score differs by {REASON_MIN} or more"
     text = f"{part} {va:+.2f} against {vb:+.2f} for {other}"
-    if part != "prior":
-        head_a = next(h for h in a.heads if h.head == part)
-        head_b = next(h for h in b.heads if h.head == part)
-        theirs = {(m.query_token, m.attribute) for m in head_b.matches}
-        mine = [m for m in head_a.matches if (m.query_token, m.attribute) not in theirs]
-        if mine and va > vb:
-            text += f" ('{mine[0].query_token}' matched {mine[0].attribute})"
+    if part == "prior":
+        return text + (" (more popular)" if va > vb else " (less popular)")
+    head_a = next(h for h in a.heads if h.head == part)
+    head_b = next(h for h in b.heads if h.head == part)
+    pairs_a = {(m.query_token, m.attribute) for m in head_a.matches}
+    pairs_b = {(m.query_token, m.attribute) for m in head_b.matches}
+    mine = [m for m in head_a.matches if (m.query_token, m.attribute) not in pairs_b]
+    theirs = [m for m in head_b.matches if (m.query_token, m.attribute) not in pairs_a]
+    if mine and va > vb:
+        m = max(mine, key=lambda x: (x.worth, x.weight))
+        text += f" ('{m.query_token}' matched {m.attribute}; {_instead(head_b, m.query_token, other, part)})"
+    elif theirs and vb > va:
+        m = max(theirs, key=lambda x: (x.worth, x.weight))
+        text += (f" ({other}'s '{m.query_token}' matched {m.attribute}; "
+                 f"{_instead(head_a, m.query_token, 'this one', part)})")
+    elif pairs_a == pairs_b and a.length is not None and b.length is not None and a.length != b.length \
+            and (va < vb) == (a.length > b.length):
+        more, fewer = (a.length, b.length) if a.length > b.length else (b.length, a.length)
+        who = "its" if a.length > b.length else f"{other}'s"
+        text += (f" (the same matches; {who} {more:.0f} attributes against {fewer:.0f} weaken them"
+                 " more)")
     return text
+
+
+def _instead(head: HeadExplanation, token: str, who: str, part: str) -> str:
+    """What `who`'s head made of the query word instead: another match, or none."""
+    theirs = [m for m in head.matches if m.query_token == token]
+    if theirs:
+        return f"{who}'s matched {theirs[0].attribute}"
+    return f"{who} has no {part} match for it"
 
 
 def _match_list(keys: set[tuple[str, str, str]]) -> str:

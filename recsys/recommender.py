@@ -264,8 +264,10 @@ class Recommender:
                 "matches_a": ha.matches,
                 "matches_b": hb.matches,
             })
-        ea, eb = (Explanation(d.prior, "", [HeadExplanation(h.head, h.contribution, h.matches) for h in d.heads])
-                  for d in (a, b))
+        lengths = self.index.sets.total_length(np.array([self.catalog.idx(item_a), self.catalog.idx(item_b)]))
+        ea, eb = (Explanation(d.prior, "", [HeadExplanation(h.head, h.contribution, h.matches) for h in d.heads],
+                              float(length))
+                  for d, length in zip((a, b), lengths.tolist()))
         summary = (f"A scores {a.score - b.score:+.2f} against B; most of the difference: "
                    + describe_difference(ea, eb, "B"))
         return Comparison(query, item_a, item_b, a.score, b.score, a.prior - b.prior, heads, summary)

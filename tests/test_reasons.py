@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import re
 
-from recsys.explain import MATCH_THRESHOLD, Explanation, HeadExplanation, Match, contrast_summaries
+import pytest
 
-LISTED = re.compile(r"'([^']+)' matched (\S+)")
+from recsys.explain import (
+    MATCH_THRESHOLD,
+    REASON_MIN,
+    Explanation,
+    HeadExplanation,
+    Match,
+    contrast_summaries,
+)
+
+LISTED = re.compile(r"'([^']+)' matched ([^\s,;)]+)")
 
 
 def _matches(e: Explanation) -> set[tuple[str, str]]:
@@ -25,7 +34,8 @@ def test_each_reason_line_names_a_match_its_item_has_and_the_lines_differ(plante
         named = LISTED.findall(e.summary)
         assert set(named) <= _matches(e), (e.summary, _matches(e))
         # an item whose matches every result shares is told apart by what differs from a neighbour
-        assert named or re.search(r"against [+-]\d\.\d\d for the \d+(st|nd|rd|th)$", e.summary), e.summary
+        assert named or re.search(r"(against [+-]\d\.\d\d for|as good a match as) the \d+(st|nd|rd|th)",
+                                  e.summary), e.summary
     assert sum(bool(LISTED.findall(i.explanation.summary)) for i in res.items) >= 4
 
 
@@ -45,10 +55,97 @@ def test_items_with_the_same_matches_are_told_apart_by_the_part_that_differs():
 
     ranking = [expl(0.5, 2.0), expl(0.1, 2.0), expl(0.1, 1.5)]
     contrast_summaries(ranking, [1, 2, 3])
-    assert ranking[0].summary == ("ranked 1st: matches what every result matches ('red' red); "
-                                  "prior +0.50 against +0.10 for the 2nd")
-    assert ranking[1].summary.endswith("color +2.00 against +1.50 for the 3rd")
-    assert ranking[2].summary.endswith("color +1.50 against +2.00 for the 2nd")
+    assert ranking[0].summary == ("ranked 1st: prior +0.50 against +0.10 for the 2nd (more popular); "
+                                  "every result matches 'red' red")
+    assert ranking[1].summary.startswith("ranked 2nd: color +2.00 against +1.50 for the 3rd")
+    assert ranking[2].summary.startswith("ranked 3rd: color +1.50 against +2.00 for the 2nd")
+
+
+def test_a_tie_is_never_given_as_a_reason_and_the_same_matches_are_told_apart_by_length():
+    def expl(prior: float, color: float, length: float) -> Explanation:
+        return Explanation(prior, "", [HeadExplanation("color", color, [Match("red", "red", 0.9, color)]),
+                                       HeadExplanation("other", 0.0, [])], length)
+
+    ranking = [expl(0.1, 2.0, 6), expl(0.1, 2.0, 6), expl(0.1, 1.5, 14)]
+    contrast_summaries(ranking, [1, 2, 3])
+    assert ranking[0].summary.startswith(f"ranked 1st: as good a match as the 2nd: no part of the score "
+                                         f"differs by {REASON_MIN} or more")
+    assert ranking[2].summary.startswith("ranked 3rd: color +1.50 against +2.00 for the 2nd (the same "
+                                         "matches; its 14 attributes against 6 weaken them more)")
+    assert ranking[1].summary.startswith("ranked 2nd: color +2.00 against +1.50 for the 3rd (the same "
+                                         "matches; the 3rd's 14 attributes against 6 weaken them more)")
+
+
+def _worth_by_erasure(model, query: str, item_id: str) -> dict[tuple[str, str], float]:
+    """The reference: (query word, attribute) -> what erasing the attribute costs the score
+    (`/explain`'s erasure, one item at a time)."""
+    detail = model.explain(query, item_id)
+    out = {}
+    for h in detail.heads:
+        cost = {x.attribute: -x.score_change for x in h.erasure}
+        for m in h.matches:
+            out[(m.query_token, m.attribute)] = cost[m.attribute]
+    return out
+
+
+WORTH = re.compile(r"'([^']+)' matched (\S+) \((\w+), worth (-?\d+\.\d\d)\)")
+ORDINAL = re.compile(r"\b\d+(st|nd|rd|th)\b")
+TIE = re.compile(r"([+-]\d+\.\d\d) against \1\b")
+
+
+@pytest.fixture(scope="module")
+def varied_start():
+    """The untrained start on a catalogue whose red dresses differ: in length, in the other
+    query words they say, and in where they say them."""
+    import numpy as np
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from recsys.lexicon import LexiconConfig
+    from training.fit import TrainConfig, untrained_recommender
+
+    titles = ["red dress", "red summer dress", "red cotton summer dress with long sleeves and a belt",
+              "dress in deep red for evening parties and weddings", "red silk dress", "crimson dress",
+              "red dress red dress", "red shirt", "summer dress", "red linen summer dress sale",
+              "dress", "red", "blue dress", "red wool winter dress with pockets", "long red dress"]
+    colour = ["red", "red", "red", "", "red", "red", "", "red", "", "red", "", "red", "blue", "", "red"]
+    items = pd.DataFrame({"item_id": [f"I{i:02d}" for i in range(len(titles))], "title": titles,
+                          "color": colour})
+    catalog = Catalog.build(items, lexicon=LexiconConfig(enabled=False))
+    rows = pd.DataFrame({"query": pd.Series([], dtype=str), "item_idx": np.zeros(0, dtype=np.int64),
+                         "label": np.zeros(0, dtype=np.float32), "weight": np.zeros(0, dtype=np.float32)})
+    return untrained_recommender(catalog, rows, TrainConfig())
+
+
+def test_ten_reason_lines_of_results_that_differ_say_six_different_things(varied_start):
+    for query in ("red dress", "red summer dress"):
+        res = varied_start.recommend(query, k=10)
+        lines = [ORDINAL.sub("", i.explanation.summary) for i in res.items]
+        assert len(set(lines)) >= 6, [i.explanation.summary for i in res.items]
+        _check_reasons(varied_start, query, res)
+
+
+@pytest.mark.parametrize("query", ["scarlet formal gown", "crimson dress", "azure blouse casual", "acme",
+                                   "red shoes", "black"])
+def test_reason_lines_are_true_by_erasure_and_never_a_tie(planted_model, query):
+    _check_reasons(planted_model, query, planted_model.recommend(query, k=10))
+
+
+def _check_reasons(model, query, res):
+    for item in res.items:
+        line = item.explanation.summary
+        assert not TIE.search(line), line
+        named = WORTH.findall(line)
+        if not named:
+            continue
+        (token, attribute, _head, worth), = named
+        truth = _worth_by_erasure(model, query, item.item_id)
+        assert float(worth) == pytest.approx(truth[(token, attribute)], abs=0.006), line
+        assert float(worth) >= REASON_MIN
+        # no match the item has alone (not every result's) is worth more than the one named
+        common = set.intersection(*(_matches(i.explanation) for i in res.items))
+        others = [v for pair, v in truth.items() if pair not in common]
+        assert max(others) <= float(worth) + 0.006, (line, truth)
 
 
 def test_unknown_words_are_reported_and_match_nothing(planted_model):
@@ -97,3 +194,12 @@ def test_compare_says_where_a_and_b_differ_most(planted_model):
     assert cmp.summary.startswith(f"A scores {cmp.score_a - cmp.score_b:+.2f} against B")
     assert f"difference: {biggest} " in cmp.summary
     assert LISTED.search(cmp.summary)  # A's match that B lacks is named
+
+
+def test_compare_says_in_words_what_made_a_win(varied_start):
+    # B's title does not say 'dress'
+    plain = varied_start.compare("red dress", "I00", "I07")  # "red dress" against "red shirt"
+    assert plain.summary.endswith("('dress' matched title:dress; B has no other match for it)"), plain.summary
+    # the same matches, but B has more attributes to weigh them against
+    longer = varied_start.compare("red dress", "I00", "I02")  # against a long title of the same words
+    assert "(the same matches; B's 7 attributes against 2 weaken them more)" in longer.summary, longer.summary
