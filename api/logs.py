@@ -30,10 +30,21 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
+# libraries whose loggers say more than a service's log should carry: warnings and up only
+# (bm25s sets its own logger to DEBUG when imported, so a level set here would not hold)
+QUIET_LIBRARIES = ("bm25s",)
+
+
+def _below_warning_from_quiet_libraries(record: logging.LogRecord) -> bool:
+    quiet = any(record.name == n or record.name.startswith(n + ".") for n in QUIET_LIBRARIES)
+    return not quiet or record.levelno >= logging.WARNING
+
+
 def configure_logging(level: str = "info") -> None:
     """JSON lines on stderr for our loggers and uvicorn's."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
+    handler.addFilter(_below_warning_from_quiet_libraries)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
