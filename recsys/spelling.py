@@ -4,8 +4,13 @@ Real search terms are misspelled ("accesories", "fiberglas") and run words toget
 catalogue writes apart ("rustoleum" for "Rust-Oleum", "snowblower"): `related` gives both, the
 near spellings and the two words a run-together word splits into. Candidates come from deletion
 neighbourhoods (the SymSpell idea: two words within distance d share a variant with at most d
-letters deleted), then the true Damerau-Levenshtein distance decides. Short words and numbers
-never match near: "lamp" and "lump", "1/2" and "1/4" are different things.
+letters deleted), then the true Damerau-Levenshtein distance decides. Numbers never match near:
+"1/2" and "1/4" are different things. A short word (3 or 4 letters) the catalogue lacks matches
+the one catalogue word it is a letter dropped, doubled or two letters swapped from ("dres":
+dress, "redd": red); so does a word of 5 letters with a letter added to a short one ("lampp"). Never
+a letter changed ("lump" is a word of its own, not "lamp"), and nothing when two catalogue
+words are that close, or when a 4-letter word is also a letter changed from one ("lapp")
+(`benchmarks/typo_bench.py` measures it).
 
 The work is bounded whatever the word: a word has about len**2 / 2 variants with two letters
 deleted (130k strings of 510 letters for a 512-letter word, seconds of work), so words longer
@@ -15,6 +20,7 @@ real search word is that long, and at that length a variant costs at most 529 st
 
 from __future__ import annotations
 
+import string
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import lru_cache
@@ -24,6 +30,7 @@ from .tokenize import STOPWORDS, match_key
 
 MAX_NEAR_CHARS = 32  # longer words (a pasted id, a run of letters) have no near spellings
 MIN_PART = 3  # the shortest part a run-together word is split into ("a", "on" split anything)
+SHORT = (3, 4)  # lengths of the words that match near only by a unique dropped, added or swapped letter
 
 
 def max_distance(word: str) -> int:
@@ -63,6 +70,13 @@ class NearWords:
             for v in _deletes(w, max_distance(w)):
                 self._variants[v].append(i)
         self._known = frozenset(self.words)
+        # short words' near spellings: the catalogue words one letter longer than a short word,
+        # by their variants with one letter dropped
+        self._one_dropped: dict[str, list[str]] = defaultdict(list)
+        for w in self.words:
+            if SHORT[0] + 1 <= len(w) <= SHORT[1] + 1 and _plain(w):
+                for v in _deletes(w, 1) - {w}:
+                    self._one_dropped[v].append(w)
         self.near = lru_cache(maxsize=100_000)(self._near)
         self.parts = lru_cache(maxsize=100_000)(self._parts)
 
@@ -98,7 +112,7 @@ class NearWords:
         """(word, similarity in (0, 1)) for each near word; similarity = 1 - distance / length."""
         d = max_distance(word)
         if d == 0:
-            return ()
+            return self._near_short(word)
         found: dict[str, float] = {}
         for v in _deletes(word, d):
             for i in self._variants.get(v, ()):
@@ -108,4 +122,36 @@ class NearWords:
                 dist = distance(word, w)
                 if dist <= min(d, max_distance(w)):
                     found[w] = 1.0 - dist / max(len(word), len(w))
+        if not found and len(word) == SHORT[1] + 1 and _plain(word):  # a short word with a letter added
+            shorter = {v for v in _deletes(word, 1) - {word} if v in self._known and _plain(v)}
+            if len(shorter) == 1:
+                (w,) = shorter
+                found[w] = 1.0 - 1.0 / len(word)
         return tuple(sorted(found.items()))
+
+    def _near_short(self, word: str) -> tuple[tuple[str, float], ...]:
+        """The one catalogue word that a short `word` the catalogue lacks is a letter dropped
+        from ("dres": dress), added to ("redd": red) or two neighbours swapped in ("lmap": lamp),
+        as `_near` gives it; () when none or several are. A letter changed is not looked for:
+        among short words that is mostly another word ("lump", "lamp")."""
+        if not (SHORT[0] <= len(word) <= SHORT[1]) or word in self._known or not _plain(word):
+            return ()
+        found = set(self._one_dropped.get(word, ()))  # a letter dropped from a catalogue word
+        found.update(v for v in _deletes(word, 1) - {word} if len(v) >= SHORT[0] and v in self._known)
+        found.update(swapped for i in range(len(word) - 1)
+                     if (swapped := word[:i] + word[i + 1] + word[i] + word[i + 2:]) in self._known)
+        found = {w for w in found if _plain(w) and w != word}
+        # a catalogue word a letter changed away makes a 4-letter typo ambiguous ("lapp": lap or
+        # lamp); among 3-letter words nearly every typo has one, and checking them lost almost
+        # every correction of a dropped letter (typo_bench: recall 0.21 -> 0.01)
+        changed = len(word) == SHORT[1] and any(word[:i] + c + word[i + 1:] in self._known
+                      for i in range(len(word)) for c in string.ascii_lowercase if c != word[i])
+        if len(found) != 1 or changed:
+            return ()
+        (w,) = found
+        return ((w, 1.0 - 1.0 / max(len(word), len(w))),)
+
+
+def _plain(word: str) -> bool:
+    """A word a short near spelling may be of or lead to: letters only, not a stop word."""
+    return word.isalpha() and word not in STOPWORDS

@@ -19,7 +19,7 @@ def test_near_words_within_a_distance_that_grows_with_length():
     assert [w for w, _ in near.near("accesori")] == ["accessori"]
     assert [w for w, _ in near.near("fiberglas")] == ["fiberglass"]
     assert [w for w, _ in near.near("celing")] == ["ceiling"]
-    assert near.near("lump") == ()  # short words never match near: lamp is not lump
+    assert near.near("lump") == ()  # a short word changed by a letter is another word: not lamp
     assert near.near("1/4") == ()  # nor numbers
     assert near.near("faucet") == ()  # the word itself is exact evidence, not near
     (word, sim), = near.near("fauset")
@@ -52,3 +52,45 @@ def test_near_spelling_work_is_bounded_whatever_the_word():
     assert time.perf_counter() - start < 0.05
     # at the bound the usual rules still hold
     assert [w for w, _ in near.near(long_word[:MAX_NEAR_CHARS - 1] + "x")] == [long_word[:MAX_NEAR_CHARS]]
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    ("dres", "dress"),  # a letter dropped
+    ("redd", "red"),  # a letter doubled
+    ("lmap", "lamp"),  # two letters swapped
+    ("lampp", "lamp"),  # 5 letters, a letter added to a short word
+    ("lump", None),  # a letter changed: another word
+    ("tan", None),  # a catalogue word is exact evidence, not near
+    ("blu", None),  # blue and blur are both a letter away: no guess
+    ("thee", None),  # the stop word "the" is never a target
+    ("ca", None),  # 2 letters: too short to say
+])
+def test_short_words_match_the_one_catalogue_word_a_letter_dropped_added_or_swapped_away(typed, meant):
+    near = NearWords(["dress", "red", "lamp", "tan", "blue", "blur", "the", "casual"])
+    assert [w for w, _ in near.near(typed)] == ([meant] if meant else [])
+
+
+def test_a_four_letter_word_that_is_also_a_letter_changed_from_a_catalogue_word_gets_no_guess():
+    assert [w for w, _ in NearWords(["lap"]).near("lapp")] == ["lap"]
+    assert NearWords(["lap", "lamp"]).near("lapp") == ()  # lap doubled, or lamp changed
+
+
+def test_short_misspelled_words_rank_what_they_mean():
+    """"crimsn casul dres" once listed sweaters and jeans and no dress: words of four letters or
+    fewer had no near spellings."""
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from recsys.lexicon import LexiconConfig
+    from training.fit import TrainConfig, untrained_recommender
+
+    titles = ["crimson casual dress", "crimson casual sweater", "crimson casual jeans", "blue casual dress",
+              "red formal dress", "crimson wool sweater", "navy casual jeans", "crimson silk scarf"]
+    catalog = Catalog.build(pd.DataFrame({"item_id": [f"I{i}" for i in range(len(titles))], "title": titles}),
+                            lexicon=LexiconConfig(enabled=False))
+    no_rows = pd.DataFrame({"query": pd.Series([], dtype=str), "item_idx": np.zeros(0, dtype=np.int64),
+                            "label": np.zeros(0, dtype=np.float32), "weight": np.zeros(0, dtype=np.float32)})
+    rec = untrained_recommender(catalog, no_rows, TrainConfig())
+    top = rec.recommend("crimsn casul dres", k=3).items
+    assert top[0].item_id == "I0"
+    assert rec.recommend("redd dres", k=1).items[0].item_id == "I4"
