@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import difflib
 import hashlib
 import io
 import itertools
@@ -43,19 +42,33 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from recsys.errors import DataError, InputError
-from recsys.facets import DESCRIPTION, FACETS, TITLE, facet_name_problem, with_added
+from recsys.facets import FACETS, facet_name_problem, with_added
 from recsys.gc_pause import paused_gc
+from recsys.headers import (
+    INTERACTIONS,
+    ITEMS,
+    JUDGMENTS,
+    HeaderMap,
+    check_rename,
+    map_header,
+    rename_problems,
+)
 from recsys.ids import item_id_problem
 from recsys.lexicon import LexiconConfig
 
 MAX_CELL_CHARS = 100_000
 EVENT_LABELS: dict[str, float] = {"impression": 0.0, "click": 1.0, "cart": 2.0, "purchase": 3.0}
 ON_BAD_LINES = ("error", "skip")
+# interactions naming an item the items file does not have: skipped (counted, the first rows
+# shown) by default, as real search logs name discontinued items; "error" stops at the first
+UNKNOWN_ITEMS = ("skip", "error")
 # rows `InteractionStream` validates at a time: their cells as Python strings take about 100 MB
 STREAM_CHUNK_ROWS = 200_000
 _BLOCK_BYTES = 1 << 22  # bytes read at a time when streaming (and hashing) a file
 
 _SHOW_CHARS = 40
+_EXAMPLES = 3  # rows shown of those skipped for an unknown item
+_ERROR_INSTEAD = "; --unknown-items error stops at them instead"
 _SHARE_SAMPLE = 4096  # rows after which only the columns whose cells repeat keep sharing them
 _EMPTY_FILE = "the file is empty (0 bytes); expected a header row and data rows"
 _SEPARATORS = {";": "';'-separated", "\t": "tab-separated"}
@@ -69,19 +82,16 @@ _SIGNATURES = (
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-# Columns a `[rename]` entry may produce: the items contract's own names. A column that should feed
-# a facet is mapped in `[columns]` instead.
-RENAME_TARGETS = ("item_id", TITLE, DESCRIPTION, "attributes")
-
-
 @dataclass(frozen=True)
 class Schema:
     """An optional TOML file that adapts a catalogue to the items contract.
 
     - `[columns]`: column (or attribute-key) name -> facet or "ignore", e.g. `baseColour = "color"`,
       `year = "ignore"` (names are matched case-insensitively).
-    - `[rename]`: a column of the file -> a contract column (item_id, title, description,
-      attributes), e.g. `id = "item_id"`, `productDisplayName = "title"`; applied by `read_items`.
+    - `[rename]`: a column of a file -> a contract column of that file (item_id, title,
+      description, attributes; query, label, event, weight, user_id, timestamp; grade; word,
+      facet, value), e.g. `id = "item_id"`, `search_term = "query"`; applied to every file that
+      has the column, before the automatic mapping of common export names (`recsys.headers`).
     - `[missing]`: `values = ["NA"]`: cells (other than item_id and title) holding exactly one of
       these are empty, so they feed no facet; applied by `read_items`.
     - `[lexicon]`: `enabled = false` turns reading facet values out of titles off, `builtin = false`
@@ -135,6 +145,12 @@ class ReadReport:
     encoding: str = "utf-8"
     dropped_duplicates: int = 0
     warnings: list[str] = field(default_factory=list)
+    # the file's columns read under a contract name ("product_id" -> "item_id"), header order
+    renamed: dict[str, str] = field(default_factory=dict)
+    unknown_items: int = 0  # interaction rows skipped because their item is not in the items file
+    # the warnings to tell at once (the command line prints them): skipped unknown items, a label
+    # scale that never says "not chosen"
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -164,12 +180,16 @@ def read_items(
 ) -> tuple[pd.DataFrame, ReadReport]:
     """items.csv: `item_id` (unique, non-empty), `title` (non-empty); other columns kept as str.
 
-    `rename` (a schema's `[rename]` table) maps columns of the file to contract columns before
-    the checks, e.g. `{"id": "item_id", "productDisplayName": "title"}`. `schema` supplies its
-    `rename` (unless `rename` is given) and its `missing` markers.
+    The header is mapped to the contract (`recsys.headers.map_header`): `rename` (a schema's
+    `[rename]` table, e.g. `{"id": "item_id", "productDisplayName": "title"}`) first, then common
+    export names (`product_id`, `Product Title`). `schema` supplies its `rename` (unless `rename`
+    is given) and its `missing` markers.
     """
     table = _read(path, encoding, on_bad_lines)
-    _check_items(table, rename, schema)
+    if rename is None and schema is not None:
+        rename = schema.rename
+    _map_columns(table, ITEMS, rename)
+    _check_items(table, schema)
     return table.frame, table.report
 
 
@@ -189,7 +209,7 @@ def items_from_records(records: Sequence[Mapping[str, object]], *, source: str =
     table = _Table(source, frame, list(range(len(records))), ReadReport(rows=len(records)))
     _check_cell_sizes(table)
     table.frame = _drop_unnamed(table)
-    _check_items(table, {}, schema, missing_as_empty=True)
+    _check_items(table, schema, missing_as_empty=True)
     return table.frame
 
 
@@ -206,21 +226,15 @@ def _cell(source: str, row: int, column: str, value: object) -> str:
                             f"{_show(repr(value))}", row, column)
 
 
-def _check_items(table: _Table, rename: dict[str, str] | None, schema: Schema | None,
-                 missing_as_empty: bool = False) -> None:
-    """The items contract on a table read from a file or made from records. `missing_as_empty`:
-    an absent item_id or title column is empty cells (named by row), not a missing column."""
-    if rename is None and schema is not None:
-        rename = schema.rename
-    if rename:
-        _apply_rename(table, check_rename(rename, "rename"))
+def _check_items(table: _Table, schema: Schema | None, missing_as_empty: bool = False) -> None:
+    """The items contract on a table read from a file (its header mapped) or made from records.
+    `missing_as_empty`: an absent item_id or title column is empty cells (named by row)."""
     if schema is not None and schema.missing:
         _blank_missing(table, schema.missing)
     if missing_as_empty:
         for column in ("item_id", "title"):
             if column not in table.frame.columns:
                 table.frame[column] = ""
-    _require(table, "item_id", "title")
     _check_nonempty(table, "item_id")
     _check_item_ids(table)
     _check_unique(table, "item_id")
@@ -233,25 +247,45 @@ def read_interactions(
     *,
     encoding: str | None = None,
     on_bad_lines: str = "error",
+    rename: Mapping[str, str] | None = None,
+    unknown_items: str = UNKNOWN_ITEMS[0],
 ) -> tuple[pd.DataFrame, ReadReport]:
     """interactions.csv -> columns query, item_id, label, weight (+ user_id, timestamp if present).
 
-    `label` (float >= 0) comes from the `label` column, or from `event` when `label` is absent
-    (impression 0, click 1, cart 2, purchase 3). `weight` (float > 0) defaults to 1.0, also for
-    empty cells (counted in the warnings). Exact duplicate rows are dropped and counted.
+    The header is mapped as `read_items` maps it (`rename`, then common export names:
+    `search_term` -> query, `clicks` -> label, ...). `label` (float >= 0) comes from the `label`
+    column, or from `event` when `label` is absent (impression 0, click 1, cart 2, purchase 3).
+    `weight` (float > 0) defaults to 1.0, also for empty cells (counted in the warnings). Rows
+    whose item_id is not in `item_ids` are skipped and counted (`unknown_items="skip"`) or an
+    error ("error"). Exact duplicate rows are dropped and counted.
     """
+    _check_unknown_items(unknown_items)
     table = _read(path, encoding, on_bad_lines)
-    out = _interaction_rows(table, item_ids, on_bad_lines)
+    header = _map_columns(table, INTERACTIONS, rename)
+    examples: list[tuple[int, str, str]] = []
+    out = _interaction_rows(table, item_ids, unknown_items, examples)
+    if not len(out):
+        raise DataError(table.name, _no_rows_message([], table.report.unknown_items, examples))
+    scale = _label_scale_note(header, float(out["label"].min()))
+    table.report.warnings += scale
+    table.report.notices += scale
     _note_ignored(table, _interaction_columns(table, out))
     return _drop_duplicates(table, out), table.report
 
 
-def _interaction_rows(table: _Table, item_ids: set[str], on_bad_lines: str) -> pd.DataFrame:
-    """The interactions contract on a table (a whole file, or a chunk of one)."""
-    _require(table, "query", "item_id")
+def _check_unknown_items(unknown_items: str) -> None:
+    if unknown_items not in UNKNOWN_ITEMS:
+        raise InputError(f"unknown_items must be 'skip' or 'error', got {unknown_items!r}")
+
+
+def _interaction_rows(table: _Table, item_ids: set[str], unknown_items: str,
+                      examples: list[tuple[int, str, str]]) -> pd.DataFrame:
+    """The interactions contract on a table (a whole file, or a chunk of one) whose header is
+    mapped. Skipped unknown items are counted in the report, the first few kept in `examples`
+    as (line, query, item_id)."""
     _check_nonempty(table, "query")
-    if on_bad_lines == "skip":
-        _skip_unknown(table, item_ids)
+    if unknown_items == "skip":
+        _skip_unknown(table, item_ids, examples)
     _check_known(table, item_ids)
     out = table.frame[["query", "item_id"]].copy()
     out["label"] = _labels(table)
@@ -284,7 +318,10 @@ class InteractionStream:
 
     def __init__(self, path: str | Path, item_ids: set[str], *, encoding: str | None = None,
                  on_bad_lines: str = "error", chunk_rows: int = STREAM_CHUNK_ROWS,
-                 block_bytes: int = _BLOCK_BYTES):
+                 block_bytes: int = _BLOCK_BYTES, rename: Mapping[str, str] | None = None,
+                 unknown_items: str = UNKNOWN_ITEMS[0]):
+        _check_unknown_items(unknown_items)
+        self.rename, self.unknown_items = rename, unknown_items
         if on_bad_lines not in ON_BAD_LINES:
             raise InputError(f"on_bad_lines must be 'error' or 'skip', got {on_bad_lines!r}")
         if chunk_rows < 1:
@@ -299,6 +336,9 @@ class InteractionStream:
         header_line, header = _header(name, records)
         bad_lines: list[tuple[int, int]] = []
         unknown: list[int] = []
+        examples: list[tuple[int, str, str]] = []
+        mapped: HeaderMap | None = None
+        lowest = np.inf
         header_notes: list[str] = []
         empty_weights = duplicates = 0
         first_duplicate: int | None = None
@@ -320,14 +360,21 @@ class InteractionStream:
             del rows
             _check_cell_sizes(table)
             table.frame = _drop_unnamed(table)
+            if mapped is None:  # the header's mapping: checked on the first chunk, as for a file
+                mapped = _map_columns(table, INTERACTIONS, self.rename)
+                self.report.renamed = dict(table.report.renamed)
+            else:
+                table.frame = table.frame.rename(columns=mapped.renamed)
             if "weight" in table.frame.columns:
                 empty_weights += int((table.frame["weight"] == "").sum())
-            out = _interaction_rows(table, self.item_ids, self.on_bad_lines)
+            out = _interaction_rows(table, self.item_ids, self.unknown_items, examples)
             unknown += table.report.skipped_lines
-            if not kept and not header_notes:  # the same for every chunk: said once
+            if len(out):
+                lowest = min(lowest, float(out["label"].min()))
+            if not header_notes:  # the same for every chunk: said once
                 _note_ignored(table, _interaction_columns(table, out))
                 header_notes = [w for w in table.report.warnings
-                                if w.startswith(("dropped", "ignored columns"))]
+                                if w.startswith(("dropped", "renamed", "ignored columns"))]
             hashes = pd.util.hash_pandas_object(out, index=False).to_numpy()
             repeated = _repeated_rows(out, hashes)
             at = np.minimum(np.searchsorted(seen, hashes), max(len(seen) - 1, 0))
@@ -345,18 +392,22 @@ class InteractionStream:
             if len(out):
                 yield out
         if not kept:
-            raise DataError(name, _no_rows_message(bad_lines))
+            raise DataError(name, _no_rows_message(bad_lines, len(unknown), examples))
         self.report.rows, self.report.dropped_duplicates = kept, duplicates
         self.report.skipped_lines = sorted([line for line, _ in bad_lines] + unknown)
-        # in read_interactions' order: bad lines, unnamed columns, unknown items, weights,
-        # ignored columns, duplicates
+        self.report.unknown_items = len(unknown)
+        # in read_interactions' order: bad lines, unnamed columns, renamed columns, unknown
+        # items, weights, the label's scale, ignored columns, duplicates
         warnings = [_bad_lines_warning(bad_lines, len(header))] if bad_lines else []
-        warnings += [w for w in header_notes if w.startswith("dropped")]
-        warnings += [_unknown_items_warning(unknown)] if unknown else []
+        warnings += [w for w in header_notes if w.startswith(("dropped", "renamed"))]
+        notices = [_unknown_items_warning(unknown, examples)] if unknown else []
+        scale = _label_scale_note(mapped, lowest) if mapped is not None else []
+        warnings += notices[:1]
         warnings += [_empty_weights_warning(empty_weights)] if empty_weights else []
+        warnings += scale
         warnings += [w for w in header_notes if w.startswith("ignored columns")]
         warnings += [_duplicates_warning(duplicates, first_duplicate)] if first_duplicate else []
-        self.report.warnings = warnings
+        self.report.warnings, self.report.notices = warnings, notices + scale
 
 
 def _repeated_rows(frame: pd.DataFrame, hashes: np.ndarray) -> np.ndarray:
@@ -455,13 +506,16 @@ def read_judgments(
     *,
     encoding: str | None = None,
     on_bad_lines: str = "error",
+    rename: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, ReadReport]:
-    """judgments.csv -> columns query, item_id, grade (float >= 0). Exact duplicates are dropped."""
+    """judgments.csv -> columns query, item_id, grade (float >= 0), the header mapped as
+    `read_items` maps it (`rename`, then common names: `relevance` -> grade). Exact duplicates
+    are dropped."""
     table = _read(path, encoding, on_bad_lines)
-    _require(table, "query", "item_id", "grade")
+    _map_columns(table, JUDGMENTS, rename)
     _check_nonempty(table, "query")
     if on_bad_lines == "skip":
-        _skip_unknown(table, item_ids)
+        _skip_unknown(table, item_ids, [], instead="")
     _check_known(table, item_ids)
     out = table.frame[["query", "item_id"]].copy()
     out["grade"] = _numbers(table, "grade", positive=False)
@@ -683,7 +737,13 @@ def _bad_lines_warning(bad: list[tuple[int, int]], width: int) -> str:
             f"(expected {width}): lines {shown}{etc}")
 
 
-def _no_rows_message(bad: list[tuple[int, int]]) -> str:
+def _no_rows_message(bad: list[tuple[int, int]], unknown: int = 0,
+                     examples: Sequence[tuple[int, str, str]] = ()) -> str:
+    if unknown:
+        first = "; ".join(f"line {line}: {_show(item)}" for line, _, item in examples)
+        return (f"none of the rows names an item_id of the items file ({_count(unknown, 'row')} "
+                f"with unknown items, first: {first}); check that the column read as item_id "
+                "holds the items file's ids")
     if bad:
         return f"no data rows left after skipping {_count(len(bad), 'bad line')}"
     return "the file has a header but no data rows"
@@ -712,35 +772,16 @@ def _drop_unnamed(table: _Table) -> pd.DataFrame:
 # --- contract pass: columns and values ----------------------------------------------------------
 
 
-def _require(table: _Table, *columns: str) -> None:
-    present = list(table.frame.columns)
-    missing = [column for column in columns if column not in present]
-    if not missing:
-        return
-    names = ", ".join(repr(column) for column in missing)
-    plural = "s" if len(missing) > 1 else ""
-    raise DataError(
-        table.name,
-        f"missing required column{plural} {names}; found columns: "
-        f"{', '.join(repr(c) for c in present)}{_did_you_mean(missing, present)}",
-        row=table.header_line,
-    )
-
-
-def _did_you_mean(missing: list[str], present: list[str]) -> str:
-    pairs = [(_close(column, present), column) for column in missing]
-    hints = [f"rename {close!r} to {column!r}" for close, column in pairs if close]
-    return f" ({'; '.join(hints)}?)" if hints else ""
-
-
-def _close(column: str, present: list[str]) -> str | None:
-    """A present column that is probably `column` misspelt or abbreviated ('Item_ID', 'id')."""
-    by_lower = {name.lower(): name for name in present}
-    suffix = column.rsplit("_", 1)[-1]
-    if suffix != column and suffix in by_lower:
-        return by_lower[suffix]
-    close = difflib.get_close_matches(column, list(by_lower), n=1, cutoff=0.6)
-    return by_lower[close[0]] if close else None
+def _map_columns(table: _Table, contract: str, rename: Mapping[str, str] | None) -> HeaderMap:
+    """Rename the table's columns to `contract`'s names (`recsys.headers.map_header`), said in
+    the report."""
+    header = map_header(table.name, table.header_line, list(table.frame.columns), contract,
+                        check_rename(dict(rename), "rename") if rename else None)
+    if header.renamed:
+        table.frame = table.frame.rename(columns=header.renamed)
+        table.report.renamed = dict(header.renamed)
+        table.report.warnings.append(f"renamed columns: {header.describe()}")
+    return header
 
 
 def _fail(
@@ -802,22 +843,42 @@ def _check_unique(table: _Table, column: str) -> None:
     )
 
 
-def _skip_unknown(table: _Table, item_ids: set[str]) -> None:
-    """With --on-bad-lines skip, rows whose item is not in the catalogue are skipped like
-    malformed lines: listed in the report's skipped lines and said in a warning."""
+def _skip_unknown(table: _Table, item_ids: set[str], examples: list[tuple[int, str, str]],
+                  instead: str = _ERROR_INSTEAD) -> None:
+    """Rows whose item is not in the catalogue (discontinued items, in a search log) are skipped:
+    counted, listed in the report's skipped lines, the first few kept in `examples` and shown in
+    a warning."""
     known = table.frame["item_id"].isin(item_ids).to_numpy()
     if known.all():
         return
-    skipped = [line for line, ok in zip(table.lines, known) if not ok]
+    unknown = np.flatnonzero(~known)
+    for i in unknown[:max(0, _EXAMPLES - len(examples))]:
+        examples.append((table.lines[i], table.frame["query"].iloc[i], table.frame["item_id"].iloc[i]))
+    skipped = [table.lines[i] for i in unknown]
     table.frame = table.frame[known].reset_index(drop=True)
     table.lines = [line for line, ok in zip(table.lines, known) if ok]
     table.report.skipped_lines = sorted(table.report.skipped_lines + skipped)
-    table.report.warnings.append(_unknown_items_warning(skipped))
+    table.report.unknown_items += len(skipped)
+    table.report.warnings.append(_unknown_items_warning(skipped, examples, instead))
+    table.report.notices.append(table.report.warnings[-1])
 
 
-def _unknown_items_warning(skipped: list[int]) -> str:
+def _unknown_items_warning(skipped: list[int], examples: list[tuple[int, str, str]],
+                           instead: str = _ERROR_INSTEAD) -> str:
     shown = ", ".join(str(line) for line in skipped[:10]) + (", ..." if len(skipped) > 10 else "")
-    return f"skipped {_count(len(skipped), 'row')} whose item_id is not in the items file: lines {shown}"
+    rows = "; ".join(f"line {line}: {query!r}, {_show(item)}" for line, query, item in examples)
+    return (f"skipped {_count(len(skipped), 'row')} whose item_id is not in the items file: lines "
+            f"{shown} (first: {rows}){instead}")
+
+
+def _label_scale_note(header: HeaderMap, lowest: float) -> list[str]:
+    """A note when a graded relevance read as the label never says "not relevant" (0)."""
+    source = header.graded_label()
+    if source is None or lowest < 1:
+        return []
+    return [f"every label (from {source!r}) is {lowest:g} or more, so every row counts as "
+            f"chosen; if {lowest:g} means not relevant, subtract it in the file so that not "
+            "relevant is 0"]
 
 
 def _check_known(table: _Table, item_ids: set[str]) -> None:
@@ -844,13 +905,8 @@ def _numbers(
 
 
 def _labels(table: _Table) -> pd.Series:
-    columns = table.frame.columns
-    if "label" in columns:
+    if "label" in table.frame.columns:  # else `event` (map_header requires one of them)
         return _numbers(table, "label", positive=False)
-    if "event" not in columns:
-        found = ", ".join(repr(c) for c in columns)
-        message = f"missing column 'label' (or 'event' to derive it); found columns: {found}"
-        raise DataError(table.name, message, row=table.header_line)
     events = table.frame["event"].str.lower()
     _fail(table, ~events.isin(EVENT_LABELS), "event", f"one of {', '.join(EVENT_LABELS)}")
     return events.map(EVENT_LABELS).astype(float)
@@ -902,72 +958,7 @@ def _more(n: int, noun: str, problem: str) -> str:
     return f"; {_count(n, 'more ' + noun)} {'has' if n == 1 else 'have'} {problem}"
 
 
-# --- renames ------------------------------------------------------------------------------------
-
-
-def check_rename(rename: dict[str, str], source: str) -> dict[str, str]:
-    """The rename table, checked: string names, known targets, no target named twice.
-
-    Raises InputError naming `source` (e.g. "rename") and the entry."""
-    for column, problem in _rename_problems(rename):
-        raise InputError(f"{source} {column}: {problem}")
-    return {column.strip(): target.strip() for column, target in rename.items()}
-
-
-def _rename_problems(rename: dict[str, str]) -> Iterator[tuple[str, str]]:
-    """(column, what is wrong with its entry) for each bad entry of a rename table, in order."""
-    seen: dict[str, str] = {}
-    for column, target in rename.items():
-        if not isinstance(target, str) or not target.strip():
-            yield column, f'expected a column name in quotes, e.g. {column} = "item_id", found {target!r}'
-            continue
-        target = target.strip()
-        if target not in RENAME_TARGETS:
-            hint = ""
-            if target.lower() in FACETS:
-                hint = f' (to feed a facet, use [columns] {column} = "{target.lower()}")'
-            yield column, (f"unknown target {target!r}; a column can be renamed to one of "
-                           f"{', '.join(RENAME_TARGETS)}{hint}")
-        elif column.strip() in seen:
-            yield column, "names the same column as another entry"
-        elif twice := [c for c, t in seen.items() if t == target]:
-            yield column, f"renames a second column to {target!r} (so does {twice[0]!r})"
-        else:
-            seen[column.strip()] = target
-
-
-def _apply_rename(table: _Table, rename: dict[str, str]) -> None:
-    present = list(table.frame.columns)
-    by_lower: dict[str, list[str]] = {}
-    for column in present:
-        by_lower.setdefault(column.lower(), []).append(column)
-    mapping: dict[str, str] = {}
-    for column, target in rename.items():
-        if column in present:
-            actual = column
-        elif len(by_lower.get(column.lower(), [])) == 1:
-            actual = by_lower[column.lower()][0]  # `ID` in the file, `id` in the schema
-        else:
-            raise DataError(
-                table.name,
-                f"the schema renames {column!r} to {target!r}, but the header has no column "
-                f"{column!r}; found columns: {', '.join(repr(c) for c in present)}",
-                row=table.header_line,
-            )
-        mapping[actual] = target
-    for actual, target in mapping.items():
-        if target in present and target not in mapping:
-            raise DataError(
-                table.name,
-                f"cannot rename {actual!r} to {target!r}: the file already has a column "
-                f"{target!r}; remove that [rename] entry or one of the two columns",
-                row=table.header_line,
-                column=target,
-            )
-    table.frame = table.frame.rename(columns=mapping)
-    table.report.warnings.append(
-        "renamed columns: " + ", ".join(f"{a} -> {t}" for a, t in mapping.items())
-    )
+# --- empty-cell markers --------------------------------------------------------------------------
 
 
 def _blank_missing(table: _Table, markers: tuple[str, ...]) -> None:
@@ -1180,7 +1171,7 @@ class SchemaFile(_SchemaTable):
     @field_validator("rename", mode="after")
     @classmethod
     def _usable_renames(cls, rename: dict[str, Any]) -> dict[str, Any]:
-        for column, problem in _rename_problems(rename):
+        for column, problem in rename_problems(rename):
             raise _problem(problem, column)
         return rename
 

@@ -82,7 +82,7 @@ def expected_message(path: Path) -> str:
         if kind == "items":
             read_items(path)
         elif kind == "interactions":
-            read_interactions(path, ITEM_IDS)
+            read_interactions(path, ITEM_IDS, unknown_items="error")
         else:
             Schema.load(path)
     return str(caught.value)
@@ -104,7 +104,7 @@ def test_bad_input_exits_2_with_the_exact_error_and_writes_nothing(name, tmp_pat
         args[kind] = str(bad)
     art = tmp_path / "art"
     code = main(["train", "--items", args["items"], "--interactions", args["interactions"],
-                 "--out", str(art), *extra])
+                 "--out", str(art), "--unknown-items", "error", *extra])
     captured = capsys.readouterr()
     assert code == 2, captured.out + captured.err
     assert captured.err.strip() == f"error: {expected_message(bad)}"

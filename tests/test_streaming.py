@@ -87,9 +87,9 @@ def test_skipped_lines_and_items_are_reported_as_for_a_whole_file(tmp_path):
 def test_a_problem_is_named_as_for_a_whole_file(tmp_path, case):
     path = _write(tmp_path, BAD[case])
     with pytest.raises(DataError) as whole:
-        read_interactions(path, ITEMS)
+        read_interactions(path, ITEMS, unknown_items="error")
     with pytest.raises(DataError) as streamed:
-        _streamed(path)
+        _streamed(path, unknown_items="error")
     assert str(streamed.value) == str(whole.value)
 
 

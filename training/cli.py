@@ -13,6 +13,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from recsys.dataio import UNKNOWN_ITEMS
 from recsys.errors import InputError, RecsysError
 from training.config import TrainConfig
 
@@ -125,6 +126,10 @@ def _parser() -> argparse.ArgumentParser:
                              "--items, on the catalogue of the current version")
     t.add_argument("--since", type=_timestamp, help="with --events: only events at or after this "
                                                     "ISO 8601 time (UTC when it has no zone)")
+    t.add_argument("--unknown-items", choices=UNKNOWN_ITEMS, default=UNKNOWN_ITEMS[0],
+                   help="interactions naming an item the items file does not have (discontinued "
+                        "items in a search log): skip them, counted and the first shown "
+                        "(default), or stop with an error")
     t.add_argument("--judgments", type=Path, help="extra held-out judgments to report on")
     t.add_argument("--probes", type=Path, help="query,word,facet,value: explanation ground truth")
     t.add_argument("--out", type=Path, help="artifacts folder (default: RECSYS_ARTIFACTS_DIR or ./artifacts)")
@@ -191,7 +196,9 @@ def _parser() -> argparse.ArgumentParser:
 def _add_data_options(p: argparse.ArgumentParser, items_required: bool = True) -> None:
     p.add_argument("--items", required=items_required, type=Path,
                    help=None if items_required else "the catalogue (required with --interactions)")
-    p.add_argument("--schema", type=Path, help="TOML file mapping columns to facets")
+    p.add_argument("--schema", type=Path,
+                   help="TOML file: [rename] columns to the contract's names (common export names "
+                        "such as product_id, search_term are mapped without it), [columns] to facets")
     p.add_argument("--encoding", help="encoding of the CSV files (default: UTF-8)")
     p.add_argument("--on-bad-lines", choices=("error", "skip"), default="error",
                    help="rows with the wrong number of fields: stop (default) or skip and report")
@@ -215,6 +222,7 @@ def cmd_train(args) -> int:
         from training.distributed import launch
 
         return launch(args.nproc, _options(args.parser, args, leave_out={"nproc"}))
+    from recsys.dataio import Schema
     from training.distributed import current
     from training.evaluate_version import read_probes
     from training.render import print_metrics, progress_bar
@@ -222,8 +230,8 @@ def cmd_train(args) -> int:
 
     replicas = current()  # set when torchrun started this process (training/distributed.py)
     writes = replicas is None or replicas.writes
-    if args.probes:
-        read_probes(args.probes)  # a DataError now, not a KeyError after training
+    if args.probes:  # a DataError now, not a KeyError after training
+        read_probes(args.probes, Schema.load(args.schema).rename if args.schema else None)
     if args.since is not None and args.events is None:
         raise InputError("--since goes with --events")
     out = args.out or _settings().artifacts_dir
@@ -237,6 +245,7 @@ def cmd_train(args) -> int:
             inputs = TrainInputs(args.items, args.interactions, args.schema, args.judgments,
                                  args.probes, args.encoding, args.on_bad_lines,
                                  baseline=_current_dir(Path(out)))
+        inputs.unknown_items = args.unknown_items
         with progress_bar("training") as on_step:
             result = train_replica(inputs, out, cfg, on_step if writes else None, replicas,
                                    make_current=False)
@@ -320,8 +329,19 @@ def _timestamp(text: str) -> datetime:
 
 
 def _print_data_notes(data: dict) -> None:
-    """What was read that the user should know of, on stderr (the manifest keeps it too): the
-    spec list found in an `attributes` column, and with `--on-bad-lines skip` the lines left out."""
+    """What was read that the user should know of, on stderr (the manifest keeps it too): each
+    file's columns read under another name (`products.csv: product_id -> item_id, ...`), the
+    interactions skipped for an unknown item, the spec list found in an `attributes` column, and
+    with `--on-bad-lines skip` the lines left out."""
+    from recsys.headers import HeaderMap
+
+    for name in ("items", "interactions"):
+        entry = data.get(name) or {}
+        file = Path(entry.get("file", name)).name
+        if entry.get("columns"):
+            print(f"{file}: {HeaderMap(entry['columns'], frozenset()).describe()}", file=sys.stderr)
+        for notice in entry.get("notices") or ():
+            print(f"{file}: {notice}", file=sys.stderr)
     spec = (data.get("items") or {}).get("spec_list")
     if spec:
         print(f"attributes: {spec['items']:,} items, {spec['keys']:,} keys (key:value pairs, the key as "
@@ -329,7 +349,7 @@ def _print_data_notes(data: dict) -> None:
     for name in ("items", "interactions"):
         entry = data.get(name) or {}
         lines = entry.get("skipped_lines") or []
-        if lines:
+        if lines and len(lines) > entry.get("unknown_items", 0):  # not only those told of above
             shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
             print(f"skipped {len(lines)} line{'s' * (len(lines) != 1)} of {entry.get('file', name)}: "
                   f"{shown}", file=sys.stderr)

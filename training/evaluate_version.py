@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +10,7 @@ import pandas as pd
 from recsys.artifact import load_version
 from recsys.dataio import Schema, fingerprint, read_items, read_judgments
 from recsys.errors import DataError
+from recsys.headers import PROBES, check_rename, map_header
 from recsys.metrics import group_judgments
 from recsys.reindex import with_catalog
 
@@ -20,34 +22,32 @@ def evaluate_version(model: Path, items: Path, judgments: Path, probes: Path | N
                      on_bad_lines: str = "error") -> dict:
     rec = load_version(model)
     trained_on = rec.manifest.get("data", {}).get("items", {}).get("fingerprint")
+    chosen = Schema.load(schema) if schema else Schema.from_json(rec.manifest.get("data", {}).get("schema"))
     if fingerprint(items) != trained_on:
-        chosen = Schema.load(schema) if schema else Schema.from_json(rec.manifest.get("data", {}).get("schema"))
         df, _ = read_items(items, encoding=encoding, on_bad_lines=on_bad_lines, schema=chosen)
         rec = with_catalog(rec, df, chosen)
-    jdf, _ = read_judgments(judgments, set(rec.catalog.item_ids), encoding=encoding)
+    jdf, _ = read_judgments(judgments, set(rec.catalog.item_ids), encoding=encoding,
+                            rename=chosen.rename)
     index = {item_id: i for i, item_id in enumerate(rec.catalog.item_ids)}
     graded = group_judgments(jdf, index, source=str(judgments))
     report = evaluate_all(rec, graded, make_baselines(rec, None))
     if probes:
-        report["explanation_accuracy"] = explanation_accuracy(rec, read_probes(probes))
+        report["explanation_accuracy"] = explanation_accuracy(rec, read_probes(probes, chosen.rename))
     report["model_version"] = rec.version
     return report
 
 
-PROBE_COLUMNS = ("query", "word", "facet", "value")
-
-
-def read_probes(path: Path) -> pd.DataFrame:
+def read_probes(path: Path, rename: Mapping[str, str] | None = None) -> pd.DataFrame:
     """probes.csv (query, word, facet, value: which query word names which facet value), checked:
-    a DataError naming the file and what is missing, never a KeyError from deep inside."""
+    a DataError naming the file and what is missing, never a KeyError from deep inside. Its
+    header is mapped as every file's is (`recsys.headers`: a schema's `rename`, then common
+    names)."""
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
     except FileNotFoundError:
         raise DataError(str(path), "no such file") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
         raise DataError(str(path), f"not a readable CSV file: {str(exc).splitlines()[0][:200]}") from None
-    missing = [c for c in PROBE_COLUMNS if c not in df.columns]
-    if missing:
-        raise DataError(str(path), f"expected the columns {', '.join(PROBE_COLUMNS)}; missing "
-                                   f"{', '.join(missing)} (found {', '.join(map(str, df.columns))})")
-    return df
+    header = map_header(str(path), 1, [str(c) for c in df.columns], PROBES,
+                        check_rename(dict(rename), "rename") if rename else None)
+    return df.rename(columns=header.renamed)

@@ -15,7 +15,15 @@ import pandas as pd
 
 from recsys.artifact import load_version, read_manifest, save_version
 from recsys.catalog import Catalog, spec_list_summary
-from recsys.dataio import InteractionStream, Schema, fingerprint, read_items, read_judgments
+from recsys.dataio import (
+    UNKNOWN_ITEMS,
+    InteractionStream,
+    ReadReport,
+    Schema,
+    fingerprint,
+    read_items,
+    read_judgments,
+)
 from recsys.errors import DataError
 from recsys.metrics import evaluate_rankings, group_judgments
 from recsys.recommender import Recommender
@@ -23,6 +31,7 @@ from recsys.recommender import Recommender
 from .activation import same_catalogue
 from .config import TrainConfig
 from .evaluate import Judgments, evaluate_all, judgments_from_rows, make_baselines, model_rankings
+from .evaluate_version import read_probes
 from .examples import InteractionCounts, split_queries
 from .faithfulness import faithfulness_report
 from .fit import train_recommender
@@ -42,6 +51,7 @@ class TrainInputs:
     probes: Path | None = None  # which query word names which facet value
     encoding: str | None = None
     on_bad_lines: str = "error"
+    unknown_items: str = UNKNOWN_ITEMS[0]  # interactions naming an item not in the items file
     # the served version: replayed on this training's evaluation sets (when its catalogue is the
     # same), so that the two are compared on the same queries (training/activation.py)
     baseline: Path | None = None
@@ -68,7 +78,8 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
                                     on_bad_lines=inputs.on_bad_lines, schema=schema)
     catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon, facets=schema.facets)
     stream = InteractionStream(inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding,
-                               on_bad_lines=inputs.on_bad_lines)
+                               on_bad_lines=inputs.on_bad_lines, rename=schema.rename,
+                               unknown_items=inputs.unknown_items)
     counts = InteractionCounts()
     positions = pd.Index(catalog.item_ids)  # every item_id the stream lets through is there
     for inter in stream:
@@ -85,10 +96,12 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
                         column="label")
     data = {
         "items": {"file": str(inputs.items), "fingerprint": fingerprint(inputs.items),
-                  "rows": item_report.rows, "skipped_lines": item_report.skipped_lines},
+                  "rows": item_report.rows, "skipped_lines": item_report.skipped_lines,
+                  **_read_notes(item_report)},
         "interactions": {"file": str(inputs.interactions), "fingerprint": fingerprint(inputs.interactions),
                          "rows": inter_report.rows, "skipped_lines": inter_report.skipped_lines,
-                         "dropped_duplicates": inter_report.dropped_duplicates},
+                         "dropped_duplicates": inter_report.dropped_duplicates,
+                         "unknown_items": inter_report.unknown_items, **_read_notes(inter_report)},
         "schema": schema.to_json(),
     }
     if "attributes" in items.columns:
@@ -98,6 +111,12 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     if inputs.source:
         data["source"] = inputs.source
     return catalog, rows, data
+
+
+def _read_notes(report: ReadReport) -> dict:
+    """What a file's report says that its reader should be told (training/cli.py prints it): the
+    columns read under another name, and the notices."""
+    return {"columns": report.renamed, "notices": report.notices}
 
 
 def train(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
@@ -115,7 +134,8 @@ def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     the result, the others return None once the weights are fitted. `make_current`: point the
     artifacts' `current` at the new version (else the caller decides)."""
     catalog, rows, data = load_training_data(inputs)
-    extra_judgments = _read_extra(inputs, catalog)
+    rename = data["schema"]["rename"]
+    extra_judgments = _read_extra(inputs, catalog, rename)
     rng = np.random.default_rng(cfg.seed)
     positive = rows.loc[rows["label"] > 0, "query"]
     if inputs.held_out is None:
@@ -133,7 +153,7 @@ def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     metrics = {"held_out": evaluate_all(rec, held_judgments, baselines)}
     if extra_judgments is not None:
         metrics["judgments"] = evaluate_all(rec, extra_judgments, baselines)
-    probes = pd.read_csv(inputs.probes, dtype=str, keep_default_na=False) if inputs.probes else None
+    probes = read_probes(inputs.probes, rename) if inputs.probes else None
     metrics["faithfulness"] = faithfulness_report(
         rec, None, probes=probes,
         judgments=extra_judgments if extra_judgments is not None else held_judgments,
@@ -181,8 +201,9 @@ def _model_metrics(rec: Recommender, judgments: Judgments, k: int = 10) -> dict:
     return evaluate_rankings(model_rankings(rec, list(judgments), k), judgments, k)
 
 
-def _read_extra(inputs: TrainInputs, catalog: Catalog):
+def _read_extra(inputs: TrainInputs, catalog: Catalog, rename: dict[str, str]):
     if not inputs.judgments:
         return None
-    df, _ = read_judgments(inputs.judgments, set(catalog.item_ids), encoding=inputs.encoding)
+    df, _ = read_judgments(inputs.judgments, set(catalog.item_ids), encoding=inputs.encoding,
+                           rename=rename)
     return group_judgments(df, {i: n for n, i in enumerate(catalog.item_ids)}, source=str(inputs.judgments))
