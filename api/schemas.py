@@ -112,7 +112,10 @@ class TrainRequest(_Request):
     interactions: str | None = Field(None, examples=["shop/interactions.csv"])
     judgments: str | None = None
     probes: str | None = None
-    schema_file: str | None = Field(None, alias="schema", description="TOML column -> facet map")
+    schema_file: str | None = Field(
+        None, alias="schema", examples=["shop/schema.toml"],
+        description="a schema TOML file, as recsys train --schema takes: [rename] columns to the "
+                    "contract's names, [columns] to facets, ...")
     epochs: int | None = Field(None, ge=1, description="default: RECSYS_TRAIN_EPOCHS")
     seed: int = Field(0, ge=0, le=2**32 - 1)
     force: bool = Field(False, description="activate the new version even if it is not better")

@@ -530,6 +530,17 @@ def read_judgments(
     return out, table.report
 
 
+def check_header(path: str | Path, contract: str, rename: Mapping[str, str] | None = None, *,
+                 encoding: str | None = None) -> HeaderMap:
+    """The header of a file of `contract` ("items", "interactions", "judgments", "probes"),
+    mapped as its reader maps it, without reading the rows: a file with columns that cannot be
+    used is told so at once (the service's upload, before it starts a training job)."""
+    name = str(path)
+    line, header = _header(name, _records(name, _stream_lines(name, encoding, _BLOCK_BYTES)))
+    return map_header(name, line, [c for c in header if c], contract,
+                      check_rename(dict(rename), "rename") if rename else None)
+
+
 def fingerprint(path: str | Path) -> str:
     """"sha256:<hex>" of the file's bytes (read a block at a time: a log may not fit in memory)."""
     digest = hashlib.sha256()

@@ -4,7 +4,9 @@ POST /admin/train takes either a multipart upload (`items`, `interactions` files
 `judgments`, `probes`, `schema` files and `epochs`, `seed`, `force` fields) or a JSON body naming
 files under the data folder (RECSYS_DATA_DIR); a path that leads outside it is refused. A JSON
 body with `"source": "events"` trains from the store's events instead of an interactions file
-(on the served version's catalogue unless it names `items`).
+(on the served version's catalogue unless it names `items`). Each file's header is checked
+before the answer (`recsys.dataio.check_header`, with the schema's `[rename]`): columns that
+cannot be used are a 422 naming the columns found and what is missing, not a job that fails.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
 from recsys.artifact import TempDir
-from recsys.errors import ArtifactError
+from recsys.dataio import Schema, check_header
+from recsys.errors import ArtifactError, DataError
 from store.records import read_decisions
 from training.activation import same_catalogue
 
@@ -38,12 +41,21 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[AdminDep],
                    responses=error_responses(401, 403, 404, 500))
 
 FILE_FIELDS = ("items", "interactions", "judgments", "probes", "schema")
+_FILE_HELP = {
+    "items": "the catalogue CSV (item_id, title, ...; export names such as product_id are mapped)",
+    "interactions": "the search log CSV (query, item_id, label or event; search_term, clicks, ... "
+                    "are mapped)",
+    "judgments": "optional CSV: query, item_id, grade, reported on after training",
+    "probes": "optional CSV: query, word, facet, value (explanation ground truth)",
+    "schema": "optional TOML schema file, as recsys train --schema takes: [rename], [columns], ...",
+}
 _TRAIN_BODY = {
     "requestBody": {"content": {
         "application/json": {"schema": TrainRequest.model_json_schema(by_alias=True)},
         "multipart/form-data": {"schema": {"type": "object", "required": ["items", "interactions"],
                                            "properties": {
-            **{f: {"type": "string", "format": "binary"} for f in FILE_FIELDS},
+            **{f: {"type": "string", "format": "binary", "description": _FILE_HELP[f]}
+               for f in FILE_FIELDS},
             "epochs": {"type": "integer"}, "seed": {"type": "integer"}, "force": {"type": "boolean"},
         }}},
     }, "required": True},
@@ -53,7 +65,16 @@ _TRAIN_BODY = {
 @router.post("/train", status_code=202, response_model=JobOut, openapi_extra=_TRAIN_BODY,
                     responses=error_responses(400, 413, 415, 422, 429))
 async def start_training(request: Request, settings: SettingsDep, jobs: JobsDep) -> JSONResponse:
-    """Start a retrain as a background job; poll GET /admin/jobs/{id} for progress and outcome."""
+    """Start a retrain as a background job; poll GET /admin/jobs/{id} for progress and outcome.
+
+    Multipart: `items` and `interactions` CSV files, optional `judgments` and `probes` CSV files
+    and a `schema` TOML file (the one `recsys train --schema` takes: `[rename]` for columns the
+    automatic mapping of export names does not know, `[columns]`, `[missing]`, `[lexicon]`,
+    `[facets]`), `epochs`, `seed`, `force`. JSON: the same files by their names under the data
+    folder (`schema` for the schema file). Each file's header (with the schema's `[rename]`) is
+    checked before the answer: columns that cannot be used are a 422 at once naming the file, the
+    columns found and the `[rename]` lines to add. Interactions naming items the items file does
+    not have are skipped and counted in the new version's manifest."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype == "multipart/form-data":
         async with request.form(max_files=len(FILE_FIELDS), max_fields=10) as form:
@@ -173,6 +194,7 @@ def _spec_from_data_dir(req: TrainRequest, s: Settings) -> TrainSpec:
             if name is not None:
                 paths[f] = _copy_from_data_dir(s, name, f, upload.path / _name(f))
                 public[str(paths[f])] = name
+        _check_headers(paths, named)
         return TrainSpec(**paths, epochs=_epochs(req.epochs, s), seed=req.seed,
                          threads=s.train_threads, force=req.force, upload=upload,
                          public_names={**public, str(upload.path): "upload"},
@@ -264,6 +286,7 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
         paths: dict[str, Any] = {
             f: await run_in_threadpool(_save, cast(UploadFile, up), upload.path / _name(f), f, s)
             for f, up in uploads.items()}  # each checked above
+        await run_in_threadpool(_check_headers, paths, {f: _name(f) for f in paths})
     except BaseException:
         upload.remove()
         raise
@@ -271,6 +294,20 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
     return TrainSpec(**paths, epochs=_epochs(epochs, s), seed=seed, threads=s.train_threads,
                      force=force, upload=upload, public_names={**public, str(upload.path): "upload"},
                      memory_mb=s.train_memory_mb)
+
+
+def _check_headers(paths: dict[str, Path | None], public: dict[str, str | None]) -> None:
+    """The CSV files' headers (and the schema) as training will read them: a 422 naming the file
+    by its `public` name, the columns found and the [rename] lines that would fix it."""
+    field, schema_path = "schema", paths.get("schema")
+    try:
+        rename = Schema.load(schema_path).rename if schema_path else None
+        for field in ("items", "interactions", "judgments", "probes"):
+            path = paths.get(field)
+            if path is not None:
+                check_header(path, field, rename)
+    except DataError as exc:
+        raise field_error((field,), str(exc).replace(exc.file, public.get(field) or field, 1)) from None
 
 
 def _name(field: str) -> str:
