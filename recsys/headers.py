@@ -12,7 +12,9 @@ A column is matched by its name with case and separators ignored (`Product Descr
 
 Two candidates at the same step are an error naming both and the `[rename]` line that settles
 it; a required column with no candidate is an error listing the columns found and the
-`[rename]` lines to add. Both are `DataError`s on the header line.
+`[rename]` lines to add (the file's column most like it by name, else the first one left). Both
+are `DataError`s on the header line whose message ends with the `[rename]` table as one line to
+paste at the top of a schema file (`rename = {pid = "item_id", headline = "title"}`).
 """
 
 from __future__ import annotations
@@ -126,9 +128,9 @@ def map_header(source: str, line: int, columns: Sequence[str], contract: str,
             continue
         found = _candidates(role, [c for c in columns if c not in taken])
         if len(found) > 1:
-            raise DataError(source, f"{_quoted(found)} could each be {role.column!r}; say which in "
-                                    f"the schema file (--schema): [rename] {_entry(found[0], role.column)}",
-                            row=line)
+            raise DataError(source, f"{_quoted(found)} could each be {role.column!r}; say which "
+                                    f"in a schema file (--schema FILE.toml),"
+                                    f"{_block([_entry(found[0], role.column)])}", row=line)
         if found:
             renamed[found[0]] = role.column
             taken.add(found[0])
@@ -222,12 +224,19 @@ def _check_required(source: str, line: int, columns: Sequence[str], contract: st
     names = ", ".join(repr(c) for c in missing)
     raise DataError(source, f"missing required column{'s' * (len(missing) > 1)} {names}{label}; "
                             f"found columns: {_quoted(list(columns))}{unmatched}. "
-                            f"{_naming(len(missing))} in a schema file (--schema FILE.toml): "
-                            f"[rename] {' '.join(lines)}", row=line)
+                            f"{_naming(len(missing))} in a schema file (--schema FILE.toml),"
+                            f"{_block(lines)}", row=line)
 
 
 def _naming(n: int) -> str:
-    return "Name the columns that hold them" if n > 1 else "Name the column that holds it"
+    return ("Say which of the file's columns hold them" if n > 1
+            else "Say which of the file's columns holds it")
+
+
+def _block(entries: list[str]) -> str:
+    """The `[rename]` entries as one line to paste at the top of a schema file: an inline TOML
+    table, the same as a `[rename]` table (a failure is one line, training/cli.py)."""
+    return f" e.g. its [rename] table in one line, at the top: rename = {{{', '.join(entries)}}}"
 
 
 def _guess(column: str, free: list[str]) -> str:

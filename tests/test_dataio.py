@@ -57,6 +57,13 @@ def _message(path: str | Path, **options) -> str:
 
 # --- broken inputs: one fixture each, the whole message asserted --------------------------------
 
+def rename_hint(*entries: str) -> str:
+    """How a header error ends: the [rename] entries to add, as one pasteable TOML line."""
+    which = "hold them" if len(entries) > 1 else "holds it"
+    return (f". Say which of the file's columns {which} in a schema file (--schema FILE.toml), e.g. "
+            f"its [rename] table in one line, at the top: rename = {{{', '.join(entries)}}}")
+
+
 BROKEN = [
     ("items_empty.csv", ": the file is empty (0 bytes); expected a header row and data rows"),
     ("items_blank_lines_only.csv", ": the file holds only blank lines; expected a header row"),
@@ -64,7 +71,7 @@ BROKEN = [
     (
         "items_missing_title.csv",
         ", row 1: missing required column 'title'; found columns: 'item_id', 'heading', 'color'"
-        '. Name the column that holds it in a schema file (--schema FILE.toml): [rename] heading = "title"',
+        + rename_hint('heading = "title"'),
     ),
     (
         "items_duplicate_column.csv",
@@ -149,7 +156,7 @@ BROKEN = [
         "interactions_no_label.csv",
         ", row 1: missing required column 'label' (or 'event' to derive it: impression, click, "
         "cart, purchase); found columns: 'query', 'item_id', 'score'"
-        '. Name the column that holds it in a schema file (--schema FILE.toml): [rename] score = "label"',
+        + rename_hint('score = "label"'),
     ),
     (
         "interactions_weight_zero.csv",
@@ -167,7 +174,7 @@ BROKEN = [
         "judgments_missing_grade.csv",
         ", row 1: missing required column 'grade'; "
         "found columns: 'query', 'item_id', 'stars'"
-        '. Name the column that holds it in a schema file (--schema FILE.toml): [rename] stars = "grade"',
+        + rename_hint('stars = "grade"'),
     ),
     ("schema_bad_toml.toml", ": not valid TOML: Invalid value (at line 2, column 14)"),
     (
@@ -332,7 +339,7 @@ def test_rows_count_from_the_header_after_leading_blank_lines(tmp_path: Path) ->
     path = _write(tmp_path, "items.csv", b"\n\nitem_id,heading\nA1,x\n")
     assert _message(path) == (
         f"{path}, row 3: missing required column 'title'; found columns: 'item_id', 'heading'"
-        '. Name the column that holds it in a schema file (--schema FILE.toml): [rename] heading = "title"'
+        + rename_hint('heading = "title"')
     )
 
 
@@ -347,8 +354,7 @@ def test_a_bad_line_is_reported_before_a_missing_column(tmp_path: Path) -> None:
     assert _message(path).startswith(f"{path}, row 3: expected 2 fields, found 3.")
     assert _message(path, on_bad_lines="skip") == (
         f"{path}, row 1: missing required columns 'item_id', 'title'; found columns: 'pid', "
-        "'heading'. Name the columns that hold them in a schema file (--schema FILE.toml): "
-        '[rename] pid = "item_id" heading = "title"'
+        "'heading'" + rename_hint('pid = "item_id"', 'heading = "title"')
     )
 
 
@@ -709,8 +715,8 @@ def test_rename_of_a_column_the_file_lacks_is_named_when_its_column_is_missing(t
         read_items(path, rename={"productDisplayName": "title"})
     assert str(caught.value) == (
         f"{path}, row 1: missing required column 'title'; found columns: 'item_id', 'heading'; the "
-        "schema's [rename] names 'productDisplayName', which this file does not have. Name the "
-        'column that holds it in a schema file (--schema FILE.toml): [rename] heading = "title"'
+        "schema's [rename] names 'productDisplayName', which this file does not have"
+        + rename_hint('heading = "title"')
     )
 
 

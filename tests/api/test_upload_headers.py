@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.main import create_app
+from tests.test_dataio import rename_hint
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 
@@ -47,8 +48,7 @@ def test_wrong_columns_are_a_422_at_once_naming_what_is_found_and_missing(upload
     assert r.json()["detail"][0]["loc"] == ["body", "items"]
     assert r.json()["detail"][0]["msg"] == (
         "items.csv, row 1: missing required columns 'item_id', 'title'; found columns: 'pid', "
-        "'headline'. Name the columns that hold them in a schema file (--schema FILE.toml): "
-        '[rename] pid = "item_id" headline = "title"')
+        "'headline'" + rename_hint('pid = "item_id"', 'headline = "title"'))
     r = _post(c, items=PRODUCTS, interactions=b"term,product,n\nred,A1,1\n")
     assert r.status_code == 422 and "interactions.csv, row 1: missing required columns" in r.text
     assert c.get("/admin/jobs", headers=AUTH).json() == []  # no job was started

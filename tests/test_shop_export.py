@@ -1,0 +1,219 @@
+"""A shop's own export trains in one command (issue 28 item 1): its column names are mapped to
+the contracts (recsys/headers.py), [rename] settles the rest in every file, and interactions of
+items no longer in the catalogue are skipped and counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recsys.dataio import InteractionStream, read_interactions, read_items, read_judgments
+from recsys.errors import DataError
+from tests.test_dataio import rename_hint
+from training.cli import main
+from training.train import TrainInputs, load_training_data
+
+# a products export as shops write them: their own id, title and description columns
+PRODUCTS = """product_id,product_title,Product Description,brand,colour
+SKU-1001,Crimson Wrap Dress,"A red cotton wrap dress, knee length.",Nordic,red
+SKU-1002,Navy Linen Shirt,Relaxed navy shirt in breathable linen.,Harbor,navy
+SKU-1003,Black Leather Boots,Ankle boots in black leather with a low heel.,Nordic,black
+SKU-1004,Red Summer Dress,"Light red dress in cotton, sleeveless.",Harbor,red
+SKU-1005,White Linen Shirt,Crisp white shirt in pure linen.,Nordic,white
+SKU-1006,Brown Suede Boots,Chelsea boots in brown suede.,Harbor,brown
+"""
+# its search log, with its own header and two items since discontinued (lines 4 and 9)
+SEARCHES = """search_term,product_id,clicks
+red dress,SKU-1001,3
+red dress,SKU-1004,2
+red dress,SKU-0999,1
+red dress,SKU-1002,0
+linen shirt,SKU-1002,4
+linen shirt,SKU-1005,2
+linen shirt,SKU-1003,0
+leather boots,SKU-0998,2
+leather boots,SKU-1003,5
+suede boots,SKU-1006,3
+white shirt,SKU-1005,2
+navy shirt,SKU-1002,3
+summer dress,SKU-1004,4
+black boots,SKU-1003,2
+"""
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def shop(tmp_path) -> tuple[Path, Path]:
+    return _write(tmp_path, "products.csv", PRODUCTS), _write(tmp_path, "searches.csv", SEARCHES)
+
+
+def test_a_shop_export_trains_with_one_command_and_says_how_it_read_the_columns(shop, tmp_path, capsys):
+    products, searches = shop
+    out = tmp_path / "art"
+    code = main(["train", "--items", str(products), "--interactions", str(searches), "--out", str(out),
+                 "--epochs", "1", "--json"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert ("products.csv: product_id -> item_id, product_title -> title, Product Description -> "
+            "description\n") in err
+    assert "searches.csv: search_term -> query, product_id -> item_id, clicks -> label (" in err
+    unknown = [line for line in err.splitlines() if "not in the items file" in line]
+    assert unknown == [
+        "searches.csv: skipped 2 rows whose item_id is not in the items file: lines 4, 9 (first: "
+        "line 4: 'red dress', 'SKU-0999'; line 9: 'leather boots', 'SKU-0998'); --unknown-items "
+        "error stops at them instead"]
+    version = next(p for p in out.iterdir() if p.name.startswith("v"))
+    data = json.loads((version / "manifest.json").read_text())["data"]
+    assert data["interactions"]["unknown_items"] == 2 and data["interactions"]["rows"] == 12
+    assert data["items"]["columns"] == {"product_id": "item_id", "product_title": "title",
+                                        "Product Description": "description"}
+
+
+def test_unknown_items_are_an_error_with_the_option(shop, tmp_path, capsys):
+    products, searches = shop
+    code = main(["train", "--items", str(products), "--interactions", str(searches),
+                 "--out", str(tmp_path / "art"), "--unknown-items", "error"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (f"error: {searches}, row 4, column 'item_id': expected an item_id from the items "
+                   "file, found 'SKU-0999'; 1 more row has unknown item_ids (2 distinct)\n")
+    assert not (tmp_path / "art").exists()
+
+
+def test_unknown_items_are_counted_the_same_streamed_or_whole(shop):
+    products, searches = shop
+    ids = set(read_items(products)[0]["item_id"])
+    whole, report = read_interactions(searches, ids)
+    stream = InteractionStream(searches, ids, chunk_rows=3)
+    streamed = pd.concat(list(stream), ignore_index=True)
+    pd.testing.assert_frame_equal(streamed, whole)
+    assert stream.report == report
+    assert report.unknown_items == 2 and report.skipped_lines == [4, 9]
+    assert report.notices == [w for w in report.warnings if "not in the items file" in w]
+
+
+def test_a_log_of_only_unknown_items_says_so(tmp_path):
+    items = _write(tmp_path, "items.csv", "item_id,title\nA1,Red dress\n")
+    log = _write(tmp_path, "log.csv", "query,item_id,label\nred,Z1,1\nred,Z2,1\n")
+    with pytest.raises(DataError, match=r"none of the rows names an item_id of the items file \(2 "
+                                        r"rows with unknown items, first: line 2: 'Z1'; line 3: 'Z2'\)"):
+        load_training_data(TrainInputs(items, log))
+
+
+@pytest.mark.parametrize(("header", "expected"), [
+    # the message lists the columns found and the exact [rename] lines to add
+    ("pid,headline,text",
+     "row 1: missing required columns 'item_id', 'title'; found columns: 'pid', 'headline', 'text'"
+     + rename_hint('pid = "item_id"', 'headline = "title"')),
+    # two candidates for one column: both named, and the line that settles it
+    ("sku,product_id,name",
+     "row 1: 'sku', 'product_id' could each be 'item_id'; say which in a schema file (--schema "
+     'FILE.toml), e.g. its [rename] table in one line, at the top: rename = {sku = "item_id"}'),
+])
+def test_a_header_that_cannot_be_mapped_says_which_rename_lines_to_add(tmp_path, capsys, header,
+                                                                       expected):
+    items = _write(tmp_path, "items.csv", header + "\nA1,Red dress,x\n")
+    log = _write(tmp_path, "log.csv", "query,item_id,label\nred,A1,1\n")
+    args = ["train", "--items", str(items), "--interactions", str(log), "--out", str(tmp_path / "art"),
+            "--epochs", "1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {items}, {expected}\n"
+    assert not (tmp_path / "art").exists()
+    # the line, pasted as it is into a schema file, is what the file needed
+    schema = _write(tmp_path, "schema.toml", err.split("at the top: ", 1)[1])
+    assert main([*args, "--schema", str(schema)]) == 0, capsys.readouterr().err
+
+
+def test_an_interactions_header_that_cannot_be_mapped_names_that_file(shop, tmp_path, capsys):
+    products, _ = shop
+    log = _write(tmp_path, "log.csv", "suchbegriff,product_id,klicks\nred dress,SKU-1001,2\n")
+    code = main(["train", "--items", str(products), "--interactions", str(log), "--out",
+                 str(tmp_path / "art")])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"error: {log}, row 1: missing required columns 'query', 'label' (or 'event' to derive it: "
+        "impression, click, cart, purchase); found columns: 'suchbegriff', 'product_id', 'klicks'"
+        + rename_hint('suchbegriff = "query"', 'klicks = "label"') + "\n")
+
+
+@pytest.mark.parametrize(("header", "mapped"), [
+    ("search_term,product_id,clicks", {"search_term": "query", "product_id": "item_id",
+                                       "clicks": "label"}),
+    ("Keyword,SKU,Purchases", {"Keyword": "query", "SKU": "item_id", "Purchases": "label"}),
+    ("query,id,relevance", {"id": "item_id", "relevance": "label"}),
+    ("Search Query,Product ID,Event Type,Customer ID",
+     {"Search Query": "query", "Product ID": "item_id", "Event Type": "event",
+      "Customer ID": "user_id"}),
+    ("query,item_id,label,clicks", {}),  # the contract's own names win; the others are ignored
+])
+def test_export_names_map_to_the_interactions_contract(tmp_path, header, mapped):
+    values = {"query": "red dress", "item_id": "A1", "label": "1", "event": "click", "user_id": "u1"}
+    renamed = {c: mapped.get(c, c) for c in header.split(",")}
+    row = ",".join(values.get(renamed[c], "2") for c in header.split(","))
+    path = _write(tmp_path, "log.csv", f"{header}\n{row}\n")
+    rows, report = read_interactions(path, {"A1"})
+    assert report.renamed == mapped
+    assert rows[["query", "item_id", "label"]].to_dict("records") == [
+        {"query": "red dress", "item_id": "A1", "label": 1.0}]
+
+
+@pytest.mark.parametrize(("header", "mapped"), [
+    ("Item ID,Title", {"Item ID": "item_id", "Title": "title"}),  # case and separators ignored
+    ("PRODUCT-ID,productTitle,DESC", {"PRODUCT-ID": "item_id", "productTitle": "title",
+                                      "DESC": "description"}),
+    ("item_id,title,product_id,name", {}),  # the contract's own names win; the others stay facets
+    ("id,sku,name", {"sku": "item_id", "name": "title"}),  # a bare id yields to a specific name
+    ("id,name,description", {"id": "item_id", "name": "title"}),
+    ("Product Title,product_id,Product Description", {"Product Title": "title", "product_id": "item_id",
+                                                      "Product Description": "description"}),
+])
+def test_export_names_map_to_the_items_contract(tmp_path, header, mapped):
+    path = _write(tmp_path, "items.csv", header + "\n" + ",".join(f"v{i}" for i in range(header.count(",") + 1)) + "\n")
+    items, report = read_items(path)
+    assert report.renamed == mapped
+    assert {"item_id", "title"} <= set(items.columns)
+
+
+def test_an_explicit_rename_wins_over_the_automatic_mapping(tmp_path):
+    path = _write(tmp_path, "items.csv", "sku,product_id,product_title\nS1,P1,Red dress\n")
+    items, report = read_items(path, rename={"product_id": "item_id"})
+    assert items.loc[0, "item_id"] == "P1" and items.loc[0, "sku"] == "S1"
+    assert report.renamed == {"product_id": "item_id", "product_title": "title"}
+
+
+def test_rename_applies_to_every_file(tmp_path):
+    # names no export list knows: the schema's [rename] maps them in the items, interactions and
+    # judgments files alike (one entry, `artikelnr`, serves all three)
+    items = _write(tmp_path, "artikel.csv", "artikelnr,bezeichnung\nA1,Rotes Kleid\nA2,Blaues Hemd\n")
+    log = _write(tmp_path, "suchen.csv", "suchbegriff,artikelnr,klicks\nrotes kleid,A1,2\nhemd,A2,1\n")
+    judged = _write(tmp_path, "urteile.csv", "suchbegriff,artikelnr,note\nhemd,A2,2\n")
+    schema = _write(tmp_path, "schema.toml", '[rename]\nartikelnr = "item_id"\nbezeichnung = "title"\n'
+                                             'suchbegriff = "query"\nklicks = "label"\nnote = "grade"\n')
+    catalog, rows, data = load_training_data(TrainInputs(items, log, schema=schema))
+    assert catalog.item_ids == ["A1", "A2"]
+    assert sorted(rows["query"]) == ["hemd", "rotes kleid"] and sorted(rows["label"]) == [1.0, 2.0]
+    assert data["interactions"]["columns"] == {"suchbegriff": "query", "artikelnr": "item_id",
+                                               "klicks": "label"}
+    grades, _ = read_judgments(judged, {"A1", "A2"}, rename=data["schema"]["rename"])
+    assert grades.to_dict("records") == [{"query": "hemd", "item_id": "A2", "grade": 2.0}]
+
+
+def test_a_relevance_scale_that_starts_at_one_is_pointed_out(tmp_path):
+    # Home Depot's raw train.csv: a row id, the product's id and title, the term, a 1-3 relevance
+    log = _write(tmp_path, "train.csv", "id,product_uid,product_title,search_term,relevance\n"
+                                        "2,100001,Angle,angle bracket,3\n3,100001,Angle,l bracket,1\n")
+    rows, report = read_interactions(log, {"100001"})
+    assert report.renamed == {"product_uid": "item_id", "search_term": "query", "relevance": "label"}
+    assert rows["label"].tolist() == [3.0, 1.0]  # taken as is, and said so
+    assert report.notices == ["every label (from 'relevance') is 1 or more, so every row counts as "
+                              "chosen; if 1 means not relevant, subtract it in the file so that not "
+                              "relevant is 0"]
