@@ -5,6 +5,7 @@ items no longer in the catalogue are skipped and counted."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -75,6 +76,17 @@ def test_a_shop_export_trains_with_one_command_and_says_how_it_read_the_columns(
     assert data["interactions"]["unknown_items"] == 2 and data["interactions"]["rows"] == 12
     assert data["items"]["columns"] == {"product_id": "item_id", "product_title": "title",
                                         "Product Description": "description"}
+    # the README's "Your own catalogue" shows these files and this output
+    blocks = _readme_blocks("Your own catalogue")
+    assert PRODUCTS.startswith(blocks[0]) and SEARCHES.startswith(blocks[1])
+    assert blocks[2].strip() == "recsys train --items products.csv --interactions searches.csv"
+    assert set(blocks[3].splitlines()) <= set(err.splitlines())
+
+
+def _readme_blocks(section: str) -> list[str]:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    text = readme.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return [re.sub(r"^\.venv/bin/", "", block) for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S)]
 
 
 def test_unknown_items_are_an_error_with_the_option(shop, tmp_path, capsys):
