@@ -32,8 +32,9 @@ def check_recommend(req: RecommendRequest, s: Settings) -> None:
         raise field_error(("filters",), f"at most {s.max_filter_keys} filter keys")
     for key, values in req.filters.items():
         _check_lengths((key,), ("filters", key))
-        _check_list(values, ("filters", key), s)
-        _check_lengths(values, ("filters", key))
+        if isinstance(values, list):
+            _check_list(values, ("filters", key), s)
+            _check_lengths(values, ("filters", key))
     # the item ids of exclude and candidates are valid (api.schemas.ItemId): only their number
     _check_list(req.exclude, ("exclude",), s)
     if req.candidates is not None:

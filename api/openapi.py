@@ -51,7 +51,10 @@ def _document(app: FastAPI, s: Settings) -> dict[str, Any]:
     if filters is not None:
         filters["maxProperties"] = s.max_filter_keys
         filters["propertyNames"] = ids
-        _limit(filters.get("additionalProperties"), lists, items=ids)
+        values = filters.get("additionalProperties") or {}
+        for member in values.get("anyOf", [values]):  # a list of values, or a range
+            if member.get("type") == "array":
+                _limit(member, lists, items=ids)
     _limit(schemas.get("TrainRequest", {}).get("properties", {}).get("epochs"),
            {"maximum": s.max_train_epochs})
     schemas.setdefault("ErrorOut", ErrorOut.model_json_schema())

@@ -53,14 +53,23 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class FilterRange(_Request):
+    """A numeric column's range (price, rating): `min <= x <= max`, either bound optional."""
+
+    min: float | None = Field(None, allow_inf_nan=False, examples=[20])
+    max: float | None = Field(None, allow_inf_nan=False, examples=[60])
+
+
 class RecommendRequest(_Request):
     query: str = Field(description="what the shopper typed", examples=["red casual cotton dress"])
     k: int = Field(10, ge=1, description="how many items to return")
     offset: int = Field(0, ge=0, description="how many ranked items to skip (paging)")
-    filters: dict[str, list[str]] = Field(
+    filters: dict[str, list[str] | FilterRange] = Field(
         default_factory=dict,
-        description="facet or column -> accepted values; values of one key are OR-ed, keys AND-ed",
-        examples=[{"color": ["red", "navy"], "category": ["dress"]}],
+        description="facet or column (its own name or the facet's: `colour` and `color` alike, any "
+                    "case) -> accepted values, OR-ed; or for a numeric column (price, rating) a "
+                    "range {\"min\": 20, \"max\": 60}; keys are AND-ed",
+        examples=[{"color": ["red", "navy"], "category": ["dress"], "price": {"min": 20, "max": 60}}],
     )
     exclude: list[ItemId] = Field(default_factory=list, description="item ids never to return")
     candidates: list[ItemId] | None = Field(

@@ -202,6 +202,8 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
         "texts": cat.texts,
         "vocab": {f: [attribute_entry(a) for a in cat.vocab[f]] for f in cat.facets},
         "buckets": {k: b.edges for k, b in cat.buckets.items()},
+        # a bucketed column's numbers, for range filters (null: an empty cell)
+        "numbers": {k: [None if math.isnan(x) else x for x in v.tolist()] for k, v in cat.numbers.items()},
     }
     _write_json(folder / "catalog.json", catalog_json)
     _write_json(folder / "words.json", fz.words.to_json())
@@ -365,6 +367,9 @@ def load_version(path: str | Path) -> Recommender:
         vocab=vocab,
         item_attrs={f: csr[f"items.{f}"] for f in cfg.facets},
         buckets={k: NumericBuckets(e) for k, e in catalog_json["buckets"].items()},
+        # absent from a version saved before range filters: its bucketed columns take labels only
+        numbers={k: np.array([np.nan if x is None else x for x in v], dtype=float)
+                 for k, v in catalog_json.get("numbers", {}).items()},
     )
     words = WordTable.from_json(words_json)
     evidence = Evidence(exact={f: csr[f"exact.{f}"] for f in cfg.facets},
@@ -684,6 +689,14 @@ def _check_catalog(folder: Path, c: object, cfg: ModelConfig) -> tuple[int, dict
                 isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e)
                 for e in edges) or any(a > b for a, b in itertools.pairwise(edges)):
             raise bad(f"'buckets.{key}' must be ascending finite numbers")
+    numbers = c.get("numbers", {})
+    if not isinstance(numbers, dict):
+        raise bad("'numbers' must be an object")
+    for key, values in numbers.items():
+        if key not in buckets or not isinstance(values, list) or len(values) != len(ids) or not all(
+                x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x))
+                for x in values):
+            raise bad(f"'numbers.{key}' must be a bucketed column's finite numbers or nulls, one an item")
     return len(ids), sizes
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from array import array
 from collections import Counter
@@ -112,6 +113,43 @@ def _filter_form(value: str) -> str:
     return " ".join(match_key(w) for w in words(value)) or value.strip().lower()
 
 
+def _key_form(key: str) -> str:
+    """A filter key as column names are matched: case, separators and the spelling of colour left
+    out (`Colour`, `colour` and `color` are one key, `base_colour` and `baseColor` another)."""
+    return re.sub(r"[\W_]+", "", key.casefold()).replace("colour", "color")
+
+
+@dataclass(frozen=True)
+class NumberRange:
+    """A filter on a numeric column's numbers (price, rating): `min <= x <= max`, either bound
+    optional."""
+
+    min: float | None = None
+    max: float | None = None
+
+    def __post_init__(self) -> None:
+        bounds = [b for b in (self.min, self.max) if b is not None]
+        if not bounds:
+            raise InputError("a range needs min, max or both, e.g. {\"min\": 20, \"max\": 60}")
+        if not all(math.isfinite(b) for b in bounds):
+            raise InputError("a range's min and max must be finite numbers")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise InputError(f"a range's min ({self.min:g}) is above its max ({self.max:g})")
+
+    def contains(self, x: np.ndarray) -> np.ndarray:
+        """Which of `x` are in the range (NaN, an empty cell, never is)."""
+        inside: np.ndarray = np.isfinite(x)
+        if self.min is not None:
+            inside &= x >= self.min
+        if self.max is not None:
+            inside &= x <= self.max
+        return inside
+
+
+# a filter key's accepted values (OR-ed), or a range of a numeric column's numbers
+FilterValues = Sequence[str] | NumberRange
+
+
 @dataclass
 class NumericBuckets:
     """Quantile edges of a numeric column, kept so a catalogue is bucketed the same way again."""
@@ -177,6 +215,8 @@ class Catalog:
     vocab: dict[str, list[Attribute]]  # facet -> attributes, index = attribute idx
     item_attrs: dict[str, sp.csr_matrix]  # facet -> (n_items, V_f) 0/1 incidence
     buckets: dict[str, NumericBuckets] = field(default_factory=dict)
+    # a bucketed column's key -> each item's number (NaN: empty), for range filters
+    numbers: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _label_views: list[tuple[str, memoryview, memoryview, list[str]]] = field(
@@ -185,6 +225,7 @@ class Catalog:
     _filter_lookup: dict[tuple[str, str], list[tuple[str, int]]] = field(
         default_factory=dict, repr=False, compare=False)
     _key_attributes: dict[str, list[tuple[str, int]]] = field(default_factory=dict, repr=False, compare=False)
+    _key_forms: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._index = {item_id: i for i, item_id in enumerate(self.item_ids)}
@@ -247,16 +288,21 @@ class Catalog:
         return {f: [labels[a] for a in indices[indptr[item_idx] : indptr[item_idx + 1]]]
                 for f, indptr, indices, labels in self._label_views}
 
-    def filter_mask(self, filters: Mapping[str, Sequence[str]]) -> np.ndarray:
-        """Items that match every filter key (AND) with any of its values (OR).
+    def filter_mask(self, filters: Mapping[str, FilterValues]) -> np.ndarray:
+        """Items that match every filter key (AND) with any of its values (OR), or whose number
+        is in its range (`NumberRange`).
 
-        A key is a facet name or a source column / attribute key; a value matches an attribute's
-        value or its label case-insensitively, or its words as query words match them (stems:
-        "Dresses" selects "dress"). A value that selects nothing is not an error here:
-        `unknown_filter_values` says which.
+        A key is a facet name or a source column / attribute key, by its own name or any spelling
+        `filter_key` accepts; a value matches an attribute's value or its label
+        case-insensitively, or its words as query words match them (stems: "Dresses" selects
+        "dress"). A value that selects nothing is not an error here: `unknown_filter_values`
+        says which.
         """
         mask = np.ones(self.n_items, dtype=bool)
         for key, values in filters.items():
+            if isinstance(values, NumberRange):
+                mask &= self.range_mask(key, values)
+                continue
             hit = np.zeros(self.n_items, dtype=bool)
             by_facet: dict[str, list[int]] = {}
             for v in values:
@@ -267,25 +313,76 @@ class Catalog:
             mask &= hit
         return mask
 
+    def range_mask(self, key: str, bounds: NumberRange) -> np.ndarray:
+        """Items whose number in column `key` is within `bounds`: the column's numbers when it is
+        bucketed (`numbers`), else its values read as numbers. InputError for a key that holds
+        no numbers."""
+        name = self.filter_key(key) or key.strip().lower()
+        if name in self.numbers:
+            return bounds.contains(self.numbers[name])
+        numeric = self._numeric_attributes(name)
+        if numeric is None:
+            ranged = ", ".join(sorted(self.range_keys())) or "none in this catalogue"
+            bucketed = (f": this model keeps only its buckets ({', '.join(self.filter_values(name))});"
+                        " filter on those, or retrain for ranges" if name in self.buckets else
+                        f", so it takes values, not a range. Numeric columns: {ranged}")
+            raise InputError(f"filters: {key.strip()!r} holds no numbers{bucketed}")
+        hit = np.zeros(self.n_items, dtype=bool)
+        by_facet: dict[str, list[int]] = {}
+        for (facet, a_idx), x in numeric:
+            if bounds.contains(np.array([x]))[0]:
+                by_facet.setdefault(facet, []).append(a_idx)
+        for facet, cols in by_facet.items():
+            hit |= np.asarray(self.item_attrs[facet][:, cols].sum(axis=1)).ravel() > 0
+        return hit
+
+    def range_keys(self) -> set[str]:
+        """The filter keys that take a range: bucketed columns, and columns of a few numbers."""
+        return set(self.numbers) | {k for k in self.filter_keys() - set(self.facets) - set(self.buckets)
+                                    if self._numeric_attributes(k) is not None}
+
+    def _numeric_attributes(self, key: str) -> list[tuple[tuple[str, int], float]] | None:
+        """((facet, attribute idx), number) of each attribute of column `key` when every value of
+        it is a number, else None (a bucket label is no number: "20-50")."""
+        out = []
+        for facet, a_idx in self.filter_attributes(key):
+            try:
+                x = float(self.vocab[facet][a_idx].value)
+            except ValueError:
+                return None
+            out.append(((facet, a_idx), x))
+        return out if out and key not in self.facets else None
+
+    def filter_key(self, key: str) -> str | None:
+        """The catalogue's filter key that `key` names, or None: a key as given (any case) wins,
+        else the one of the same `_key_form` (`colour` for a `color` column and the reverse,
+        `Base Colour` for `baseColour`)."""
+        self._filters()
+        lowered = key.strip().lower()
+        if lowered in self._key_attributes:
+            return lowered
+        return self._key_forms.get(_key_form(key))
+
     def filter_columns(self, key: str, value: str) -> list[tuple[str, int]]:
         """(facet, attribute idx) of every attribute that `value` of filter `key` selects."""
         lookup = self._filters()
-        key_l = key.strip().lower()
+        key_l = self.filter_key(key) or key.strip().lower()
         found = lookup.get((key_l, value.strip().lower()), [])
         return found or lookup.get((key_l, _filter_form(value)), [])
 
     def filter_attributes(self, key: str) -> list[tuple[str, int]]:
         """(facet, attribute idx) of every attribute filter `key` can select."""
         self._filters()
-        return self._key_attributes.get(key.strip().lower(), [])
+        return self._key_attributes.get(self.filter_key(key) or key.strip().lower(), [])
 
     def filter_values(self, key: str) -> list[str]:
         """The values filter `key` can take, as the catalogue writes them, sorted."""
         return sorted({self.vocab[f][a].value for f, a in self.filter_attributes(key)})
 
-    def unknown_filter_values(self, filters: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
-        """(key, value) of the filter values that select no attribute."""
-        return [(key, v) for key, values in filters.items() for v in values if not self.filter_columns(key, v)]
+    def unknown_filter_values(self, filters: Mapping[str, FilterValues]) -> list[tuple[str, str]]:
+        """(key, value) of the filter values that select no attribute (ranges are not values)."""
+        return [(key, v) for key, values in filters.items() if not isinstance(values, NumberRange)
+                for v in values if not self.filter_columns(key, v)]
 
     def _filters(self) -> dict[tuple[str, str], list[tuple[str, int]]]:
         """The one place that says which keys select an attribute (its facet, its source key)
@@ -300,7 +397,11 @@ class Catalog:
                         by_key.setdefault(key, []).append((f, a_idx))
                         for form in forms:
                             lookup.setdefault((key, form), []).append((f, a_idx))
-            self._key_attributes, self._filter_lookup = by_key, lookup
+            # a facet's name first: `colour` names the color facet when no column is `colour`
+            forms_of: dict[str, str] = {}
+            for key in by_key:
+                forms_of.setdefault(_key_form(key), key)
+            self._key_attributes, self._filter_lookup, self._key_forms = by_key, lookup, forms_of
         return self._filter_lookup
 
     def filter_keys(self) -> set[str]:
@@ -356,6 +457,7 @@ class _CatalogBuilder:
                 raise InputError(f"column {column!r} is mapped to facet {facet!r}, which is not one of "
                                  f"this catalogue's ({', '.join(facets)}); add it with [facets] add")
         self.buckets: dict[str, NumericBuckets] = buckets
+        self.numbers: dict[str, np.ndarray] = {}
         self.lexicon = lexicon
         self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in facets}
         self.attr_list: dict[str, list[Attribute]] = {f: [] for f in facets}
@@ -441,6 +543,7 @@ class _CatalogBuilder:
             vocab=vocab,
             item_attrs=item_attrs,
             buckets=self.buckets,
+            numbers=self.numbers,
         )
 
     def _add_column(self, column: str) -> None:
@@ -458,6 +561,7 @@ class _CatalogBuilder:
         if numeric is not None:
             if floats is None:
                 floats = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
+            self.numbers[key] = np.where(np.isfinite(floats), floats, np.nan)
             have = np.flatnonzero(np.isfinite(floats))
             labels = numeric.labels()
             bucket_attr: dict[int, tuple[int, ...]] = {}  # bucket number -> (attribute index,)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .catalog import Catalog
+from .catalog import Catalog, FilterValues
 from .encoding import Featurizer
 from .errors import InputError
 from .explain import (
@@ -128,7 +128,7 @@ class Recommender:
         query: str,
         k: int = 10,
         offset: int = 0,
-        filters: Mapping[str, Sequence[str]] | None = None,
+        filters: Mapping[str, FilterValues] | None = None,
         exclude: Sequence[str] = (),
         candidates: Sequence[str] | None = None,
         head_weights: Mapping[str, float] | None = None,
@@ -143,7 +143,7 @@ class Recommender:
         query: str,
         k: int = 10,
         offset: int = 0,
-        filters: Mapping[str, Sequence[str]] | None = None,
+        filters: Mapping[str, FilterValues] | None = None,
         exclude: Sequence[str] = (),
         candidates: Sequence[str] | None = None,
         head_weights: Mapping[str, float] | None = None,
@@ -171,7 +171,7 @@ class Recommender:
         tokens = [t.surface for t in state.tokens]
         return Recommendation(query, tokens, self.version, items, total, unmatched_tokens(self.index, state))
 
-    def _top(self, query: str, k: int, offset: int, filters: Mapping[str, Sequence[str]] | None,
+    def _top(self, query: str, k: int, offset: int, filters: Mapping[str, FilterValues] | None,
              exclude: Sequence[str], candidates: Sequence[str] | None,
              head_weights: Mapping[str, float] | None,
              ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray, int]:
@@ -183,14 +183,14 @@ class Recommender:
         total = self.catalog.n_items if eligible is None else int(np.count_nonzero(eligible))
         return state, weights, order[offset:], top_scores[offset:], total
 
-    def _eligible(self, filters: Mapping[str, Sequence[str]] | None, exclude: Sequence[str],
+    def _eligible(self, filters: Mapping[str, FilterValues] | None, exclude: Sequence[str],
                   candidates: Sequence[str] | None) -> np.ndarray | None:
         """The items a request may return; None when it restricts nothing (the common case,
         spared a full-catalogue mask)."""
         if not filters and candidates is None and not exclude:
             return None
         if filters:
-            unknown = sorted(set(k.strip().lower() for k in filters) - self.catalog.filter_keys())
+            unknown = sorted(k.strip().lower() for k in filters if self.catalog.filter_key(k) is None)
             if unknown:
                 keys = ", ".join(sorted(self.catalog.filter_keys()))
                 raise InputError(f"filters: unknown key {unknown[0]!r}; filter on one of: {keys}")

@@ -4,13 +4,20 @@ import time
 
 from fastapi import APIRouter, Response
 
+from recsys.catalog import FilterValues, NumberRange
 from recsys.recommender import Recommender
 
 from ..deps import ExperimentsDep, ModelDep, ScoringDep, SettingsDep
 from ..limits import check_recommend, within_budget
 from ..logs import request_id_var
 from ..middleware import MODEL_VERSION_HEADER
-from ..schemas import SCORING_RESPONSES, RecommendOut, RecommendRequest, recommend_json
+from ..schemas import (
+    SCORING_RESPONSES,
+    FilterRange,
+    RecommendOut,
+    RecommendRequest,
+    recommend_json,
+)
 
 router = APIRouter(tags=["recommend"])
 
@@ -40,9 +47,16 @@ async def recommend(req: RecommendRequest, rec: ModelDep, settings: SettingsDep,
 def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
                experiment: dict[str, str] | None) -> Response:
     start = time.perf_counter()
-    result = rec.recommend(req.query, k=req.k, offset=req.offset, filters=req.filters or None,
+    result = rec.recommend(req.query, k=req.k, offset=req.offset, filters=_filters(req),
                            exclude=req.exclude, candidates=req.candidates,
                            head_weights=req.head_weights, explain=req.explain)
     took_ms = (time.perf_counter() - start) * 1000
     # the documented RecommendOut (response_model, for /docs), built without validating it again
     return recommend_json(result, req.offset, round(took_ms, 3), request_id, experiment)
+
+
+def _filters(req: RecommendRequest) -> dict[str, FilterValues] | None:
+    """The request's filters for the recommender: a range as a `NumberRange` (checked there: an
+    empty or inverted range is an InputError, a 422)."""
+    return {key: NumberRange(v.min, v.max) if isinstance(v, FilterRange) else v
+            for key, v in req.filters.items()} or None

@@ -207,6 +207,8 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
     "catalogue titles short": (_json(CATALOG, lambda c: c["titles"].pop()), CATALOG),
     "vocabulary smaller than the model's": (_json(CATALOG, lambda c: c["vocab"]["style"].pop()), CATALOG),
     "catalogue item ids not strings": (_json(CATALOG, lambda c: c["item_ids"].__setitem__(0, 7)), CATALOG),
+    "catalogue prices short": (_json(CATALOG, lambda c: c["numbers"]["price"].pop()), CATALOG),
+    "catalogue price a string": (_json(CATALOG, lambda c: c["numbers"]["price"].__setitem__(0, "9")), CATALOG),
     "catalogue not UTF-8": (_bytes(CATALOG, lambda b: b"\xff\xfe" + b), CATALOG),
     "words without query_words": (_json(WORDS, lambda w: w.pop("query_words")), WORDS),
     "word table shorter than the evidence": (_json(WORDS, lambda w: w["keys"].pop()), ARRAYS),
