@@ -250,3 +250,33 @@ def test_train_replaces_the_current_version_only_as_a_retrain_would(planted_path
 
     forced = run(str(small), str(small_clicks), "--activate")
     assert forced["activated"] and current_version(art) == forced["version"]
+
+
+def test_explain_draws_a_heatmap_a_long_description_fits_in_80_columns(tmp_path, capsys):
+    """An item with a long description has dozens of attributes in one head: drawn all at once at
+    80 columns every column was a sliver without a number. The most attended ones are drawn, the
+    rest summed into one column, and the erasure line lists the largest changes."""
+    import re
+
+    import pandas as pd
+
+    words = [f"word{i}" for i in range(60)]
+    items = pd.DataFrame({"item_id": ["I0", "I1", "I2", "I3"],
+                          "title": ["lamp", "walnut desk lamp", "oak chair", "table"],
+                          "description": [" ".join(words), "a brass desk lamp", "chair", "table"]})
+    items.to_csv(tmp_path / "items.csv", index=False)
+    pd.DataFrame({"query": ["lamp", "lamp", "chair", "desk lamp"], "item_id": ["I1", "I0", "I2", "I1"],
+                  "label": [1, 1, 1, 1]}).to_csv(tmp_path / "interactions.csv", index=False)
+    art = tmp_path / "art"
+    assert main(["train", "--items", str(tmp_path / "items.csv"), "--interactions",
+                 str(tmp_path / "interactions.csv"), "--epochs", "1", "--out", str(art), "--activate"]) == 0
+    capsys.readouterr()
+    assert main(["explain", "--model", str(art), "lamp word7", "I0"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    other = out[out.index("other head"):]
+    assert re.search(r"\d+ others", other), other  # the attributes that did not fit, summed
+    grid = [line for line in other.splitlines() if line.startswith("│ word7") or line.startswith("│ lamp")]
+    assert len(grid) == 2 and all(len(re.findall(r"\d\.\d\d", row)) >= 4 for row in grid), other
+    assert "description:word7" in other.replace("\n", "")  # the word the query names is drawn
+    assert "smaller)" in other  # 60 erasures are not all listed

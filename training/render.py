@@ -130,14 +130,40 @@ def print_explanation(detail: ItemDetail, title: str) -> None:
         table = Table(title=f"{h.head} head: contribution {h.contribution:+.4f}", title_justify="left",
                       title_style=head_color(h.head, [x.head for x in detail.heads]))
         table.add_column("query word")
-        for a in h.attributes:
-            table.add_column(a, justify="center")
+        shown = _columns_that_fit(h.attention, len(h.attributes) - 1, console.width)
+        hidden = len(h.attributes) - 1 - len(shown)
+        for m in shown:
+            table.add_column(h.attributes[m], justify="center", overflow="fold")
+        if hidden:
+            table.add_column(f"{hidden} others", justify="center")
+        table.add_column(h.attributes[-1], justify="center")  # no match
         for tok, row in zip(detail.tokens, h.attention):
-            table.add_row(tok, *[_cell(w) for w in row])
+            rest = [_cell(sum(row[m] for m in range(len(row) - 1) if m not in shown))] if hidden else []
+            table.add_row(tok, *[_cell(row[m]) for m in shown], *rest, _cell(row[-1]))
         console.print(table)
-        changes = ", ".join(f"{e.attribute} {e.score_change:+.3f}" for e in h.erasure)
+        erasure = sorted(h.erasure, key=lambda e: -abs(e.score_change))
+        changes = ", ".join(f"{e.attribute} {e.score_change:+.3f}" for e in erasure[:ERASURES_SHOWN])
+        if len(erasure) > ERASURES_SHOWN:
+            changes += f" (and {len(erasure) - ERASURES_SHOWN} smaller)"
         if changes:
             console.print(f"  removing an attribute changes the score by: {changes}")
+
+
+# the heatmap's columns: the query-word column, each attribute's, the no-match slot's
+WORD_COLUMN, ATTRIBUTE_COLUMN = 14, 12
+ERASURES_SHOWN = 8
+
+
+def _columns_that_fit(attention: list[list[float]], n_attributes: int, width: int) -> list[int]:
+    """The attributes whose columns fit in `width` (the most attended first, kept in the item's
+    order): a long description has a hundred, and drawn all at once at 80 columns each was a
+    sliver without a number. The rest are summed into one column."""
+    room = max(1, (width - WORD_COLUMN) // ATTRIBUTE_COLUMN - 1)  # the no-match column too
+    if n_attributes <= room:
+        return list(range(n_attributes))
+    room = max(1, room - 1)  # and the others' column
+    peak = [max((row[m] for row in attention), default=0.0) for m in range(n_attributes)]
+    return sorted(sorted(range(n_attributes), key=lambda m: -peak[m])[:room])
 
 
 def _cell(weight: float) -> Text:
