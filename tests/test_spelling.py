@@ -64,6 +64,7 @@ def test_near_spelling_work_is_bounded_whatever_the_word():
     ("blu", None),  # blue and blur are both a letter away: no guess
     ("thee", None),  # the stop word "the" is never a target
     ("ca", None),  # 2 letters: too short to say
+    ("cas", None),  # 3 letters: in real searches more often an abbreviation ("ref", "med") than a typo
 ])
 def test_short_words_match_the_one_catalogue_word_a_letter_dropped_added_or_swapped_away(typed, meant):
     near = NearWords(["dress", "red", "lamp", "tan", "blue", "blur", "the", "casual"])
