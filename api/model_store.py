@@ -52,6 +52,19 @@ log = logging.getLogger("recsys.api.model")
 CHANGE_WAIT_S = 60.0
 
 
+class PinnedError(RuntimeError):
+    """A change of the served version asked of a process pinned to one version folder
+    (`recsys serve --model VERSION_DIR`): a 409 naming the reason (`public`)."""
+
+    def __init__(self, version: str):
+        self.public = (f"this process serves {version}, pinned by `recsys serve --model`: it does "
+                       f"not change what it serves (a change would be gone at its restart, and "
+                       f"would move the artifacts' current version under the other processes); "
+                       f"change the catalogue or activate through a process serving the artifacts "
+                       f"folder (no --model, or --model ARTIFACTS_DIR)")
+        super().__init__(self.public)
+
+
 def held_out_ndcg(manifest: dict) -> float | None:
     """The held-out NDCG@10 of the model, the number retrains are compared on."""
     try:
@@ -186,7 +199,10 @@ class ModelStore:
         is served (a revision of it, an activation compared with it) takes this first, then
         `follow_pointer` to see the newest change; `activate` takes it too (a nested call in
         the same thread holds it already). StoreError when the lock is not had within
-        `CHANGE_WAIT_S` (the store is busy or down: a 503)."""
+        `CHANGE_WAIT_S` (the store is busy or down: a 503); PinnedError in a process pinned
+        to a version folder."""
+        if self.pinned is not None:
+            raise PinnedError(self.pinned.name)
         if self._changer == threading.get_ident():
             yield
             return

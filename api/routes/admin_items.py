@@ -19,7 +19,7 @@ import pandas as pd
 from fastapi import APIRouter, HTTPException
 
 from recsys.dataio import Schema, items_from_records, read_items
-from recsys.errors import DataError
+from recsys.errors import ArtifactError, DataError
 from recsys.recommender import Recommender
 from recsys.revision import Change, remove, save_revision, upsert
 from training.events import served_catalogue
@@ -67,7 +67,7 @@ def _latest_items(store: ModelStore) -> tuple[Recommender, pd.DataFrame, Schema]
     rec = store.latest()  # ArtifactError (a broken version) -> 409
     if store.current is None or rec is None:
         raise HTTPException(503, detail="no model version is being served yet; see GET /ready")
-    folder = store.pinned if store.pinned is not None else store.version_dir(rec.version)
+    folder = store.version_dir(rec.version)
     try:
         path, schema = served_catalogue(folder)
         frame, _ = read_items(path, schema=schema)
@@ -79,9 +79,17 @@ def _latest_items(store: ModelStore) -> tuple[Recommender, pd.DataFrame, Schema]
 
 def _revise(store: ModelStore, rec: Recommender, items: pd.DataFrame, schema: Schema,
             change: Change) -> dict:
+    """Save the revision, then serve it as every other process will: loaded from its folder,
+    its files' checksums verified and a few queries scored (`load_version`), not the model in
+    memory that was saved, which a damaged write would leave serving here alone."""
     revised = save_revision(rec, items, schema, change, store.artifacts_dir)
-    store.activate(revised.version, loaded=revised,
-                   reason=f"catalogue revision of {rec.version}: {change.summary()}")
+    try:
+        store.activate(revised.version, reason=f"catalogue revision of {rec.version}: "
+                                               f"{change.summary()}")
+    except ArtifactError as exc:
+        raise HTTPException(409, detail=f"the revision {revised.version} was saved but refused "
+                                        f"on load, so the change is not applied (still "
+                                        f"serving {rec.version}): {exc.public}") from None
     # the version revised, which this process may not have served (another one made it)
     return {"serving": revised.version, "previous": rec.version, "items": len(items),
             "added": change.added, "replaced": change.replaced, "removed": change.removed}
