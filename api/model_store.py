@@ -336,8 +336,10 @@ class PointerWatcher:
         self.store, self.interval_s, self.followers = store, interval_s, tuple(followers)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pointer-watcher", daemon=True)
+        self.started = False
 
     def start(self) -> None:
+        self.started = True
         if self.interval_s > 0 and self.store.pinned is None:
             self._thread.start()
 
