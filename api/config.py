@@ -87,6 +87,12 @@ class Settings(BaseSettings):
     workers: int | None = Field(
         None, ge=1, description="server processes sharing the port (unset: one per core, "
                                 "os.cpu_count(); 1: a single process, no supervisor)")
+    spare_workers: int = Field(
+        1, ge=0, description="with several workers: processes kept loaded (and following the "
+                             "store) but not accepting, started once the port is open; one "
+                             "replaces a worker that dies at once, while a new spare loads "
+                             "(0: none; a dead worker is replaced by a new process, which "
+                             "loads first)")
     max_worker_restarts: int = Field(
         5, ge=0, description="crashed workers restarted within a minute before the service gives "
                              "up and exits (non-zero)")

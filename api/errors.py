@@ -4,7 +4,8 @@
   of errors, `message` one line naming the fields), 422 for the library's `InputError` (an unknown
   filter key, a query the answer cannot hold, ...), 404 for an unknown item, both with the
   library's message;
-- a broken model version: 409, named without server paths;
+- a broken model version: 409, named without server paths; so is a change asked of a process
+  pinned to one version (`PinnedError`);
 - the store unavailable (its server down or unreachable, the connection lost, the SQLite file
   locked, a deadlock past its retries): 503 with `Retry-After`, for every route that uses it
   (`store.db.unavailable` says which errors those are; any other is a bug);
@@ -33,6 +34,7 @@ from store.db import StoreError, unavailable
 
 from .config import Settings
 from .logs import request_id_var
+from .model_store import PinnedError
 
 log = logging.getLogger("recsys.api")
 # seconds a client is told to wait when the store is unavailable: a restart or a failover of
@@ -53,6 +55,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(UnknownItemError, _unknown_item)  # type: ignore[arg-type]
     app.add_exception_handler(InputError, _input_error)  # type: ignore[arg-type]
     app.add_exception_handler(ArtifactError, _artifact_error)  # type: ignore[arg-type]
+    app.add_exception_handler(PinnedError, _artifact_error)  # type: ignore[arg-type]
     app.add_exception_handler(SQLAlchemyError, _store_error)
     app.add_exception_handler(StoreError, _store_error)
     app.add_exception_handler(Exception, _unexpected)
@@ -130,7 +133,7 @@ def _public(request: Request, message: str) -> str:
     return redact(message, server_names(state.settings, state.db.public_url))
 
 
-async def _artifact_error(request: Request, exc: ArtifactError) -> JSONResponse:
+async def _artifact_error(request: Request, exc: ArtifactError | PinnedError) -> JSONResponse:
     return JSONResponse(status_code=409, content={"detail": exc.public})  # no server paths
 
 

@@ -383,21 +383,25 @@ class JobManager:
             return
         os.rename(staging / version, self.store.artifacts_dir / version)
         job.version, job.metrics, job.step = version, result["metrics"], job.total
-        now = self.store.current
-        if now is not None and now.version != served_version and not job.spec.force:
-            decision = decide(version, result["manifest"], now.version, now.manifest)  # not replayed
-        else:
-            decision = decide(version, result["manifest"], served_version, served_manifest,
-                              force=job.spec.force)
-        if decision.activate:
-            try:
-                self.store.activate(version, reason=f"job {job.id}: {decision.reason}")
-            except Exception as exc:
-                why = getattr(exc, "public", None) or "internal error (see the service's log)"
-                log.exception("a trained version could not be served", extra={"job": job.id})
-                job.finish("failed", f"trained {version} but could not serve it: {why}")
-                record_decision(self.db, version, job.id, False, f"could not be served: {why}")
-                return
+        try:
+            # decided on, and replacing, the newest change of any process (a catalogue revision
+            # made during the training is not what the job replayed)
+            with self.store.changing():
+                self.store.follow_pointer()
+                now = self.store.current
+                if now is not None and now.version != served_version and not job.spec.force:
+                    decision = decide(version, result["manifest"], now.version, now.manifest)  # not replayed
+                else:
+                    decision = decide(version, result["manifest"], served_version, served_manifest,
+                                      force=job.spec.force)
+                if decision.activate:
+                    self.store.activate(version, reason=f"job {job.id}: {decision.reason}")
+        except Exception as exc:
+            why = getattr(exc, "public", None) or "internal error (see the service's log)"
+            log.exception("a trained version could not be served", extra={"job": job.id})
+            job.finish("failed", f"trained {version} but could not serve it: {why}")
+            record_decision(self.db, version, job.id, False, f"could not be served: {why}")
+            return
         job.activated, job.decision = decision.activate, decision.reason
         record_decision(self.db, version, job.id, decision.activate, decision.reason)
         job.finish("succeeded")

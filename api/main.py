@@ -97,6 +97,10 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
         torch.set_num_threads(settings.torch_threads)
     experiments: Experiments = app.state.experiments
+    # the running experiment first: when it has ended, the winner's activation is taken from
+    # its arms already in memory
+    watcher = PointerWatcher(store, settings.watch_interval_s,
+                             followers=(experiments.follow,))
     if app.state.initial_model is not None:
         store.mark_activations_seen()
         store.install(app.state.initial_model)
@@ -107,6 +111,10 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         # why); the supervisor opens the port once every worker is there
         await asyncio.to_thread(_load_then_follow, store, experiments)
         await asyncio.to_thread(standby.refresh)
+        # following the store while it waits for its go: a spare worker (api/server.py) may
+        # wait long, and serves what the others serve when it replaces one of them
+        watcher.start()
+        standby.start()
         await asyncio.to_thread(app.state.before_serving)
     else:  # load off the event loop: /health answers and /ready says 503 meanwhile
         def load() -> None:
@@ -114,12 +122,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             standby.refresh()
 
         threading.Thread(target=load, name="model-loader", daemon=True).start()
-    # the running experiment first: when it has ended, the winner's activation is taken from
-    # its arms already in memory
-    watcher = PointerWatcher(store, settings.watch_interval_s,
-                             followers=(experiments.follow,))
-    watcher.start()
-    standby.start()
+    if not watcher.started:
+        watcher.start()
+        standby.start()
     log.info("service started", extra={"artifacts_dir": str(settings.artifacts_dir)})
     try:
         yield

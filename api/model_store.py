@@ -8,15 +8,23 @@ the request path; swaps are serialised by a lock.
 Every activation is also a row of the store (`store.records.activations`); each process follows
 the newest one, as it follows the artifacts' `current` pointer (which `recsys train` moves), so
 several server processes serve the same version: whichever changed last wins.
+
+What changes the served version (an activation, a catalogue revision, a retrain's activation)
+holds the store's catalogue lock (`ModelStore.changing`), one change at a time across every
+process sharing the store: a change decided on the version `current` named when it started is
+applied before the next one starts. Unlocked, an activation landing while another process
+revised the catalogue was undone by that revision (made of the version before), or the
+revision's change by the activation.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,13 +39,30 @@ from recsys.artifact import (
 )
 from recsys.errors import ArtifactError
 from recsys.recommender import Recommender
-from store.db import Database
+from store.db import CATALOGUE_LOCK, Database
 from store.records import latest_activation, record_activation
 
 if TYPE_CHECKING:
     from .standby import Standby
 
 log = logging.getLogger("recsys.api.model")
+# how long a change waits for the store's catalogue lock before it is a StoreError (a 503 with
+# Retry-After): every other process has at most one change waiting there (its others wait for
+# its own thread lock), and a change took 1-3 s on a busy 2-core machine: room for dozens
+CHANGE_WAIT_S = 60.0
+
+
+class PinnedError(RuntimeError):
+    """A change of the served version asked of a process pinned to one version folder
+    (`recsys serve --model VERSION_DIR`): a 409 naming the reason (`public`)."""
+
+    def __init__(self, version: str):
+        self.public = (f"this process serves {version}, pinned by `recsys serve --model`: it does "
+                       f"not change what it serves (a change would be gone at its restart, and "
+                       f"would move the artifacts' current version under the other processes); "
+                       f"change the catalogue or activate through a process serving the artifacts "
+                       f"folder (no --model, or --model ARTIFACTS_DIR)")
+        super().__init__(self.public)
 
 
 def held_out_ndcg(manifest: dict) -> float | None:
@@ -66,6 +91,10 @@ class ModelStore:
         self.pointer_problem: str | None = None  # why what `current` names is not served
         self._current: Recommender | None = None
         self._lock = threading.Lock()
+        # one change at a time in this process, taken before the store's lock: the threads
+        # waiting for a change of this process wait here, not holding a pooled connection each
+        self._changing = threading.Lock()
+        self._changer: int | None = None  # the thread holding `changing()`
         # versions that failed to load: name -> (their files' signature, the problem); a version
         # rewritten in place since is tried again
         self._refused: dict[str, tuple[tuple, str]] = {}
@@ -163,12 +192,35 @@ class ModelStore:
         """`version` loaded (ArtifactError when it is missing or broken), not served."""
         return self._load(self.version_dir(version))
 
+    @contextlib.contextmanager
+    def changing(self) -> Iterator[None]:
+        """Hold the catalogue lock for the block: no other thread or process (worker, replica
+        sharing the store) changes the served version meanwhile. A block that decides on what
+        is served (a revision of it, an activation compared with it) takes this first, then
+        `follow_pointer` to see the newest change; `activate` takes it too (a nested call in
+        the same thread holds it already). StoreError when the lock is not had within
+        `CHANGE_WAIT_S` (the store is busy or down: a 503); PinnedError in a process pinned
+        to a version folder."""
+        if self.pinned is not None:
+            raise PinnedError(self.pinned.name)
+        if self._changer == threading.get_ident():
+            yield
+            return
+        shared = self.db.exclusive(CATALOGUE_LOCK, CHANGE_WAIT_S) if self.db else contextlib.nullcontext()
+        with self._changing, shared:
+            self._changer = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._changer = None
+
     def activate(self, version: str, reason: str = "activated",
                  loaded: Recommender | None = None) -> tuple[Recommender, str | None]:
         """Load `version` (or take `loaded`, that version already in memory), point `current`
-        at it, record the activation (with `reason`) and serve it. Returns (new, previous
-        version). A broken version raises ArtifactError; the served model stays."""
-        with self._lock:
+        at it, record the activation (with `reason`) and serve it, under the catalogue lock.
+        Returns (new, previous version). A broken version raises ArtifactError; the served
+        model stays."""
+        with self.changing(), self._lock:
             previous = self._current.version if self._current else None
             rec = loaded if loaded is not None and loaded.version == version else self.load(version)
             set_current(self.artifacts_dir, version)
@@ -284,8 +336,10 @@ class PointerWatcher:
         self.store, self.interval_s, self.followers = store, interval_s, tuple(followers)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pointer-watcher", daemon=True)
+        self.started = False
 
     def start(self) -> None:
+        self.started = True
         if self.interval_s > 0 and self.store.pinned is None:
             self._thread.start()
 

@@ -15,8 +15,17 @@ accepting on one listening socket the supervisor made and bound:
   every worker has loaded (or failed to load: then /ready says why, as with one process), so
   /ready never answers 200 from a fleet that is still half loading, and no request reaches a
   worker that has no model;
-- a worker that dies is restarted (it loads, then accepts; the others serve meanwhile); more than
-  RECSYS_MAX_WORKER_RESTARTS crashes within a minute stop the service with exit code 1;
+- a worker that dies is replaced by a spare (RECSYS_SPARE_WORKERS, default 1, started once
+  the port is open): a worker that has loaded its model and follows the store (the pointer
+  watcher runs) but waits for its go without accepting, so the replacement accepts at once
+  (benchmarks/worker_replacement.py: 0.21-0.36 s from the SIGKILL to its first answer, where a
+  new process took 15.5-19.4 s on this 2-core machine under a load average of 9 to import
+  torch and load the model), and a new spare starts loading. A spare still loading is made a
+  worker that goes when loaded; with no spare, a new worker starts in its place (it loads,
+  then accepts; the others serve meanwhile). The dead worker's connections are closed by the
+  kernel: a request in flight on one fails at once (reset), and a retry reaches another
+  worker. More than RECSYS_MAX_WORKER_RESTARTS crashes (of workers and spares) within a minute
+  stop the service with exit code 1;
 - SIGTERM or SIGINT to the supervisor reaches every worker as SIGTERM: each stops accepting,
   finishes its requests (RECSYS_GRACEFUL_TIMEOUT_S) and runs its shutdown; workers die with the
   supervisor even when it is SIGKILLed (parent-death signal, api.jobs.die_with_parent).
@@ -120,10 +129,11 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 
 class _Worker:
-    """One worker process and the supervisor's end of its pipe."""
+    """One worker process and the supervisor's end of its pipe; a spare has loaded (or is
+    loading) and waits for its go until a worker dies."""
 
-    def __init__(self, slot: int, process: mp.process.BaseProcess, conn: Connection):
-        self.slot, self.process, self.conn = slot, process, conn
+    def __init__(self, slot: int, process: mp.process.BaseProcess, conn: Connection, spare: bool):
+        self.slot, self.process, self.conn, self.spare = slot, process, conn, spare
         self.loaded = False
 
 
@@ -134,6 +144,7 @@ class Supervisor:
         self.settings, self.pinned, self.host, self.port, self.n = settings, pinned, host, port, n
         self._ctx = mp.get_context("spawn")  # fresh interpreters: no torch state forked mid-use
         self._workers: dict[int, _Worker] = {}
+        self._slots = iter(range(1 << 30))  # every process started gets a slot of its own
         self._crashes: deque[float] = deque()
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
@@ -148,10 +159,11 @@ class Supervisor:
         self.sock = sock = listening_socket(self.host, self.port)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
-            for slot in range(self.n):
-                self._start(slot)
+            for _ in range(self.n):
+                self._start(spare=False)
             log.info("starting workers", extra={"workers": self.n, "host": self.host,
-                                                "port": self.port})
+                                                "port": self.port,
+                                                "spares": self.settings.spare_workers})
             return self._supervise()
         finally:
             self._stop_all()
@@ -165,14 +177,39 @@ class Supervisor:
         self._stopping = True
         os.write(self._wake_w, b"x")  # wakes the supervising loop's wait()
 
-    def _start(self, slot: int) -> None:
+    def _start(self, spare: bool) -> None:
+        slot = next(self._slots)
         ours, theirs = self._ctx.Pipe()
         process = self._ctx.Process(
-            target=worker_main, name=f"recsys-worker-{slot}",
+            target=worker_main, name=f"recsys-{'spare' if spare else 'worker'}-{slot}",
             args=(self.settings, self.pinned, self.sock, theirs, os.getpid()))
         process.start()  # not a daemon: a worker starts training jobs, processes of its own
         theirs.close()
-        self._workers[slot] = _Worker(slot, process, ours)
+        self._workers[slot] = _Worker(slot, process, ours, spare)
+
+    def _serving(self) -> list[_Worker]:
+        return [w for w in self._workers.values() if not w.spare]
+
+    def _add_spares(self) -> None:
+        """Start spares up to RECSYS_SPARE_WORKERS; only once the port is open, so that they
+        take no CPU from the workers' first load."""
+        spares = sum(w.spare for w in self._workers.values())
+        for _ in range(self.settings.spare_workers - spares):
+            self._start(spare=True)
+
+    def _take_spare(self) -> _Worker | None:
+        """A spare made a worker: a loaded one (told to go: it accepts at once), else one still
+        loading (it goes when it has loaded, as a restarted worker does); None without spares."""
+        spares = sorted((w for w in self._workers.values() if w.spare), key=lambda w: not w.loaded)
+        for w in spares:
+            if w.loaded:
+                try:
+                    w.conn.send("go")
+                except OSError:
+                    continue  # it died meanwhile: its sentinel says so
+            w.spare = False
+            return w
+        return None
 
     def _supervise(self) -> int:
         while not self._stopping:
@@ -196,30 +233,36 @@ class Supervisor:
         except (EOFError, OSError):
             return  # it died while loading: its sentinel says so
         w.loaded = True
+        if w.spare:
+            log.info("spare worker loaded", extra={"pid": w.process.pid})
+            return  # its go comes when a worker dies
         if self._listening:  # a restarted worker joins the others at once
             w.conn.send("go")
             return
-        if all(x.loaded for x in self._workers.values()):
+        if all(x.loaded for x in self._serving()):
             # the port opens now, with every worker's model loaded
             assert self.sock is not None
             self.sock.listen(_BACKLOG)
             self._listening = True
-            for x in self._workers.values():
+            for x in self._serving():
                 x.conn.send("go")
             log.info("all workers serving", extra={
-                "workers": self.n, "pids": [x.process.pid for x in self._workers.values()],
+                "workers": self.n, "pids": [x.process.pid for x in self._serving()],
                 "host": self.host, "port": self.port})
+            self._add_spares()
 
     def _died(self, w: _Worker) -> int | None:
-        """Restart a worker that died; an exit code when the service must stop instead."""
+        """Replace a worker that died (by a loaded spare, else a new process); an exit code
+        when the service must stop instead."""
         w.process.join(5)  # its sentinel fires as it exits; reap it for the exit code
         code = w.process.exitcode
         w.conn.close()
+        del self._workers[w.slot]
         now = time.monotonic()
         self._crashes.append(now)
         while self._crashes and now - self._crashes[0] > _RESTART_WINDOW_S:
             self._crashes.popleft()
-        if not self._listening:
+        if not self._listening and not w.spare:
             log.error("a worker died before every worker had loaded its model; stopping",
                       extra={"worker": w.slot, "pid": w.process.pid, "exitcode": code})
             return 1
@@ -229,9 +272,18 @@ class Supervisor:
                              "crashes": len(self._crashes), "within_s": _RESTART_WINDOW_S,
                              "limit": "RECSYS_MAX_WORKER_RESTARTS"})
             return 1
-        log.error("a worker died; restarting it",
-                  extra={"worker": w.slot, "pid": w.process.pid, "exitcode": code})
-        self._start(w.slot)
+        if w.spare:
+            log.error("a spare worker died; starting another",
+                      extra={"pid": w.process.pid, "exitcode": code})
+        elif (spare := self._take_spare()) is not None:
+            log.error("a worker died; a spare replaces it",
+                      extra={"worker": w.slot, "pid": w.process.pid, "exitcode": code,
+                             "replacement": spare.process.pid, "loaded": spare.loaded})
+        else:
+            log.error("a worker died; restarting it",
+                      extra={"worker": w.slot, "pid": w.process.pid, "exitcode": code})
+            self._start(spare=False)
+        self._add_spares()
         return None
 
     def _stop_all(self) -> None:

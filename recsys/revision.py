@@ -97,8 +97,7 @@ def save_revision(rec: Recommender, items: pd.DataFrame, schema: Schema, change:
                   artifacts_dir: Path) -> Recommender:
     """A new version: `rec`'s weights over `items` (already validated, the schema's [rename]
     applied), not made current (the caller activates it). Returns it, as saved (its `version`
-    names its folder under `artifacts_dir`): serving it needs no load from disk, which would
-    lengthen every change by as much again."""
+    names its folder under `artifacts_dir`)."""
     revised = with_catalog(rec, items, schema)
     path = write_catalogue(items, artifacts_dir)
     manifest = revision_manifest(rec.manifest, rec.version, path, len(items), schema, change)

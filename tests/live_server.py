@@ -188,3 +188,95 @@ def switch_of(answers: list[Answer], old: str, new: str, activated: float) -> Sw
         if first_new is not None:
             out.back += [a for a in mine if a.version == old and a.started > first_new]
     return out
+
+
+# ---- a worker killed: how its clients see it, and how soon a replacement answers ---------------
+
+
+def worker_pids(base: str, want: int, tries: int = 200) -> set[str]:
+    """The X-Worker-PID of the workers answering `base`, asked on new connections until `want`
+    answered (bounded)."""
+    seen: set[str] = set()
+    for _ in range(tries):
+        with contextlib.suppress(httpx.TransportError):
+            seen.add(httpx.get(f"{base}/health", timeout=5).headers["x-worker-pid"])
+        if len(seen) >= want:
+            break
+    return seen
+
+
+def kill_a_worker(base: str, workers: int, kept_alive: int = 3, timeout: float = 60.0) -> dict:
+    """SIGKILL one of `workers` workers while `kept_alive` clients have a request in flight on a
+    connection to it and `kept_alive` more hold an idle kept-alive connection to it.
+
+    The victim is stopped (SIGSTOP) first, so that the in-flight requests are sent and unread
+    when it dies. Returns, in seconds from the kill: `replaced_s` (a worker that is neither the
+    dead one nor one of the others answers /ready with 200 on a new connection, or None after
+    `timeout`), `workers_after` (the workers that answer then, asked on new connections); for
+    the in-flight clients `in_flight` (what each request got: an exception's name, or "answered
+    STATUS") and `in_flight_s` (when, from the kill), for the idle ones `idle` (what their next
+    request got) and `idle_s` (how long it took); `retried`: the status of each client's request
+    once more (the same client: a new connection)."""
+    pids = worker_pids(base, workers)
+    assert len(pids) == workers, f"only workers {sorted(pids)} answered"
+    victim = sorted(pids)[0]
+    clients: list[httpx.Client] = []
+
+    def outcome(http: httpx.Client, path: str) -> str:
+        try:
+            r = http.get(path) if path != "/recommend" else \
+                http.post(path, json={"query": "red dress", "k": 5})
+        except httpx.TransportError as exc:
+            return type(exc).__name__
+        return f"answered {r.status_code} from {r.headers.get('x-worker-pid')}"
+
+    try:
+        for _ in range(400):
+            if len(clients) == 2 * kept_alive:
+                break
+            http = httpx.Client(base_url=base, timeout=30)
+            if http.get("/health").headers["x-worker-pid"] == victim:
+                clients.append(http)
+            else:
+                http.close()
+        assert len(clients) == 2 * kept_alive, f"400 connections gave {len(clients)} to {victim}"
+        flying, idle = clients[:kept_alive], clients[kept_alive:]
+        in_flight: list[tuple[str, float]] = []
+        os.kill(int(victim), signal.SIGSTOP)
+        threads = [threading.Thread(target=lambda h=h: in_flight.append(
+            (outcome(h, "/recommend"), time.monotonic())), daemon=True) for h in flying]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)  # the requests are sent: in the stopped worker's receive buffers
+        replaced: list[float] = []
+
+        def poll() -> None:  # from the kill on, new connections until a new worker answers
+            while time.monotonic() - killed < timeout:
+                with contextlib.suppress(httpx.TransportError):
+                    r = httpx.get(f"{base}/ready", timeout=5)
+                    if r.headers.get("x-worker-pid") not in pids and r.status_code == 200:
+                        replaced.append(round(time.monotonic() - killed, 3))
+                        return
+                time.sleep(0.02)
+
+        poller = threading.Thread(target=poll, daemon=True)
+        killed = time.monotonic()
+        os.kill(int(victim), signal.SIGKILL)
+        poller.start()
+        for t in threads:
+            t.join(timeout=40)
+        idle_out, idle_s = [], []
+        for http in idle:
+            started = time.monotonic()
+            idle_out.append(outcome(http, "/ready"))
+            idle_s.append(round(time.monotonic() - started, 3))
+        retried = [outcome(http, "/ready").split(" from ")[0] for http in clients]
+        poller.join(timeout + 10)
+        return {"victim": victim, "replaced_s": replaced[0] if replaced else None,
+                "workers_after": sorted(worker_pids(base, workers)),
+                "in_flight": [o for o, _ in in_flight] + ["no answer"] * (kept_alive - len(in_flight)),
+                "in_flight_s": [round(at - killed, 3) for _, at in in_flight],
+                "idle": idle_out, "idle_s": idle_s, "retried": retried}
+    finally:
+        for http in clients:
+            http.close()

@@ -34,7 +34,7 @@ from ..config import Settings
 from ..deps import AdminDep, DatabaseDep, JobsDep, SettingsDep, StoreDep
 from ..jobs import JobStateError, QueueFullError, TrainSpec
 from ..limits import field_error
-from ..model_store import held_out_ndcg
+from ..model_store import ModelStore, held_out_ndcg
 from ..schemas import ActivateOut, JobOut, TrainRequest, VersionsOut, error_responses
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[AdminDep],
@@ -144,22 +144,29 @@ def activate(version: str, store: StoreDep, force: bool = False) -> dict:
     except ArtifactError as exc:
         raise HTTPException(404, detail=exc.public) from None
     try:
-        manifest = store.manifest_of(version)
-        serving = store.current
-        new, old = held_out_ndcg(manifest), held_out_ndcg(serving.manifest) if serving else None
-        comparable = serving is not None and same_catalogue(manifest, serving.manifest)
-        if (not force and serving is not None and comparable and new is not None and old is not None
-                and new < old):
-            raise HTTPException(409, detail=f"{version} has held-out ndcg@10 {new:.4f}, below "
-                                            f"{old:.4f} of the served {serving.version}; add "
-                                            f"?force=true to serve it")
-        _, previous = store.activate(version, reason=f"POST /admin/versions/{version}/activate"
-                                      + (" (forced)" if force else ""))
+        with store.changing():  # compared with, and replacing, the newest change of any process
+            store.follow_pointer()
+            _refuse_a_regression(store, version, force)
+            _, previous = store.activate(version, reason=f"POST /admin/versions/{version}/activate"
+                                         + (" (forced)" if force else ""))
     except ArtifactError as exc:
         raise HTTPException(409, detail=f"refused, still serving "
                                         f"{store.current.version if store.current else 'nothing'}: "
                                         f"{exc.public}") from None
     return {"serving": version, "previous": previous}
+
+
+def _refuse_a_regression(store: ModelStore, version: str, force: bool) -> None:
+    """409 for a version of the served catalogue with a lower held-out NDCG@10, unless forced."""
+    manifest = store.manifest_of(version)
+    serving = store.current
+    if force or serving is None or not same_catalogue(manifest, serving.manifest):
+        return
+    new, old = held_out_ndcg(manifest), held_out_ndcg(serving.manifest)
+    if new is not None and old is not None and new < old:
+        raise HTTPException(409, detail=f"{version} has held-out ndcg@10 {new:.4f}, below "
+                                        f"{old:.4f} of the served {serving.version}; add "
+                                        f"?force=true to serve it")
 
 
 # ---- request parsing ----------------------------------------------------------------------------

@@ -5,8 +5,9 @@ Each change is a new catalogue revision (`recsys.revision`): the served weights 
 items, saved as a new version and activated, so it is served at once (new items scored from
 their attributes), survives a restart, and a rollback is activating the version before it.
 Changes are serialised across every process sharing the store and the artifacts folder
-(workers, replicas): each takes the store's catalogue lock (`store.db.CATALOGUE_LOCK`), then
-revises the version `current` names, the newest revision whichever process made it, and points
+(workers, replicas), and with activations: each takes the store's catalogue lock
+(`ModelStore.changing`), then revises the version `current` names, the newest revision
+whichever process made it, and points
 `current` at the result, which the other processes follow (`ModelStore.follow_activations`,
 `follow_pointer`). Revising the process's own served version instead lost the changes made
 through another process that it had not followed yet.
@@ -14,19 +15,16 @@ through another process that it had not followed yet.
 
 from __future__ import annotations
 
-import threading
-
 import pandas as pd
 from fastapi import APIRouter, HTTPException
 
 from recsys.dataio import Schema, items_from_records, read_items
-from recsys.errors import DataError
+from recsys.errors import ArtifactError, DataError
 from recsys.recommender import Recommender
 from recsys.revision import Change, remove, save_revision, upsert
-from store.db import CATALOGUE_LOCK
 from training.events import served_catalogue
 
-from ..deps import AdminDep, DatabaseDep, SettingsDep, StoreDep
+from ..deps import AdminDep, SettingsDep, StoreDep
 from ..limits import field_error
 from ..model_store import ModelStore
 from ..schemas import CatalogueChangeOut, ItemId, ItemsUpsertRequest, error_responses
@@ -34,24 +32,15 @@ from ..schemas import CatalogueChangeOut, ItemId, ItemsUpsertRequest, error_resp
 router = APIRouter(prefix="/admin/items", tags=["admin"], dependencies=[AdminDep],
                    responses=error_responses(401, 403, 404, 409, 422, 500, 503))
 
-# one catalogue change at a time in this process, taken before the store's lock: the threads
-# waiting for a change of this process wait here, not holding a pooled connection each
-_changing = threading.Lock()
-# how long a change waits for the store's lock before it is a 503 (Retry-After): every other
-# process has at most one change waiting there (its others wait for `_changing`), and a change
-# took 1-3 s on a busy 2-core machine: this is room for dozens of processes
-LOCK_WAIT_S = 60.0
-
 
 @router.put("", response_model=CatalogueChangeOut)
-def put_items(req: ItemsUpsertRequest, store: StoreDep, db: DatabaseDep,
-              settings: SettingsDep) -> dict:
+def put_items(req: ItemsUpsertRequest, store: StoreDep, settings: SettingsDep) -> dict:
     """Add items, or replace those whose item_id is in the catalogue (the whole row), checked as
     the items CSV is: a bad row is a 422 naming its index and column, and nothing changes."""
     if len(req.items) > settings.max_item_batch:
         raise field_error(("items",), f"at most {settings.max_item_batch} items in one batch "
                                       f"(RECSYS_MAX_ITEM_BATCH), got {len(req.items)}: split it")
-    with _changing, db.exclusive(CATALOGUE_LOCK, LOCK_WAIT_S):
+    with store.changing():
         rec, base, schema = _latest_items(store)
         try:
             items = items_from_records(req.items, schema=schema)
@@ -63,10 +52,10 @@ def put_items(req: ItemsUpsertRequest, store: StoreDep, db: DatabaseDep,
 
 
 @router.delete("/{item_id:path}", response_model=CatalogueChangeOut)
-def delete_item(item_id: ItemId, store: StoreDep, db: DatabaseDep) -> dict:
+def delete_item(item_id: ItemId, store: StoreDep) -> dict:
     """Remove an item: from now on no answer returns it (recommend, explain, items, compare) and
     events about it are refused. 404 for an item the newest revision does not have."""
-    with _changing, db.exclusive(CATALOGUE_LOCK, LOCK_WAIT_S):
+    with store.changing():
         rec, base, schema = _latest_items(store)
         kept, change = remove(base, [item_id])  # UnknownItemError -> 404
         return _revise(store, rec, kept, schema, change)
@@ -78,7 +67,7 @@ def _latest_items(store: ModelStore) -> tuple[Recommender, pd.DataFrame, Schema]
     rec = store.latest()  # ArtifactError (a broken version) -> 409
     if store.current is None or rec is None:
         raise HTTPException(503, detail="no model version is being served yet; see GET /ready")
-    folder = store.pinned if store.pinned is not None else store.version_dir(rec.version)
+    folder = store.version_dir(rec.version)
     try:
         path, schema = served_catalogue(folder)
         frame, _ = read_items(path, schema=schema)
@@ -90,9 +79,17 @@ def _latest_items(store: ModelStore) -> tuple[Recommender, pd.DataFrame, Schema]
 
 def _revise(store: ModelStore, rec: Recommender, items: pd.DataFrame, schema: Schema,
             change: Change) -> dict:
+    """Save the revision, then serve it as every other process will: loaded from its folder,
+    its files' checksums verified and a few queries scored (`load_version`), not the model in
+    memory that was saved, which a damaged write would leave serving here alone."""
     revised = save_revision(rec, items, schema, change, store.artifacts_dir)
-    store.activate(revised.version, loaded=revised,
-                   reason=f"catalogue revision of {rec.version}: {change.summary()}")
+    try:
+        store.activate(revised.version, reason=f"catalogue revision of {rec.version}: "
+                                               f"{change.summary()}")
+    except ArtifactError as exc:
+        raise HTTPException(409, detail=f"the revision {revised.version} was saved but refused "
+                                        f"on load, so the change is not applied (still "
+                                        f"serving {rec.version}): {exc.public}") from None
     # the version revised, which this process may not have served (another one made it)
     return {"serving": revised.version, "previous": rec.version, "items": len(items),
             "added": change.added, "replaced": change.replaced, "removed": change.removed}
