@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from .artifact import save_version
-from .dataio import Schema, fingerprint
+from .dataio import Schema, csv_bytes, fingerprint
 from .errors import InputError, UnknownItemError
 from .recommender import Recommender
 from .reindex import with_catalog
@@ -75,7 +75,7 @@ def remove(base: pd.DataFrame, item_ids: list[str]) -> tuple[pd.DataFrame, Chang
 def write_catalogue(items: pd.DataFrame, artifacts_dir: Path) -> Path:
     """`items` as a CSV under `artifacts_dir/catalogues`, named by its content; atomic (a
     temporary file, then a rename), and an existing file of that name is the same bytes."""
-    data = items.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    data = csv_bytes(items)
     folder = Path(artifacts_dir) / CATALOGUES
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"items-{hashlib.sha256(data).hexdigest()[:32]}.csv"

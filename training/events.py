@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from recsys.artifact import ITEMS_FILE, kept_items_file, read_manifest
-from recsys.dataio import EVENT_LABELS, Schema, fingerprint
+from recsys.dataio import EVENT_LABELS, Schema, csv_bytes, fingerprint
 from recsys.errors import DataError, InputError
 from store.db import Database
 from store.events import read_events
@@ -89,7 +89,7 @@ def prepare(url: str, since: datetime | None, folder: Path, held_out_fraction: f
         raise DataError(db.public_url, f"no click, cart or purchase among the {len(events)} "
                                        f"events{window}: training needs positives")
     path = Path(folder) / "interactions.csv"
-    interactions.to_csv(path, index=False)
+    path.write_bytes(csv_bytes(interactions))  # a query may hold a carriage return
     by_type = {t: int(n) for t, n in events["type"].value_counts().items()}
     source = {"events": db.public_url, "since": since.isoformat() if since else None,
               "until": events["timestamp"].max().isoformat(), "n_events": len(events),
