@@ -14,6 +14,10 @@ from recsys.artifact import set_current
 ADMIN_TOKEN = "test-admin-token"
 
 
+# the events token of `app_client` (tests/api/conftest.py)
+EVENTS_APP_TOKEN = "test-events-token"
+
+
 def make_artifacts(root: Path, *versions: Path) -> Path:
     """A fresh artifacts folder holding copies of `versions`, the first one current (symlinks
     copied as symlinks: a version linking outside its folder stays one)."""

@@ -18,7 +18,7 @@ from recsys.synthetic import generate
 from training.fit import TrainConfig
 from training.train import TrainInputs, train
 
-from api_support import make_artifacts, make_settings
+from api_support import ADMIN_TOKEN, EVENTS_APP_TOKEN, make_artifacts, make_settings
 
 N_ITEMS, N_QUERIES = 400, 600
 
@@ -66,4 +66,15 @@ def lenient_client(rec, v1, data_dir, tmp_path_factory):
     artifacts = make_artifacts(tmp_path_factory.mktemp("artifacts") / "a", v1)
     app = create_app(make_settings(artifacts, data_dir, max_body_bytes=100_000), recommender=rec)
     with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
+
+
+@pytest.fixture
+def app_client(tmp_path, v1, data_dir, rec, store_url):
+    """A client of an app serving a copy of v1 on `store_url` (SQLite, then PostgreSQL), admin
+    and event ingestion on (ADMIN_TOKEN, EVENTS_APP_TOKEN), at most 20 events a batch."""
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, events_token=EVENTS_APP_TOKEN,
+                             database_url=store_url, max_event_batch=20)
+    with TestClient(create_app(settings, recommender=rec)) as c:
         yield c

@@ -11,20 +11,11 @@ from fastapi.testclient import TestClient
 from api.main import create_app
 from recsys.artifact import ITEMS_FILE
 
-from api_support import ADMIN_TOKEN, make_artifacts, make_settings
+from api_support import ADMIN_TOKEN, EVENTS_APP_TOKEN, make_artifacts, make_settings
 
-EVENTS_TOKEN = "test-events-token"
+EVENTS_TOKEN = EVENTS_APP_TOKEN
 PUSH = {"Authorization": f"Bearer {EVENTS_TOKEN}"}
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-
-
-@pytest.fixture
-def app_client(tmp_path, v1, data_dir, rec, store_url):
-    artifacts = make_artifacts(tmp_path / "artifacts", v1)
-    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, events_token=EVENTS_TOKEN,
-                             database_url=store_url, max_event_batch=20)
-    with TestClient(create_app(settings, recommender=rec)) as c:
-        yield c
 
 
 def stats(c: TestClient) -> dict:

@@ -9,19 +9,13 @@ from __future__ import annotations
 import itertools
 from urllib.parse import quote
 
-import pytest
-from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_events import ADMIN, PUSH, stats  # app_client: tests/api/conftest.py, both stores
 
-from api.main import create_app
 from recsys.ids import item_id_problem
 
-from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 
-EVENTS_TOKEN = "fuzz-events-token"
-PUSH = {"Authorization": f"Bearer {EVENTS_TOKEN}"}
-ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 def fuzz(examples: int) -> settings:
     """Bounded and repeatable: the same cases on every run, no example database."""
     return settings(max_examples=examples, deadline=None, derandomize=True, database=None,
@@ -31,21 +25,6 @@ def fuzz(examples: int) -> settings:
 ANY_TEXT = st.text(st.characters(codec="utf-8"), min_size=0, max_size=80)
 VALID_ID = st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs")), min_size=1,
                    max_size=40).filter(lambda s: item_id_problem(s) is None)
-
-
-@pytest.fixture
-def app_client(tmp_path, v1, data_dir, rec, store_url):
-    artifacts = make_artifacts(tmp_path / "artifacts", v1)
-    settings_ = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, events_token=EVENTS_TOKEN,
-                              database_url=store_url, max_event_batch=20)
-    with TestClient(create_app(settings_, recommender=rec)) as c:
-        yield c
-
-
-def _stored_events(c: TestClient) -> int:
-    r = c.get("/admin/events/stats", headers=ADMIN)
-    assert r.status_code == 200, r.text
-    return int(r.json()["total"])
 
 
 def test_fuzzed_event_batches_are_stored_once_or_refused_never_a_5xx(app_client, rec):
@@ -75,7 +54,7 @@ def test_fuzzed_event_batches_are_stored_once_or_refused_never_a_5xx(app_client,
 
     post()
     assert acknowledged, "no batch was accepted: the strategy tests nothing"
-    assert _stored_events(c) == len(acknowledged)
+    assert stats(c)["total"] == len(acknowledged)
 
 
 def test_fuzzed_catalogue_changes_are_served_as_acknowledged_never_a_5xx(app_client):
