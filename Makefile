@@ -35,7 +35,7 @@ bench: setup
 # temporary folder otherwise, so that `make test` leaves the tracked files alone).
 screenshots: setup
 	bash scripts/install_chromium.sh
-	SCREENSHOTS_DIR=$(CURDIR)/docs $(BIN)/pytest tests/test_web_page.py -q -k "heatmaps or phone"
+	SCREENSHOTS_DIR=$(CURDIR)/docs $(BIN)/pytest tests/test_web_page.py -q -k "item_heatmaps_match_explain or phone_width_has_no_horizontal_overflow"
 
 clean:
 	rm -rf $(VENV) artifacts data/generated .pytest_cache

@@ -363,6 +363,10 @@ class ModelOut(_Out):
     version: str
     trained_at: str | None
     facets: list[str]
+    attributes: dict[str, int] = Field(
+        description="facet -> how many distinct attributes the catalogue has in it; a head of 0 "
+                    "can never match (a catalogue of titles and descriptions alone may fill only "
+                    "`other`)")
     n_items: int
     loaded_at: str
     data: dict[str, Any] = Field(description="input files and their fingerprints")

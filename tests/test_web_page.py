@@ -1,7 +1,12 @@
 """The web page at `/`, driven in Debian's headless Chromium through Playwright.
 
-The real service runs in its own process on 127.0.0.1 over a small trained model; the page is
-checked against the API it calls: bars against POST /recommend, heatmaps and erasure against
+The page has two views: the shopper's (`/`: titles, attributes in words, a plain reason; no
+metric, no "prior", no sliders) and the merchandiser's (`/?view=explain`). The real service runs
+in its own process on 127.0.0.1 over a small trained model (and, for the heads a catalogue of
+titles and descriptions never fills, over a tiny one trained by `recsys train --epochs 1`); the
+shopper's view, labels in words, hidden heads, bars on a fixed scale, the stop-word line and
+unbroken head names are checked at a 375 px phone width and at a desktop width. In the explain
+view the page is checked against the API it calls: bars against POST /recommend, heatmaps and erasure against
 POST /explain, the comparison against POST /compare; sliders re-rank, `/?q=` links open a query,
 and a 375 px phone viewport has no horizontal overflow; /docs and /redoc render with every request
 outside the service refused. Screenshots go to a temporary folder; `make screenshots` sets
@@ -16,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -26,11 +32,15 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import pytest
 
-from tests.live_server import clean_env, free_port, stop, wait_ready
+from tests.live_server import RECSYS, clean_env, free_port, stop, wait_ready
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = "red casual cotton dress"
+EXPLAIN = "view=explain&"  # the merchandiser's view, in the URL
+WIDTHS = {"phone": {"width": 375, "height": 812}, "desktop": {"width": 1280, "height": 900}}
+# an attribute label as its key says it, "category:dress": what the page never shows as such
+RAW_KEY = r"\b[A-Za-z_]+:[^\s]"
 
 if not CHROMIUM.exists() and os.environ.get("SCREENSHOTS_DIR"):  # `make screenshots`: no silent skip
     pytest.fail(f"{CHROMIUM} not found: no screenshots taken", pytrace=False)
@@ -165,7 +175,7 @@ def _heatmaps(page: Page) -> dict:
     """What the page shows, read from the DOM: per head, column labels, the weight matrix, erasure."""
     return page.eval_on_selector_all("#detail table.heatmap", """tables => Object.fromEntries(tables.map(t => [
         t.dataset.head, {
-          attributes: [...t.querySelectorAll('thead th')].slice(1).map(th => th.textContent),
+          attributes: [...t.querySelectorAll('thead th')].slice(1).map(th => th.dataset.attribute),
           tokens: [...t.querySelectorAll('tbody th')].map(th => th.textContent),
           weights: [...t.querySelectorAll('tbody tr')].map(tr =>
               [...tr.querySelectorAll('td')].map(td => parseFloat(td.dataset.weight))),
@@ -177,7 +187,7 @@ def _heatmaps(page: Page) -> dict:
 # ---- tests ------------------------------------------------------------------------------------
 
 def test_search_shows_ranked_results_with_head_bars(page: Page, http):
-    page.goto("/")
+    page.goto("/?view=explain")
     page.get_by_label("Search products").fill(QUERY)
     page.keyboard.press("Enter")
     ids = _wait_results(page)
@@ -193,7 +203,7 @@ def test_search_shows_ranked_results_with_head_bars(page: Page, http):
         for (_, shown), head in zip(bar, item["explanation"]["heads"]):
             assert shown == pytest.approx(head["contribution"], abs=1e-6)
     legend = page.locator("#legend li").all_text_contents()
-    assert [t.strip() for t in legend] == heads
+    assert [t.strip().lower() for t in legend] == heads
     colours = page.eval_on_selector_all("#results .result:first-child .bar .seg",
                                         "els => els.map(e => getComputedStyle(e).backgroundColor)")
     assert len(set(colours)) == 4
@@ -223,7 +233,7 @@ def test_shared_link_opens_the_query_and_item(page: Page, http):
 
 
 def test_header_names_the_metric_the_model_is_judged_by(page: Page, http):
-    page.goto("/")
+    page.goto("/?view=explain")
     held_out = http.get("/model").json()["metrics"]["held_out"]["model"]["ndcg@10"]
     # this model was trained without judgments: the header says the figure is the click split's
     expect(page.locator("#model-info")).to_contain_text(f"NDCG@10 on held-out clicks {held_out:.3f}")
@@ -231,7 +241,7 @@ def test_header_names_the_metric_the_model_is_judged_by(page: Page, http):
 
 
 def test_heatmap_column_headers_stay_inside_their_columns(page: Page):
-    page.goto(f"/?q={QUERY}")
+    page.goto(f"/?{EXPLAIN}q={QUERY}")
     ids = _wait_results(page)
     page.locator("#results .result").first.locator("button.open").click()
     _wait_detail(page, ids[0])
@@ -246,7 +256,7 @@ def test_heatmap_column_headers_stay_inside_their_columns(page: Page):
 
 
 def test_item_heatmaps_match_explain(page: Page, http, shots):
-    page.goto(f"/?q={QUERY}")
+    page.goto(f"/?{EXPLAIN}q={QUERY}")
     ids = _wait_results(page)
     first = page.locator("#results .result").first.locator("button.open")
     first.focus()
@@ -278,7 +288,7 @@ def test_item_heatmaps_match_explain(page: Page, http, shots):
 
 
 def test_head_weight_slider_reranks_live(page: Page, http):
-    page.goto(f"/?q={QUERY}")
+    page.goto(f"/?{EXPLAIN}q={QUERY}")
     before = _wait_results(page)
     slider = page.get_by_label("other head weight")
     slider.focus()
@@ -297,7 +307,7 @@ def test_head_weight_slider_reranks_live(page: Page, http):
 
 
 def test_compare_two_items(page: Page, http):
-    page.goto(f"/?q={QUERY}")
+    page.goto(f"/?{EXPLAIN}q={QUERY}")
     ids = _wait_results(page)
     button = page.locator("#compare-button")
     expect(button).to_be_disabled()
@@ -312,12 +322,18 @@ def test_compare_two_items(page: Page, http):
     assert [h for h, _ in shown] == [h["head"] for h in api["heads"]]
     for (_, diff), head in zip(shown, api["heads"]):
         assert diff == pytest.approx(head["difference"], abs=1e-9)
-    # "why is A above B" in the API's words, the reason lines' wording
-    expect(page.locator("#compare-body .summary")).to_have_text(api["summary"])
+    # "why is A above B" in the API's words, the reason lines' wording, attribute keys in words
+    assert page.locator("#compare-body .summary").get_attribute("data-text") == api["summary"]
+    assert not re.search(RAW_KEY, page.locator("#compare-body .summary").text_content())
 
 
 def test_words_that_match_nothing_are_said_in_words(page: Page):
     page.goto("/?q=zxqv%20blorf")
+    _wait_results(page)
+    note = page.locator("#nomatch")
+    expect(note).to_contain_text("No product matches your search (“zxqv”, “blorf”)")
+    expect(note).not_to_contain_text("prior")  # the shopper's view
+    page.goto(f"/?{EXPLAIN}q=zxqv%20blorf")
     _wait_results(page)
     note = page.locator("#nomatch")
     expect(note).to_be_visible()
@@ -329,7 +345,7 @@ def test_words_that_match_nothing_are_said_in_words(page: Page):
 
 
 def test_controls_are_labelled(page: Page):
-    page.goto(f"/?q={QUERY}")
+    page.goto(f"/?{EXPLAIN}q={QUERY}")
     _wait_results(page)
     unlabelled = page.evaluate("""() => [...document.querySelectorAll('input, button, select')]
         .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
@@ -344,7 +360,7 @@ def test_phone_width_has_no_horizontal_overflow(browser, base_url, http, shots):
                                   device_scale_factor=2, is_mobile=True, has_touch=True)
     page = context.new_page()
     try:
-        page.goto(f"/?q={QUERY}")
+        page.goto(f"/?{EXPLAIN}q={QUERY}")
         ids = _wait_results(page)
         _screenshot(page, shots / "screenshot-phone.png")
         width = "Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
@@ -391,26 +407,35 @@ def test_api_docs_render_with_no_request_outside_the_service(browser, base_url, 
 
 
 def test_a_schema_added_facet_shows_as_a_fifth_head(browser, material_trained, tmp_path):
-    """A model whose schema adds `material` (tests/planted.py): five bars, five legend entries
-    in five colours, five heatmaps, the material one showing the match that ranks the item."""
+    """A model whose schema adds `material` (tests/planted.py): five heads, of which the page
+    draws those the planted catalogue fills (bars, legend entries in their colours, heatmaps), the
+    material one showing the match that ranks the item; the others are named in one note."""
     version = Path(material_trained[1]["path"])
-    heads = ["quality", "color", "style", "other", "material"]
+    facets = ["quality", "color", "style", "other", "material"]
     with _serving(version, tmp_path / "server.log") as base:
         context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=base)
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto("/?q=wool+dress")
+        page.goto("/?view=explain&q=wool+dress")
         ids = _wait_results(page)
         api = httpx.post(f"{base}/recommend", json={"query": "wool dress", "k": 10}).json()
         assert ids == [it["item_id"] for it in api["items"]]
+        model = httpx.get(f"{base}/model").json()
+        assert model["facets"] == facets
+        heads = [h for h in facets if model["attributes"][h]]
+        hidden = [h for h in facets if not model["attributes"][h]]
+        assert "material" in heads and len(heads) >= 3
+        if hidden:
+            expect(page.locator("#hidden-heads")).to_contain_text(
+                ", ".join(h.capitalize() for h in hidden))
         bars = page.eval_on_selector_all("#results .result", """els => els.map(e =>
             [...e.querySelectorAll('.bar .seg')].map(s => s.dataset.head))""")
         assert bars and all(bar == heads for bar in bars)
-        assert [t.strip() for t in page.locator("#legend li").all_text_contents()] == heads
+        assert [t.strip().lower() for t in page.locator("#legend li").all_text_contents()] == heads
         colours = page.eval_on_selector_all("#results .result:first-child .bar .seg",
                                             "els => els.map(e => getComputedStyle(e).backgroundColor)")
-        assert len(set(colours)) == 5
+        assert len(set(colours)) == len(heads)
         page.locator("#results .result").first.locator("button.open").click()
         _wait_detail(page, ids[0])
         maps = _heatmaps(page)
@@ -419,3 +444,213 @@ def test_a_schema_added_facet_shows_as_a_fifth_head(browser, material_trained, t
         assert maps["material"]["weights"][0][0] > 0.5  # "wool" attends to the item's wool
         context.close()
         assert not errors, errors
+
+
+# ---- the shopper's page and the merchandiser's view (issue 28, point 4), at two widths ---------
+
+@pytest.fixture(scope="module")
+def title_only_url(tmp_path_factory) -> Iterator[str]:
+    """The service over a catalogue of titles and descriptions alone (as CrowdFlower's): no
+    column feeds quality, color or style, and no title says a colour, a style or a grade, so
+    three of the four heads have no attribute at all. Trained by `recsys train --epochs 1`."""
+    folder = tmp_path_factory.mktemp("title-only")
+    things = ["kettle", "toaster", "drill", "hammer", "ladder", "shovel", "cable", "charger", "router", "stapler"]
+    kinds = ["electric", "cordless", "portable", "compact", "outdoor"]
+    items = ["item_id,title,description"]
+    searches = ["query,item_id,label"]
+    for i in range(40):
+        thing, kind = things[i % len(things)], kinds[i % len(kinds)]
+        items.append(f'p{i:03d},{kind} {thing} model {i},"A {kind} {thing} for the home workshop, item {i}."')
+        searches += [f"{thing},p{i:03d},1", f"{kind} {thing},p{i:03d},1"]
+    (folder / "items.csv").write_text("\n".join(items) + "\n")
+    (folder / "searches.csv").write_text("\n".join(searches) + "\n")
+    out = folder / "artifacts"
+    subprocess.run([RECSYS, "train", "--items", str(folder / "items.csv"), "--interactions",
+                    str(folder / "searches.csv"), "--out", str(out), "--epochs", "1", "--seed", "0"],
+                   cwd=folder, env=clean_env(), check=True, capture_output=True, timeout=600)
+    version = next(p for p in sorted(out.iterdir()) if p.is_dir() and p.name.startswith("v"))
+    with _serving(version, folder / "server.log") as base:
+        yield base
+
+
+@contextlib.contextmanager
+def _at_width(browser, base: str, width: str) -> Iterator[Page]:
+    phone = width == "phone"
+    context = browser.new_context(viewport=WIDTHS[width], base_url=base, is_mobile=phone, has_touch=phone)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, f"errors in the page: {errors}"
+
+
+def _visible_text(page: Page) -> str:
+    return page.evaluate("document.body.innerText")
+
+
+def _open_first(page: Page) -> str:
+    ids = page.eval_on_selector_all("#results .result", "els => els.map(e => e.dataset.itemId)")
+    page.locator("#results .result").first.locator("button.open").click()
+    _wait_detail(page, ids[0])
+    return ids[0]
+
+
+def _compare(page: Page, first: int = 0, second: int = 1) -> None:
+    page.locator("#results .result").nth(first).get_by_label("Compare").check()
+    page.locator("#results .result").nth(second).get_by_label("Compare").check()
+    page.locator("#compare-button").click()
+    page.wait_for_function("document.querySelector('#compare').dataset.state === 'ready'")
+
+
+def _worded(label: str) -> str:
+    """An attribute label as the page says it: 'category:dress' -> 'Category: dress'."""
+    key, sep, value = label.partition(":")
+    if not sep:
+        return label.replace("_", " ")
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key).replace("_", " ").strip().lower()
+    return f"{words[:1].upper()}{words[1:]}: {value.replace('_', ' ')}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_shoppers_view_has_no_model_figures_and_explain_is_a_link(browser, base_url, width):
+    with _at_width(browser, base_url, width) as page:
+        page.goto(f"/?q={QUERY}")
+        ids = _wait_results(page)
+        expect(page.locator("#model-info")).to_contain_text("400 products")
+        text = _visible_text(page)
+        for word in ("NDCG", "BM25", "prior", "score", "head weight"):
+            assert word.lower() not in text.lower(), f"{word!r} in the shopper's view"
+        assert page.locator("input[type=range]:visible").count() == 0
+        assert page.locator("#results .bar:visible").count() == 0
+        assert page.locator("#results input[type=checkbox]:visible").count() == 0  # compare: explain
+        reasons = page.locator("#results .result .summary").all_text_contents()
+        assert len(reasons) == len(ids) and all(reasons) and reasons[0].startswith("Matches “")
+        assert page.locator("#results .result .attrs-line").first.text_content().count(": ") >= 3
+        _open_first(page)
+        assert page.locator("#detail table.heatmap").count() == 0
+        assert "prior" not in _visible_text(page).lower()
+
+        page.get_by_role("button", name="Explain").click()  # the merchandiser's view
+        page.wait_for_function("document.querySelectorAll('#detail table.heatmap').length === 4")
+        assert parse_qs(urlparse(page.url).query)["view"] == ["explain"]
+        expect(page.locator("#model-info")).to_contain_text("NDCG@10")
+        assert page.locator("input[type=range]:visible").count() == 4
+        page.reload()  # the choice is in the URL
+        _wait_results(page)
+        expect(page.get_by_role("button", name="Explain")).to_have_attribute("aria-pressed", "true")
+        assert page.locator("#results .bar:visible").count() == len(ids)
+        page.get_by_role("button", name="Shop").click()
+        assert "view" not in parse_qs(urlparse(page.url).query)
+        assert page.locator("input[type=range]:visible").count() == 0
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_attribute_keys_are_said_in_words(browser, base_url, width):
+    with _at_width(browser, base_url, width) as page:
+        page.goto(f"/?q={QUERY}")
+        _wait_results(page)
+        shop = _visible_text(page)
+        assert not re.findall(RAW_KEY, shop), "a raw attribute key in the shopper's view"
+        assert "Category: " in shop and "Rating: " in shop
+        _open_first(page)
+        assert not re.findall(RAW_KEY, _visible_text(page))
+        assert "Price: " in page.locator("#detail").text_content()
+
+        page.goto(f"/?{EXPLAIN}q={QUERY}")
+        _wait_results(page)
+        _open_first(page)
+        _compare(page)
+        assert not re.findall(RAW_KEY, _visible_text(page)), "a raw attribute key in the explain view"
+        headers = page.eval_on_selector_all("#detail table.heatmap thead th[data-attribute]",
+                                            "ths => ths.map(th => [th.dataset.attribute, th.textContent])")
+        keyed = [(raw, shown) for raw, shown in headers if ":" in raw]
+        assert keyed and all(shown == _worded(raw) for raw, shown in keyed)
+        said = page.evaluate("""() => ['category:dress', 'rating:4.4+', 'price:37-56', 'baseColour:navy_blue',
+            'product_type:cordless_drill', 'red'].map(l => window.recsysPage.label(l))""")
+        assert said == ["Category: dress", "Rating: 4.4+", "Price: 37-56", "Base colour: navy blue",
+                        "Product type: cordless drill", "red"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_heads_a_catalogue_never_fills_are_hidden_with_a_note(browser, title_only_url, width):
+    with _at_width(browser, title_only_url, width) as page:
+        model = httpx.get(f"{title_only_url}/model").json()
+        assert model["attributes"] == {"quality": 0, "color": 0, "style": 0, "other": model["attributes"]["other"]}
+        page.goto("/?view=explain&q=cordless+drill")
+        _wait_results(page)
+        note = page.locator("#hidden-heads")
+        expect(note).to_be_visible()
+        expect(note).to_contain_text("3 heads have no attributes in this catalogue: Quality, Color, Style")
+        assert page.eval_on_selector_all("input[type=range]", "els => els.map(e => e.dataset.head)") == ["other"]
+        assert [t.strip() for t in page.locator("#legend li").all_text_contents()] == ["Other"]
+        segs = page.eval_on_selector_all("#results .result .seg", "els => [...new Set(els.map(e => e.dataset.head))]")
+        assert segs == ["other"]
+        _open_first(page)
+        assert page.eval_on_selector_all("#detail table.heatmap", "ts => ts.map(t => t.dataset.head)") == ["other"]
+        assert "(no match)" not in "".join(page.locator("#detail h3").all_text_contents())
+        _compare(page)
+        assert page.eval_on_selector_all("#compare tbody tr", "rs => rs.map(r => r.dataset.head)") == ["other"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_bars_are_on_a_fixed_scale(browser, base_url, http, width):
+    """A full bar is the same score for every result and query, not the first result's: items
+    that matched nothing show empty bars, and a good match does not fill the bar by itself."""
+    fill = """els => els.map(bar => [...bar.querySelectorAll('.seg')]
+        .reduce((s, seg) => s + seg.getBoundingClientRect().width, 0) / bar.getBoundingClientRect().width)"""
+    with _at_width(browser, base_url, width) as page:
+        page.goto(f"/?{EXPLAIN}q=zxqv+blorf")
+        _wait_results(page)
+        empty = page.eval_on_selector_all("#results .result .bar", fill)
+        assert empty and all(f < 0.01 for f in empty), empty
+        page.goto(f"/?{EXPLAIN}q=dress")
+        _wait_results(page)
+        shown = page.eval_on_selector_all("#results .result .bar", fill)
+        scale = float(page.locator("#results .bar").first.get_attribute("data-scale"))
+        api = http.post("/recommend", json={"query": "dress", "k": 10}).json()["items"]
+        expected = [min(1.0, sum(max(0.0, h["contribution"]) for h in it["explanation"]["heads"] if h["matches"])
+                        / scale) for it in api]
+        assert shown == pytest.approx(expected, abs=0.01)
+        assert max(shown) < 0.9  # one word's matches: far from a full bar
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_query_of_stop_words_says_they_were_dropped(browser, base_url, http, width):
+    query = "the and of with"
+    assert http.post("/recommend", json={"query": query, "k": 1}).json()["tokens"] == []
+    line = f"“{query}” are all common words the search ignores"
+    with _at_width(browser, base_url, width) as page:
+        page.goto("/?q=the+and+of+with")
+        _wait_results(page)
+        expect(page.locator("#nomatch")).to_be_visible()
+        expect(page.locator("#nomatch")).to_contain_text(line)
+        page.goto("/?view=explain&q=the+and+of+with")
+        _wait_results(page)
+        expect(page.locator("#nomatch")).to_contain_text(line)
+        _open_first(page)
+        expect(page.locator("#detail")).to_contain_text(line)
+        assert page.locator("#detail table.heatmap").count() == 0  # no four empty heatmaps
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_table_head_names_never_wrap(browser, base_url, width):
+    with _at_width(browser, base_url, width) as page:
+        page.goto(f"/?{EXPLAIN}q={QUERY}")
+        _wait_results(page)
+        _compare(page)
+        # the lines a header's words are drawn on: the tops of its text's boxes
+        lines = page.eval_on_selector_all("#compare table th", """ths => ths.map(th => {
+            const tops = new Set();
+            const walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+            for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+              if (!t.textContent.trim()) continue;
+              const r = document.createRange(); r.selectNodeContents(t);
+              for (const box of r.getClientRects()) if (box.width > 0) tops.add(Math.round(box.top));
+            }
+            return [th.textContent.trim(), tops.size]; })""")
+        wrapped = [name for name, n in lines if name and n > 1]
+        assert not wrapped, f"wrapped in the compare table: {wrapped}"

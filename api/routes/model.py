@@ -17,7 +17,9 @@ async def get_model_info(rec: ModelDep, store: StoreDep) -> dict:
     m = rec.manifest
     return {
         "version": rec.version, "trained_at": m.get("trained_at"),
-        "facets": list(rec.facets), "n_items": rec.catalog.n_items,
+        "facets": list(rec.facets),
+        "attributes": {f: len(rec.catalog.vocab.get(f, ())) for f in rec.facets},
+        "n_items": rec.catalog.n_items,
         "loaded_at": store.loaded_at or "", "data": public_paths(m.get("data", {})),
         "metrics": m.get("metrics", {}),
         "config": m.get("config", {}), "training": m.get("training", {}),

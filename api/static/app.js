@@ -1,5 +1,7 @@
-// The web page of the explainable recommender: search, per-head contribution bars, heatmaps,
-// head-weight sliders and a head-by-head comparison. Plain DOM, no build step, no CDN.
+// The web page of the explainable recommender. Two views: the shopper's (`/`: results with their
+// attributes and a plain reason, no model figures) and the merchandiser's (`/?view=explain`:
+// per-head contribution bars on a fixed scale, heatmaps, head-weight sliders, the model's metrics
+// and a head-by-head comparison). Plain DOM, no build step, no CDN.
 // Everything the API returns is written with textContent (never innerHTML): item data is text.
 "use strict";
 
@@ -7,9 +9,19 @@
   const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]; // Okabe-Ito
   const PAGE = 10;
   const DEBOUNCE_MS = 150;
+  // The contribution bars' scale, the same for every result and query: a full bar is this much
+  // score from the heads (a word's strong match is worth 1 to 3), never the best result's total.
+  // A head draws its part only when one of its attributes matched a word (the API's `matches`):
+  // the little weak attention adds elsewhere is in the numbers, so a result that matched nothing
+  // shows an empty bar. A longer bar is cut at the end.
+  const BAR_FULL = 10;
+  const STRONG = 0.5; // a match the shopper's reason names: at least this share of the word's attention
 
   const state = {
     heads: ["quality", "color", "style", "other"], // replaced by GET /model's facets
+    attributeCounts: null, // GET /model: facet -> the catalogue's distinct attributes (0: never matches)
+    model: null, // GET /model's answer
+    view: "shop", // "shop" (the shopper's) or "explain" (the merchandiser's), `?view=explain`
     weights: {},
     query: "",
     items: [], // ranked items shown, in order
@@ -43,6 +55,37 @@
     const i = state.heads.indexOf(head);
     return PALETTE[(i < 0 ? state.heads.length : i) % PALETTE.length];
   };
+  // Heads that some attribute of the catalogue can match, in facet order: the others are hidden
+  const liveHeads = () => state.heads.filter((h) => !state.attributeCounts || state.attributeCounts[h] !== 0);
+  const deadHeads = () => state.heads.filter((h) => state.attributeCounts && state.attributeCounts[h] === 0);
+  const explaining = () => state.view === "explain";
+
+  // ---- human labels: the one place attribute keys and head names become words ----------------
+
+  // "baseColour" / "base_colour" -> "base colour"
+  const keyWords = (key) => key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_\s]+/g, " ").trim().toLowerCase();
+  const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+  /** An attribute label or a head name in words: "category:dress" -> "Category: dress",
+   * "rating:4.4+" -> "Rating: 4.4+", "product_type:cordless_drill" -> "Product type: cordless drill",
+   * a label without a key is its value, after its facet's name when given ("red", "Color: red"). */
+  function label(text, facet) {
+    const s = String(text);
+    const i = s.indexOf(":");
+    if (s.startsWith("(")) return s; // "(no match)"
+    if (i <= 0) return facet ? `${headName(facet)}: ${s.replace(/_/g, " ")}` : s.replace(/_/g, " ");
+    return `${capital(keyWords(s.slice(0, i)))}: ${s.slice(i + 1).replace(/_/g, " ")}`;
+  }
+  function headName(head) { return capital(keyWords(head)); }
+  // Labels seen in answers, so that the API's sentences can say them in words as well
+  const knownLabels = new Set();
+  function learnLabels(labels) { for (const l of labels) if (String(l).includes(":")) knownLabels.add(String(l)); }
+  function inWords(text) {
+    let out = String(text || "");
+    for (const l of [...knownLabels].sort((a, b) => b.length - a.length)) out = out.split(l).join(label(l));
+    // any other key:value the page has not seen (a label of an item not listed)
+    return out.replace(/\b([A-Za-z][A-Za-z0-9_]*):(?=[^\s:])([^\s,;()'"“”]+)/g, (_, k, v) => label(`${k}:${v}`));
+  }
+
   const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : "–");
   const signed = (x, digits = 3) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(digits);
 
@@ -90,11 +133,13 @@
       const x = parseFloat(v);
       if (h && Number.isFinite(x)) weights[h] = Math.min(2, Math.max(0, x));
     }
-    return { q: (p.get("q") || "").trim(), weights, item: p.get("item") };
+    return { q: (p.get("q") || "").trim(), weights, item: p.get("item"),
+      view: p.get("view") === "explain" ? "explain" : "shop" };
   }
 
   function writeUrl(push) {
     const p = new URLSearchParams();
+    if (state.view === "explain") p.set("view", "explain");
     if (state.query) p.set("q", state.query);
     const w = Object.entries(headWeights()).map(([h, v]) => `${h}:${v}`).join(",");
     if (w) p.set("w", w);
@@ -122,7 +167,7 @@
   function buildControls() {
     const sliders = $("#sliders");
     sliders.replaceChildren();
-    for (const h of state.heads) {
+    for (const h of liveHeads()) {
       const id = `w-${h}`;
       const value = state.weights[h] ?? 1;
       const out = el("output", { id: `${id}-out`, for: id, text: value.toFixed(1) });
@@ -132,13 +177,19 @@
         oninput: (e) => onSlider(h, parseFloat(e.target.value)),
       });
       sliders.append(el("div", { class: "slider" },
-        el("label", { for: id }, el("span", { class: "swatch", style: `background:${colour(h)}`, "aria-hidden": "true" }), ` ${h}`,
+        el("label", { for: id }, el("span", { class: "swatch", style: `background:${colour(h)}`, "aria-hidden": "true" }), ` ${headName(h)}`,
           el("span", { class: "visually-hidden" }, " head weight")),
         input, out));
     }
     const legend = $("#legend");
-    legend.replaceChildren(...state.heads.map((h) => el("li", {},
-      el("span", { class: "swatch", style: `background:${colour(h)}`, "aria-hidden": "true" }), h)));
+    legend.replaceChildren(...liveHeads().map((h) => el("li", { "data-head": h },
+      el("span", { class: "swatch", style: `background:${colour(h)}`, "aria-hidden": "true" }), headName(h))));
+    const dead = deadHeads();
+    const note = $("#hidden-heads");
+    note.textContent = !dead.length ? "" : `${dead.length} ${dead.length > 1 ? "heads have" : "head has"} no attributes `
+      + `in this catalogue: ${dead.map(headName).join(", ")}. ${dead.length > 1 ? "They" : "It"} can never match, `
+      + "so the page leaves them out.";
+    note.hidden = !dead.length;
   }
 
   let sliderTimer = null;
@@ -226,8 +277,8 @@
   function renderResults(data, { focusIndex = null } = {}) {
     state.shown = data;
     const list = $("#results");
-    const maxTotal = Math.max(1e-9, ...state.items.map((it) => totalContribution(it)));
-    list.replaceChildren(...state.items.map((it) => resultCard(it, maxTotal)));
+    for (const it of state.items) learnLabels(Object.values(it.attributes || {}).flat());
+    list.replaceChildren(...state.items.map((it) => resultCard(it)));
     list.dataset.state = "ready";
     list.dataset.query = state.query;
     list.dataset.weights = weightsKey();
@@ -236,7 +287,7 @@
     const took = data.took_ms !== undefined ? ` in ${Math.round(data.took_ms)} ms` : "";
     setStatus(shown ? `${shown} of ${state.total} items for “${state.query}”${took}`
       : `No items for “${state.query}”`);
-    renderNoMatch(data.unmatched_tokens || [], state.items);
+    renderNoMatch(data.unmatched_tokens || [], state.items, data.tokens);
     $("#more").hidden = shown >= state.total || shown >= 100;
     if (focusIndex !== null) {
       const btn = list.children[focusIndex]?.querySelector(".open");
@@ -245,45 +296,98 @@
   }
 
   // Say in words when query words match nothing: the ranking is then the items' prior alone
-  function renderNoMatch(unmatched, items) {
+  function renderNoMatch(unmatched, items, tokens) {
     const note = $("#nomatch");
     const anyMatch = items.some((it) => it.explanation && it.explanation.matched);
     const words = unmatched.map((w) => `“${w}”`).join(", ");
+    const dropped = Array.isArray(tokens) && tokens.length === 0 && state.query;
     let text = "";
-    if (items.length && items.every((it) => it.explanation) && !anyMatch) {
+    if (dropped) { // every word was a stop word: say so, not "no match"
+      text = stopWordsLine();
+      note.dataset.reason = "stop-words";
+    } else if (!explaining()) {
+      note.dataset.reason = "no-match";
+      if (items.length && items.every((it) => it.explanation) && !anyMatch) {
+        text = `No product matches your search${words ? ` (${words})` : ""}: these results do not match any of its words.`;
+      } else if (words) {
+        text = `No product matches ${words}, so the results are for your other words.`;
+      }
+    } else if (items.length && items.every((it) => it.explanation) && !anyMatch) {
+      note.dataset.reason = "no-match";
       text = "No query word matched any item's attributes: these items are ranked by their prior alone"
         + (words ? ` (no item matches ${words}).` : ".");
     } else if (words) {
+      note.dataset.reason = "no-match";
       text = `No item matches ${words}: ${unmatched.length > 1 ? "these words add" : "this word adds"} nothing to the ranking.`;
     }
     note.textContent = text;
     note.hidden = !text;
   }
 
+  const stopWordsLine = () => `“${state.query}” ${/\s/.test(state.query) ? "are all common words" : "is a common word"} `
+    + "the search ignores: add a word that describes the product, such as its kind, colour or brand.";
+
   function contributions(item) {
     const by = {};
     for (const h of (item.explanation && item.explanation.heads) || []) by[h.head] = h.contribution;
     return by;
   }
-  const totalContribution = (item) =>
-    Object.values(contributions(item)).reduce((s, c) => s + Math.max(0, c), 0);
 
-  function resultCard(item, maxTotal) {
+  // The shopper's reason: which of their words matched what, in words; no score, no model terms
+  function plainReason(item) {
+    const e = item.explanation;
+    if (!e) return "";
+    if (!state.shown || (Array.isArray(state.shown.tokens) && !state.shown.tokens.length)) return "";
+    const seen = new Set();
+    const parts = [];
+    const heads = e.heads.filter((h) => h.matches.length).sort((a, b) => b.contribution - a.contribution);
+    for (const h of heads) {
+      // strong matches only (most of the word's attention in the head): a shopper's reason
+      for (const m of [...h.matches].filter((x) => x.weight >= STRONG).sort((a, b) => b.weight - a.weight)) {
+        if (seen.has(m.query_token)) continue;
+        seen.add(m.query_token);
+        parts.push(`“${m.query_token}” → ${label(m.attribute, h.head)}`);
+      }
+    }
+    return parts.length ? `Matches ${parts.slice(0, 3).join(", ")}` : "None of your search words matched this product.";
+  }
+
+  // The item's attributes in words, each after its facet when it has no key of its own (the
+  // title's and the description's words are left out: the title says them)
+  const attributeLabels = (item) => Object.entries(item.attributes || {})
+    .flatMap(([facet, labels]) => labels.filter((l) => !/^(title|description):/.test(l)).map((l) => label(l, facet)));
+  const attributeLine = (item, limit = 6) => attributeLabels(item).slice(0, limit).join(" · ");
+
+  function contributionBar(item) {
     const by = contributions(item);
-    const described = state.heads.map((h) => `${h} ${fmt(by[h] ?? 0, 2)}`).join(", ");
-    const bar = el("div", { class: "bar", role: "img", "aria-label": `Contributions: ${described}` },
-      state.heads.map((h) => {
-        const c = Math.max(0, by[h] ?? 0);
-        return el("span", {
-          class: "seg", "data-head": h, "data-contribution": String(by[h] ?? 0), title: `${h} ${signed(by[h] ?? 0)}`,
-          style: `width:${(100 * c / maxTotal).toFixed(3)}%;background:${colour(h)}`,
-        });
-      }));
-    const numbers = el("p", { class: "numbers", "aria-hidden": "true" },
-      state.heads.map((h) => el("span", {},
-        el("span", { class: "swatch", style: `background:${colour(h)}` }), `${h} ${fmt(by[h] ?? 0, 2)}`)));
+    const matched = new Set(((item.explanation && item.explanation.heads) || [])
+      .filter((h) => h.matches.length).map((h) => h.head));
+    const heads = liveHeads();
+    const described = heads.map((h) => `${headName(h)} ${fmt(by[h] ?? 0, 2)}`).join(", ");
+    let room = 100; // a result above the scale is cut at the bar's end
+    return el("div", { class: "bar", role: "img", "data-scale": String(BAR_FULL),
+      "aria-label": `Contributions (a full bar is +${BAR_FULL}): ${described}` },
+    heads.map((h) => {
+      const width = matched.has(h) ? Math.min(room, 100 * Math.max(0, by[h] ?? 0) / BAR_FULL) : 0;
+      room -= width;
+      return el("span", {
+        class: "seg", "data-head": h, "data-contribution": String(by[h] ?? 0),
+        "data-matched": matched.has(h) ? "true" : "false", title: `${headName(h)} ${signed(by[h] ?? 0)}`,
+        style: `width:${width.toFixed(3)}%;background:${colour(h)}`,
+      });
+    }));
+  }
+
+  function resultCard(item) {
+    const by = contributions(item);
+    const explain = explaining();
+    const numbers = explain ? el("p", { class: "numbers", "aria-hidden": "true" },
+      liveHeads().map((h) => el("span", {},
+        el("span", { class: "swatch", style: `background:${colour(h)}` }), `${headName(h)} ${fmt(by[h] ?? 0, 2)}`))) : null;
     const checked = state.selected.includes(item.item_id);
     const pickId = `pick-${item.rank}`;
+    const attrs = attributeLine(item);
+    const reason = explain ? (item.explanation ? inWords(item.explanation.summary) : "") : plainReason(item);
     const li = el("li", { class: "result" + (state.openItem === item.item_id ? " open" : ""), "data-item-id": item.item_id },
       el("div", { class: "result-head" },
         el("span", { class: "rank", "aria-hidden": "true" }, String(item.rank)),
@@ -293,14 +397,15 @@
             "aria-expanded": state.openItem === item.item_id ? "true" : "false",
             onclick: () => openItem(item.item_id),
           }, item.title || item.item_id)),
-        el("span", { class: "score", title: "prior + head contributions" }, `score ${fmt(item.score, 2)}`)),
-      bar, numbers,
-      item.explanation ? el("p", { class: "summary" }, item.explanation.summary) : null,
-      el("div", { class: "result-foot" },
+        explain ? el("span", { class: "score", title: "prior + head contributions" }, `score ${fmt(item.score, 2)}`) : null),
+      explain ? contributionBar(item) : null, numbers,
+      !explain && attrs ? el("p", { class: "attrs-line" }, attrs) : null,
+      reason ? el("p", { class: "summary" }, reason) : null,
+      explain ? el("div", { class: "result-foot" },
         el("span", { class: "item-id" }, item.item_id),
         el("span", { class: "pick" },
           el("input", { type: "checkbox", id: pickId, checked, onchange: (e) => toggleSelect(item.item_id, e.target.checked) }),
-          el("label", { for: pickId }, "Compare", el("span", { class: "visually-hidden" }, ` ${item.title}`)))));
+          el("label", { for: pickId }, "Compare", el("span", { class: "visually-hidden" }, ` ${item.title}`)))) : null);
     return li;
   }
 
@@ -320,6 +425,17 @@
     if (state.explainCtl) state.explainCtl.abort();
     const ctl = state.explainCtl = new AbortController();
     try {
+      if (!explaining()) { // the shopper's view: the item's attributes and why it is listed
+        const ranked = state.items.find((it) => it.item_id === itemId)
+          || await api(`/items/${encodeURIComponent(itemId)}`, undefined, ctl.signal);
+        if (ctl !== state.explainCtl) return;
+        renderShopperDetail(ranked);
+        panel.dataset.state = "ready";
+        panel.dataset.itemId = itemId;
+        panel.dataset.weights = weightsKey();
+        if (focus) panel.focus();
+        return;
+      }
       const data = await api("/explain", { query: state.query, item_id: itemId, head_weights: headWeights() }, ctl.signal);
       if (ctl !== state.explainCtl) return;
       showError(null);
@@ -343,39 +459,57 @@
     best.attention.forEach((row, t) => row.slice(0, -1).forEach((w, m) => {
       if (!top || w > top.w) top = { w, t, m };
     }));
-    if (!top) return `Scored mostly for ${best.head}`;
-    return `Scored mostly for ${best.head}: '${data.tokens[top.t]}' matched ${best.attributes[top.m]}`;
+    if (!top) return `Scored mostly for ${headName(best.head)}`;
+    return `Scored mostly for ${headName(best.head)}: '${data.tokens[top.t]}' matched ${label(best.attributes[top.m])}`;
+  }
+
+  function renderShopperDetail(item) {
+    $("#detail-title").textContent = item.title || item.item_id;
+    learnLabels(Object.values(item.attributes || {}).flat());
+    const labels = attributeLabels(item);
+    const reason = item.explanation ? plainReason(item) : "";
+    $("#detail-body").replaceChildren(
+      reason ? el("p", { class: "summary detail-summary" }, reason) : "",
+      labels.length ? el("ul", { class: "attr-list" }, labels.map((l) => el("li", {}, l))) : "",
+      el("p", { class: "item-id" }, `Item ${item.item_id}`));
   }
 
   function renderDetail(data) {
     const ranked = state.items.find((it) => it.item_id === data.item_id);
     $("#detail-title").textContent = data.title || (ranked && ranked.title) || data.item_id;
-    const summary = (ranked && ranked.explanation && ranked.explanation.summary) || localSummary(data);
+    for (const h of data.heads) learnLabels(h.attributes);
+    const summary = inWords((ranked && ranked.explanation && ranked.explanation.summary) || localSummary(data));
     const headSum = data.heads.reduce((s, h) => s + h.contribution, 0);
     const body = [
       el("p", { class: "summary detail-summary" }, summary),
       el("p", { class: "equation" },
         `score ${fmt(data.score)} = prior ${fmt(data.prior)} + heads ${fmt(headSum)}`,
         el("span", { class: "item-id" }, ` · ${data.item_id}`)),
-      el("p", { class: "help" }, "Rows: the query's words. Columns: the item's attributes of the head's facet, and " +
-        "“(no match)”. Each cell is the attention weight; each row adds up to 1. " +
-        "The last row is the score change if that attribute were removed (erasure)."),
     ];
-    for (const h of data.heads) body.push(headSection(h, data.tokens));
+    if (!data.tokens.length) { // a query of stop words alone: no word to draw a heatmap for
+      body.push(el("p", { class: "match-notice", "data-reason": "stop-words" }, stopWordsLine()));
+    } else {
+      body.push(el("p", { class: "help" }, "Rows: the query's words. Columns: the item's attributes of the head's facet, and " +
+        "“(no match)”. Each cell is the attention weight; each row adds up to 1. " +
+        "The last row is the score change if that attribute were removed (erasure)."));
+      const live = liveHeads();
+      for (const h of data.heads) if (live.includes(h.head)) body.push(headSection(h, data.tokens));
+    }
     $("#detail-body").replaceChildren(...body);
   }
 
   function headSection(h, tokens) {
     const c = colour(h.head);
-    const caption = el("caption", { class: "visually-hidden" }, `${h.head}: attention of each query word over the item's ${h.head} attributes`);
+    const caption = el("caption", { class: "visually-hidden" }, `${headName(h.head)}: attention of each query word over the item's ${headName(h.head)} attributes`);
     const headRow = el("tr", {}, el("th", { scope: "col", class: "corner" }, "word \\ attribute"),
-      h.attributes.map((a, m) => el("th", { scope: "col", class: m === h.attributes.length - 1 ? "nomatch" : null }, a)));
+      h.attributes.map((a, m) => el("th", { scope: "col", class: m === h.attributes.length - 1 ? "nomatch" : null,
+        "data-attribute": a }, label(a))));
     const rows = h.attention.map((row, t) => el("tr", {},
       el("th", { scope: "row" }, tokens[t] ?? `#${t + 1}`),
       row.map((w, m) => el("td", {
         "data-weight": String(w), "data-token": tokens[t] ?? "", "data-attribute": h.attributes[m],
         style: `background:${tint(c, w)};color:${w > 0.55 ? "#fff" : "#111"}`,
-        title: `${tokens[t]} → ${h.attributes[m]}: ${fmt(w, 4)}`,
+        title: `${tokens[t]} → ${label(h.attributes[m])}: ${fmt(w, 4)}`,
       }, fmt(w, 2)))));
     const erasure = new Map(h.erasure.map((e) => [e.attribute, e.score_change]));
     const foot = el("tr", { class: "erasure" }, el("th", { scope: "row" }, "if removed"),
@@ -388,8 +522,8 @@
     const empty = h.attention.length === 0 ? el("p", { class: "help" }, "No query words.") : null;
     return el("section", { class: "head-detail", "data-head": h.head },
       el("h3", {}, el("span", { class: "swatch", style: `background:${c}`, "aria-hidden": "true" }),
-        ` ${h.head} `, el("span", { class: "contrib", "data-contribution": String(h.contribution) }, signed(h.contribution))),
-      el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": `${h.head} heatmap` }, table), empty);
+        ` ${headName(h.head)} `, el("span", { class: "contrib", "data-contribution": String(h.contribution) }, signed(h.contribution))),
+      el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": `${headName(h.head)} heatmap` }, table), empty);
   }
 
   function tint(hex, w) {
@@ -439,9 +573,12 @@
 
   function renderCompare(d) {
     const ta = titleOf(d.item_a), tb = titleOf(d.item_b);
-    const maxAbs = Math.max(1e-9, ...d.heads.map((h) => Math.abs(h.difference)));
-    const rows = d.heads.map((h) => el("tr", { "data-head": h.head },
-      el("th", { scope: "row" }, el("span", { class: "swatch", style: `background:${colour(h.head)}`, "aria-hidden": "true" }), ` ${h.head}`),
+    const live = liveHeads();
+    const heads = d.heads.filter((h) => live.includes(h.head));
+    for (const h of heads) learnLabels([...h.only_a, ...h.only_b]);
+    const maxAbs = Math.max(1e-9, ...heads.map((h) => Math.abs(h.difference)));
+    const rows = heads.map((h) => el("tr", { "data-head": h.head },
+      el("th", { scope: "row", class: "head-name" }, el("span", { class: "swatch", style: `background:${colour(h.head)}`, "aria-hidden": "true" }), ` ${headName(h.head)}`),
       el("td", { class: "num" }, fmt(h.contribution_a)),
       el("td", { class: "num" }, fmt(h.contribution_b)),
       el("td", { class: "num diff", "data-difference": String(h.difference) },
@@ -449,8 +586,8 @@
           el("span", { class: h.difference >= 0 ? "up" : "down",
             style: `width:${(50 * Math.abs(h.difference) / maxAbs).toFixed(2)}%;background:${colour(h.head)}` })),
         signed(h.difference)),
-      el("td", { class: "attrs" }, h.only_a.join(", ") || "–"),
-      el("td", { class: "attrs" }, h.only_b.join(", ") || "–")));
+      el("td", { class: "attrs" }, h.only_a.map(label).join(", ") || "–"),
+      el("td", { class: "attrs" }, h.only_b.map(label).join(", ") || "–")));
     const table = el("table", { class: "compare-table" },
       el("caption", {}, "Per head: contribution of A and of B, the difference A − B, and the attributes only one of them has"),
       el("thead", {}, el("tr", {},
@@ -462,7 +599,7 @@
     $("#compare-body").replaceChildren(
       el("p", {}, el("strong", {}, "A: "), ta, el("span", { class: "item-id" }, ` · ${d.item_a} · score ${fmt(d.score_a)}`)),
       el("p", {}, el("strong", {}, "B: "), tb, el("span", { class: "item-id" }, ` · ${d.item_b} · score ${fmt(d.score_b)}`)),
-      el("p", { class: "summary" }, d.summary),
+      el("p", { class: "summary", "data-text": d.summary }, inWords(d.summary)),
       el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "comparison table" }, table));
   }
 
@@ -506,23 +643,66 @@
   async function loadModel() {
     try {
       const m = await api("/model");
-      if (Array.isArray(m.facets) && m.facets.length && m.facets.join() !== state.heads.join()) {
-        state.heads = m.facets;
+      state.model = m;
+      const counts = m.attributes && typeof m.attributes === "object" ? m.attributes : null;
+      const facets = Array.isArray(m.facets) && m.facets.length ? m.facets : state.heads;
+      if (facets.join() !== state.heads.join() || JSON.stringify(counts) !== JSON.stringify(state.attributeCounts)) {
+        state.heads = facets;
+        state.attributeCounts = counts;
         buildControls();
         // results that arrived first were drawn with the default heads: draw them again
         if (state.shown) renderResults(state.shown);
       }
-      $("#model-info").textContent = `Model ${m.version} · ${m.n_items} items` + judgedMetric(m.metrics || {});
+      modelInfo();
     } catch (err) {
       $("#model-info").textContent = err instanceof ApiError ? err.message : "Model information unavailable";
     }
   }
 
-  function start() {
+  // The header: the catalogue's size for shoppers; the version and its metric for merchandisers
+  function modelInfo() {
+    const m = state.model;
+    if (!m) return;
+    $("#model-info").textContent = explaining()
+      ? `Model ${m.version} · ${m.n_items} items` + judgedMetric(m.metrics || {})
+      : `${m.n_items.toLocaleString("en")} products`;
+  }
+
+  // ---- the two views ----------------------------------------------------------------------------
+
+  function applyView() {
+    const explain = explaining();
+    document.body.dataset.view = state.view;
+    for (const btn of document.querySelectorAll("[data-set-view]")) {
+      btn.setAttribute("aria-pressed", btn.dataset.setView === state.view ? "true" : "false");
+    }
+    modelInfo();
+    if (!explain) {
+      state.selected = [];
+      updateCompareButton();
+      if (!$("#compare").hidden) closePanel("compare");
+    }
+  }
+
+  function setView(view) {
+    if (view === state.view) return;
+    state.view = view;
+    applyView();
+    writeUrl(true);
+    if (state.shown) renderResults(state.shown);
+    if (state.openItem && !$("#detail").hidden) openItem(state.openItem, { focus: false });
+  }
+
+  async function start() {
     const url = readUrl();
     state.weights = url.weights;
+    state.view = url.view;
+    applyView();
     buildControls();
     updateCompareButton();
+    for (const btn of document.querySelectorAll("[data-set-view]")) {
+      btn.addEventListener("click", () => setView(btn.dataset.setView));
+    }
     $("#search").addEventListener("submit", (e) => {
       e.preventDefault();
       search($("#q").value, { push: true });
@@ -541,11 +721,13 @@
     window.addEventListener("popstate", () => {
       const u = readUrl();
       state.weights = u.weights;
+      state.view = u.view;
+      applyView();
       buildControls();
       state.openItem = u.item;
       search(u.q, { push: false, keepItem: Boolean(u.item) });
     });
-    loadModel();
+    await loadModel(); // the heads to draw first: results come after it
     if (url.q) {
       state.openItem = url.item;
       search(url.q, { push: false, keepItem: Boolean(url.item) });
@@ -553,6 +735,9 @@
       $("#q").focus();
     }
   }
+
+  // the page's own words, for the browser test: the one label function the page uses
+  window.recsysPage = Object.freeze({ label, headName });
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

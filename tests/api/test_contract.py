@@ -386,6 +386,7 @@ def test_model(client, rec):
     body = client.get("/model").json()
     assert body["version"] == rec.version and body["facets"] == list(FACETS)
     assert body["n_items"] == rec.catalog.n_items
+    assert body["attributes"] == {f: len(rec.catalog.vocab[f]) for f in FACETS}  # the page hides 0s
     assert body["data"]["items"]["fingerprint"].startswith("sha256:")
     assert body["metrics"]["held_out"]["model"]["ndcg@10"] >= 0
     assert body["trained_at"] and body["loaded_at"]
