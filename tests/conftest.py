@@ -83,6 +83,32 @@ def no_process_left_behind():
                 f"the session (killed now):\n{listing}", pytrace=False)
 
 
+# ---- several processes (pytest-xdist: `make test` runs `-n 3 --dist loadfile`) --------------------
+#
+# Each test file is one unit of work, run by one process, so that a module's fixtures (a trained
+# model, a server, a fresh clone's virtualenv) are built once; except the files of SPREAD, which
+# share no module fixture and whose long cases go one by one to whichever process is free. (Not
+# `--dist loadgroup` with marks: with pytest 9.2 it silently stops grouping, pytest-xdist#1386.)
+# Every process builds the session fixtures for itself, in temporary folders of its own, and at
+# its end checks that no process it started is left (no_process_left_behind: its own id).
+
+SPREAD = frozenset({"tests/api/test_catalogue_lock.py", "tests/api/test_events_durability.py"})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPREAD else path
+
+    return FileScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def planted_paths(tmp_path_factory):
     return write_planted(tmp_path_factory.mktemp("planted"))
