@@ -22,7 +22,8 @@ run: setup
 # Install what the tests need (Chromium for the browser test, PostgreSQL for the store's tests,
 # nginx for the load balancer's: each starts a throwaway server of its own) and run the suite,
 # in 3 processes (pytest-xdist): many tests wait on servers, so 3 beat 2 on a 2-core machine.
-# Each test file runs in one process, except the files tests/conftest.py spreads (SPREAD).
+# Each test file runs in one process, except the files tests/conftest.py spreads (SPREAD); the
+# longest units start first (LONGEST there).
 # PYTEST_ARGS come after, so `PYTEST_ARGS="-n 0"` runs it in this process alone.
 PYTEST_PARALLEL ?= -n 3 --dist loadfile
 test: setup
