@@ -83,6 +83,75 @@ def no_process_left_behind():
                 f"the session (killed now):\n{listing}", pytrace=False)
 
 
+# ---- several processes (pytest-xdist: `make test` runs `-n 3 --dist loadfile`) --------------------
+#
+# Each test file is one unit of work, run by one process, so that a module's fixtures (a trained
+# model, a server, a fresh clone's virtualenv) are built once; except the files of SPREAD, which
+# share no module fixture and whose long cases go one by one to whichever process is free. (Not
+# `--dist loadgroup` with marks: with pytest 9.2 it silently stops grouping, pytest-xdist#1386.)
+# Every process builds the session fixtures for itself, in temporary folders of its own, and at
+# its end checks that no process it started is left (no_process_left_behind: its own id).
+
+SPREAD = frozenset({"tests/api/test_catalogue_lock.py", "tests/api/test_events_durability.py"})
+
+# The longest units, in seconds (a unit's setup, calls and teardown, measured in `make test` on
+# 2 cores under load 7-15 from other work; test_lint.py with mypy's cache empty, as in a fresh
+# clone): they start first, longest first, so that none of them begins near the end. xdist's own
+# order (most tests first) started the files of a few long tests, and every case of SPREAD, last.
+# Every other unit follows in xdist's order. Only an order: a stale figure costs time, never a
+# result.
+LOCK = "tests/api/test_catalogue_lock.py::test_concurrent_changes_through_two_"
+DURABLE = "tests/api/test_events_durability.py::test_every_event_answered_202_survives_a_sigkill"
+LONGEST = {
+    "tests/test_cli.py": 286,
+    "tests/test_readme_commands.py": 239,
+    "tests/test_closed_loop.py": 203,
+    "tests/test_experiments_loop.py": 192,
+    f"{LOCK}workers_are_all_kept[postgresql]": 181,
+    "tests/api/test_admin.py": 179,
+    "tests/api/test_jobs_lifecycle.py": 171,
+    "tests/api/test_server.py": 171,
+    "tests/test_added_facet.py": 152,
+    "tests/api/test_schemathesis.py": 149,
+    "tests/api/test_events.py": 140,
+    "tests/api/test_corrupt_versions.py": 136,
+    f"{LOCK}replicas_are_all_kept[postgresql]": 134,
+    f"{LOCK}workers_are_all_kept[sqlite]": 133,
+    f"{LOCK}replicas_are_all_kept[sqlite]": 128,
+    "tests/api/test_workers.py": 112,
+    "tests/test_lint.py": 110,
+    "tests/test_distributed.py": 104,
+    f"{DURABLE}[postgresql]": 97,
+    f"{DURABLE}[sqlite]": 88,
+    "tests/test_web_page.py": 86,
+    "tests/api/test_store_failures.py": 70,
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileScheduling(LoadFileScheduling):
+        ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPREAD else path
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the first assignment: the queue is complete
+                units = sorted(self.workqueue.items(), key=lambda unit: -LONGEST.get(unit[0], 0))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return FileScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def planted_paths(tmp_path_factory):
     return write_planted(tmp_path_factory.mktemp("planted"))

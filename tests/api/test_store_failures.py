@@ -142,6 +142,12 @@ def test_a_job_error_names_no_server_path_or_database_url(store_url, tmp_path, v
         listed = c.get("/admin/jobs", headers=ADMIN).text
         db = Database(store_url)
         try:
+            # the process answers with its job as it is now; the job's thread stores the row
+            # after cleaning up (a moment later: under load the row was read still `running`)
+            deadline = time.monotonic() + 30
+            while (load_jobs(db, job["id"])[0]["status"] in ("queued", "running")
+                   and time.monotonic() < deadline):
+                time.sleep(0.1)
             rows = json.dumps(load_jobs(db), default=str)
         finally:
             db.dispose()
