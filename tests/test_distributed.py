@@ -119,7 +119,7 @@ def test_bad_input_in_two_processes_is_one_line_and_exit_2(planted_paths, tmp_pa
     bad = tmp_path / "interactions.csv"
     bad.write_text("query,item_id,label\nscarlet gown,P000,1\ncobalt tee,NOPE,1\n")
     run = _cli("train", "--nproc", "2", "--items", str(planted_paths["items"]), "--interactions", str(bad),
-               "--out", str(tmp_path / "out"))
+               "--out", str(tmp_path / "out"), "--unknown-items", "error")
     assert run.returncode == 2
     lines = set(run.stderr.strip().splitlines())  # each process says it; the same line
     assert lines == {f"error: {bad}, row 3, column 'item_id': expected an item_id from the items "
