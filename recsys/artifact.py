@@ -373,7 +373,7 @@ def load_version(path: str | Path) -> Recommender:
     )
     words = WordTable.from_json(words_json)
     evidence = Evidence(exact={f: csr[f"exact.{f}"] for f in cfg.facets},
-                        assoc={f: csr[f"assoc.{f}"] for f in cfg.facets})
+                        assoc={f: csr[f"assoc.{f}"] for f in cfg.facets}, partial=cfg.partial_worth)
     featurizer = Featurizer(catalog, words, evidence, cfg)
     model = _load_model(folder, cfg, featurizer)
     try:

@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 
 from .catalog import Catalog
-from .evidence import Evidence, catalog_word_keys
-from .formula import EVIDENCE_KINDS
+from .evidence import Evidence, catalog_word_keys, term_document_frequency
+from .formula import EVIDENCE_KINDS, bm25_idf
 from .model_config import ModelConfig
 from .spelling import NearWords
 from .words import NGRAM_SLOTS, QueryToken, WordTable, hashed_features, query_tokens
@@ -76,7 +75,7 @@ class Featurizer:
             for f in self.catalog.facets:
                 exact = self.evidence.exact[f]
                 if exact.nnz:
-                    weighted = exact.multiply(self.attribute_idf(f)[None, :]).tocsr()
+                    weighted = (exact > 0).multiply(self.attribute_idf(f)[None, :]).tocsr()
                     spec = np.maximum(spec, weighted.max(axis=1).toarray().ravel())
             self._specificity = spec
         return self._specificity
@@ -91,21 +90,7 @@ class Featurizer:
         the start 0.388 against BM25's 0.440)."""
         cache = self.__dict__.setdefault("_df", {})
         if not cache:
-            terms: dict[tuple[str, ...], int] = {}
-            term_of = {f: np.array([terms.setdefault(a.match_keys, len(terms)) for a in self.catalog.vocab[f]],
-                                   dtype=np.int64) for f in self.catalog.facets}
-            none = np.zeros(0, dtype=np.int64)
-            per_term = sp.csr_matrix((np.zeros(0, dtype=np.float32), (none, none)),
-                                     shape=(self.catalog.n_items, len(terms)))
-            for f in self.catalog.facets:
-                v = len(term_of[f])
-                group = sp.csr_matrix((np.ones(v, dtype=np.float32), (np.arange(v), term_of[f])),
-                                      shape=(v, len(terms)))
-                per_term = per_term + self.catalog.item_attrs[f] @ group  # (n_items, n_terms)
-            per_term.data[:] = 1.0  # an item counts once, however many forms and fields have it
-            term_df = np.asarray(per_term.sum(axis=0)).ravel() if len(terms) else np.zeros(0)
-            for f in self.catalog.facets:
-                cache[f] = term_df[term_of[f]].astype(np.float64)
+            cache.update(term_document_frequency(self.catalog))
         df: np.ndarray = cache[facet]
         return df
 
@@ -124,8 +109,7 @@ class Featurizer:
         return (self._raw_bm25_idf(facet) / self._bm25_unit()).astype(np.float32)
 
     def _raw_bm25_idf(self, facet: str) -> np.ndarray:
-        df, n = self.attribute_df(facet), self.catalog.n_items
-        return np.log1p((n - df + 0.5) / (df + 0.5))
+        return bm25_idf(self.attribute_df(facet), self.catalog.n_items)
 
     def _bm25_unit(self) -> float:
         """Twice the mean raw BM25 IDF over all facets' attribute occurrences (computed once)."""

@@ -20,8 +20,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .catalog import Catalog
-from .formula import covered
+from .formula import bm25_idf, covered, partial_worth
 from .kernels import compiled
+from .model_config import ModelOptions
 from .words import WordTable, query_tokens
 
 ASSOC_PSEUDO_COUNT = 5.0
@@ -37,8 +38,12 @@ class Evidence:
     and columns as int64, for pair lookups. Training rewrites the
     association values in place, never the tables' structure, so the derived arrays stay valid."""
 
-    exact: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f)
+    exact: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f): the word is one of the attribute's
+    # words, stored as its `formula.partial_worth` (or 1: `build_exact`)
     assoc: dict[str, sp.csr_matrix]  # facet -> (n_words, V_f)
+    # whether the exact tables store partial worths (`formula.covered`); False: versions saved
+    # before, whose words of a phrase count by the share of it the query has
+    partial: bool = True
     _derived: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, init=False, repr=False,
                                                         compare=False)
 
@@ -56,9 +61,9 @@ class Evidence:
             exact[known] = self.exact[facet][word_ids[known]].toarray()
             assoc[known] = self.assoc[facet][word_ids[known]].toarray()
         for t, j in zip(*np.nonzero(near_ids >= 0)):
-            row = self.exact[facet][near_ids[t, j]].toarray()[0]
+            row = self.exact[facet][near_ids[t, j]].toarray()[0] > 0
             near[t] = np.maximum(near[t], row * near_sims[t, j])
-        return covered(exact, self._words_per_attribute(facet)), assoc, near
+        return covered(exact, self._words_per_attribute(facet), self.partial), assoc, near
 
     def pair_evidence(self, facet: str, word_ids: np.ndarray, near_ids: np.ndarray, near_sims: np.ndarray,
                       attr_ids: np.ndarray, use_kernel: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -82,7 +87,8 @@ class Evidence:
         return kernels.pair_evidence(
             np.ascontiguousarray(word_ids, dtype=np.int64), np.ascontiguousarray(near_ids, dtype=np.int64),
             np.ascontiguousarray(near_sims, dtype=np.float32), np.ascontiguousarray(attr_ids, dtype=np.int64),
-            self._attribute_words(facet), self._words_per_attribute(facet), indptr, indices)
+            self._attribute_words(facet), self._attribute_worth(facet), self._words_per_attribute(facet),
+            self.partial, indptr, indices)
 
     def near_values(self, facet: str, near_ids: np.ndarray, near_sims: np.ndarray,
                     attr_ids: np.ndarray) -> np.ndarray:
@@ -102,23 +108,34 @@ class Evidence:
         any attribute has. Pairs are looked up from the attribute's few words, a handful of
         comparisons: a search of the whole table per pair took most of a training step's input
         time (Home Depot: 78 of 250 s)."""
+        return self._by_attribute(facet)[0]
+
+    def _attribute_worth(self, facet: str) -> np.ndarray:
+        """(V_f + 1, K) float32: the exact table's value for each of `_attribute_words`, 0 padded."""
+        return self._by_attribute(facet)[1]
+
+    def _by_attribute(self, facet: str) -> tuple[np.ndarray, np.ndarray]:
         words = self._derived.get(("attribute_words", facet))
         if words is None:
             by_attr = self.exact[facet].tocsc()
             by_attr.sort_indices()
             counts = np.diff(by_attr.indptr)
             v = by_attr.shape[1]
-            words = np.full((v + 1, max(1, int(counts.max(initial=0)))), -1, dtype=np.int64)
-            words[np.repeat(np.arange(v), counts), np.arange(by_attr.nnz) - np.repeat(by_attr.indptr[:-1], counts)] \
-                = by_attr.indices
+            k = max(1, int(counts.max(initial=0)))
+            at = (np.repeat(np.arange(v), counts), np.arange(by_attr.nnz) - np.repeat(by_attr.indptr[:-1], counts))
+            words = np.full((v + 1, k), -1, dtype=np.int64)
+            words[at] = by_attr.indices
+            worth = np.zeros((v + 1, k), dtype=np.float32)
+            worth[at] = by_attr.data
             self._derived[("attribute_words", facet)] = words
-        return words
+            self._derived[("attribute_worth", facet)] = worth
+        return words, self._derived[("attribute_worth", facet)]
 
     def _words_per_attribute(self, facet: str) -> np.ndarray:
         """(V_f,) the number of words of each attribute (at least 1): what coverage divides by."""
         n_words = self._derived.get(("n_words", facet))
         if n_words is None:
-            counts = np.asarray(self.exact[facet].sum(axis=0)).ravel()
+            counts = np.diff(self.exact[facet].tocsc().indptr)  # its words: stored values, not their sum
             n_words = self._derived[("n_words", facet)] = np.maximum(counts, 1.0).astype(np.float32)
         return n_words
 
@@ -127,14 +144,15 @@ class Evidence:
         evidence and the position of each pair among the association table's stored values, -1
         where it has none. Training learns those values in place, so the positions are what it
         needs."""
-        exact = _has_word(self._attribute_words(facet)[attr_ids], word_ids).astype(np.float32)
+        exact = _word_worth(self._attribute_words(facet)[attr_ids], self._attribute_worth(facet)[attr_ids],
+                            word_ids)
         word_ids, attr_ids = np.broadcast_arrays(word_ids, attr_ids)
         ok = (word_ids >= 0) & (attr_ids >= 0)
         assoc_pos = np.full(word_ids.shape, -1, dtype=np.int64)
         assoc_pos[ok] = self._assoc_positions(facet, word_ids[ok], attr_ids[ok])
         n_words = self._words_per_attribute(facet)
         n_words = n_words[np.maximum(attr_ids, 0)] if len(n_words) else np.ones(attr_ids.shape)  # (..., T, M)
-        return covered(exact, n_words), assoc_pos
+        return covered(exact, n_words, self.partial), assoc_pos
 
     def _assoc_positions(self, facet: str, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Position of assoc[rows[i], cols[i]] in the table's data for every i (-1 where not
@@ -160,11 +178,40 @@ def _has_word(attr_words: np.ndarray, word_ids: np.ndarray) -> np.ndarray:
     return hit & (word_ids >= 0)
 
 
+def _word_worth(attr_words: np.ndarray, attr_worth: np.ndarray, word_ids: np.ndarray) -> np.ndarray:
+    """Broadcast pairs: the exact table's value of the query word (-1: none) on the attribute
+    (0 where it is not one of its words), attr_words and attr_worth (..., M, K) against
+    word_ids (..., M)."""
+    hit = (attr_words == word_ids[..., None]) & (word_ids[..., None] >= 0)  # (..., M, K)
+    out: np.ndarray = (attr_worth * hit).max(axis=-1).astype(np.float32)
+    return out
+
+
 def catalog_word_keys(catalog: Catalog) -> set[str]:
     return {k for f in catalog.facets for a in catalog.vocab[f] for k in a.match_keys}
 
 
-def build_exact(catalog: Catalog, table: WordTable) -> dict[str, sp.csr_matrix]:
+def term_document_frequency(catalog: Catalog) -> dict[str, np.ndarray]:
+    """facet -> (V_f,) float64 how many items have each attribute's term: an attribute of any
+    facet with the same match keys (`Featurizer.attribute_df`)."""
+    terms: dict[tuple[str, ...], int] = {}
+    term_of = {f: np.array([terms.setdefault(a.match_keys, len(terms)) for a in catalog.vocab[f]],
+                           dtype=np.int64) for f in catalog.facets}
+    none = np.zeros(0, dtype=np.int64)
+    per_term = sp.csr_matrix((np.zeros(0, dtype=np.float32), (none, none)), shape=(catalog.n_items, len(terms)))
+    for f in catalog.facets:
+        v = len(term_of[f])
+        group = sp.csr_matrix((np.ones(v, dtype=np.float32), (np.arange(v), term_of[f])), shape=(v, len(terms)))
+        per_term = per_term + catalog.item_attrs[f] @ group  # (n_items, n_terms)
+    per_term.data[:] = 1.0  # an item counts once, however many forms and fields have it
+    term_df = np.asarray(per_term.sum(axis=0)).ravel() if len(terms) else np.zeros(0)
+    return {f: term_df[term_of[f]].astype(np.float64) for f in catalog.facets}
+
+
+def build_exact(catalog: Catalog, table: WordTable, options: ModelOptions | None = None) -> dict[str, sp.csr_matrix]:
+    """facet -> (n_words, V_f): each word of each attribute, stored as its `formula.
+    partial_worth` at the model's starting exact weight (`ModelOptions.partial_worth`), else 1
+    (no options, or a version saved before)."""
     out = {}
     for f in catalog.facets:
         rows, cols = [], []
@@ -175,9 +222,29 @@ def build_exact(catalog: Catalog, table: WordTable) -> dict[str, sp.csr_matrix]:
         data = np.ones(len(rows), dtype=np.float32)
         m = sp.csr_matrix((data, (rows, cols)), shape=(len(table), len(catalog.vocab[f])))
         m.sum_duplicates()
+        m.data[:] = 1.0
         m.sort_indices()
         out[f] = m
+    if options is not None and options.partial_worth:
+        _store_partial_worth(catalog, out, options.init_exact, options.bm25_k1)
     return out
+
+
+def _store_partial_worth(catalog: Catalog, exact: dict[str, sp.csr_matrix], exact_weight: float,
+                         k1: float) -> None:
+    """Replaces the 1s of `exact` by each pair's `formula.partial_worth`: the word's BM25 IDF
+    over the items that say it in any attribute, against the attribute's term's."""
+    if not exact:
+        return
+    # (n_items, n_words): which words each item says, in any attribute
+    says = sum((catalog.item_attrs[f] @ exact[f].T).tocsr() for f in catalog.facets).tocsr()
+    says.data[:] = 1.0
+    word_idf = bm25_idf(np.asarray(says.sum(axis=0)).ravel(), catalog.n_items)  # (n_words,)
+    for f, attr_df in term_document_frequency(catalog).items():
+        m = exact[f]
+        rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+        m.data[:] = partial_worth(word_idf[rows], bm25_idf(attr_df, catalog.n_items)[m.indices], exact_weight,
+                                k1)
 
 
 def query_word_matrix(queries: list[str], table: WordTable, vocabulary: Container[str] = frozenset()

@@ -3,7 +3,7 @@
     logit(t, a) = cap * tanh((q_t . k_a / sqrt(d_k) + bias(a) + sum over kinds of evidence(t, a) * weight(a)) / cap)
 
 with one evidence channel per entry of `EVIDENCE_KINDS` (exact match, click association, near
-spelling) and exact evidence scaled by coverage (`covered`). It is computed three times: in torch
+spelling) and exact evidence after coverage (`covered`). It is computed three times: in torch
 (`FacetHead.match_logits`, the reference training differentiates), in numpy
 (`ScoringIndex._state_arrays`) and compiled (`kernels._query_logits`); the two fast paths read the
 flat tables of `LogitTables`, which `FacetHead.logit_tables` makes from a head's parameters, and
@@ -40,11 +40,46 @@ def quantized_length(length: np.ndarray) -> np.ndarray:
     return rounded
 
 
-def covered(exact: np.ndarray, n_words: np.ndarray) -> np.ndarray:
-    """Exact evidence (..., T, M) 0/1 scaled by the share of each attribute's words (n_words,
-    broadcast like (..., 1, M)) that the query's T words have: "dining" fully matches "dining
-    chair" in "dining chair", half of it in "dining"."""
-    scaled: np.ndarray = exact * (exact.sum(axis=-2, keepdims=True) / n_words)
+def bm25_idf(df: np.ndarray, n_items: int) -> np.ndarray:
+    """BM25's (Lucene's) IDF of terms in df of n_items items: log(1 + (N - df + 0.5) / (df + 0.5))."""
+    df = np.asarray(df, dtype=np.float64)
+    idf: np.ndarray = np.log1p((n_items - df + 0.5) / (df + 0.5))
+    return idf
+
+
+def partial_worth(word_idf: np.ndarray, attr_idf: np.ndarray, exact_weight: float, k1: float) -> np.ndarray:
+    """The exact evidence (float32, in (0, 1]) of a query word on an attribute of several words
+    when the query does not have them all: "blue" on `color:navy blue`. An attribute is worth its
+    own (the phrase's) IDF; BM25 over the text counts the word at the word's IDF, lower when other
+    items say it too. So the start puts the match below a full one by the logit x at which, at
+    the average length, the phrase's IDF times the saturation e^x / (e^x + k1) is the word's IDF
+    times a full match's 1 / (1 + k1): with r = word IDF / phrase IDF and s = r / (1 + k1),
+    e^x = k1 s / (1 - s). At the starting exact weight (`exact_weight`) the evidence
+    1 + x / exact_weight moves the logit by x. A word only the phrase has ("gifts" of "free
+    gifts": r = 1) is a full match; training moves the weight and the offset with it."""
+    ratio = np.minimum(np.asarray(word_idf, dtype=np.float64) / np.maximum(attr_idf, 1e-12), 1.0)
+    share = np.maximum(ratio, 1e-12) / (1.0 + k1)
+    offset = np.log(k1 * share / (1.0 - share))  # 0 at r = 1
+    out: np.ndarray = np.clip(1.0 + offset / exact_weight, MIN_PARTIAL_WORTH, 1.0).astype(np.float32)
+    return out
+
+
+MIN_PARTIAL_WORTH = 1e-3  # above 0: a stored evidence value says the word is one of the attribute's
+
+
+def covered(exact: np.ndarray, n_words: np.ndarray, partial: bool) -> np.ndarray:
+    """Exact evidence (..., T, M) after coverage: a query with all of an attribute's words
+    (n_words, broadcast like (..., 1, M)) matches it fully, 1 for each of them ("navy blue" on
+    `color:navy blue`). Otherwise each word that is one of them keeps its stored evidence, its
+    `partial_worth` (`partial`), or (not `partial`: versions saved before, whose tables store 1)
+    the share of the attribute's words the query has: "dining" half of "dining chair".
+    `exact` is 0 where the word is not one of the attribute's."""
+    if not partial:
+        shared: np.ndarray = exact * (exact.sum(axis=-2, keepdims=True) / n_words)
+        return shared
+    present = exact > 0
+    whole = present.sum(axis=-2, keepdims=True) >= n_words  # (..., 1, M)
+    scaled: np.ndarray = np.where(whole, present, exact).astype(np.float32)
     return scaled
 
 

@@ -77,7 +77,7 @@ def _warm_up(kernels: Kernels) -> None:
     f32, i32, i64 = np.float32, np.int32, np.int64
     rows = np.zeros((1, 1 + N_KINDS, 3), dtype=f32)
     v = np.ones(2, dtype=f32)
-    kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, np.zeros(1, dtype=f32))
+    kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, True, np.zeros(1, dtype=f32))
     set_facet = np.zeros(1, dtype=i64)
     members = (np.zeros(1, dtype=i32), np.array([0, 1], dtype=i64), np.ones(1, dtype=i64),
                np.array([0, 1], dtype=i64))
@@ -94,27 +94,40 @@ def _warm_up(kernels: Kernels) -> None:
                   np.ones(0, dtype=np.bool_), False, 1, 0)
     ids = np.zeros((1, 1), dtype=i64)
     kernels.pair_evidence(ids, ids[..., None], np.ones((1, 1, 1), dtype=f32), ids[..., None],
-                          np.full((2, 1), -1, dtype=i64), v[:1], np.zeros(2, dtype=i64), np.zeros(0, dtype=i64))
+                          np.full((2, 1), -1, dtype=i64), np.zeros((2, 1), dtype=f32), v[:1], True,
+                          np.zeros(2, dtype=i64), np.zeros(0, dtype=i64))
 
 
 @_jit
-def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, nm_bias: A) -> tuple[A, A]:
+def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, partial: bool, nm_bias: A
+                  ) -> tuple[A, A]:
     """From a query's stacked word rows (T, 1 + N_KINDS, sum V + H) [q.k, then each evidence kind
     of `formula.EVIDENCE_KINDS`], weights (N_KINDS, sum V) and bias (sum V,) (the heads'
     `formula.LogitTables` side by side): (T, sum V + H) match then no-match pre-activations
     (before the soft cap: numpy's vectorised tanh is ten times faster than a compiled loop's) and
-    (T, sum V) exact evidence after coverage (`formula.covered`)."""
+    (T, sum V) exact evidence after coverage (`formula.covered`, `partial` as there)."""
     t_count, width = rows.shape[0], rows.shape[2]
     n_kinds = weights.shape[0]
     raw = np.empty((t_count, width), dtype=np.float32)
     exact = np.empty((t_count, v_total), dtype=np.float32)
     for a in range(v_total):
-        matched = np.float32(0.0)
+        matched = np.float32(0.0)  # words of the attribute the query has (their sum: partial=False)
         for t in range(t_count):
-            matched += rows[t, 1 + EXACT, a]
+            stored = rows[t, 1 + EXACT, a]
+            if not partial:
+                matched += stored
+            elif stored > 0:
+                matched += np.float32(1.0)
+        whole = partial and matched >= attr_words[a]
         share = matched / attr_words[a]
         for t in range(t_count):
-            e = rows[t, 1 + EXACT, a] * share
+            stored = rows[t, 1 + EXACT, a]
+            if whole:
+                e = np.float32(1.0) if stored > 0 else np.float32(0.0)
+            elif partial:
+                e = stored
+            else:
+                e = stored * share
             exact[t, a] = e
             r = rows[t, 0, a]
             for k in range(n_kinds):  # in kind order, as the numpy path adds them
@@ -405,16 +418,18 @@ def _top_k_kernel(parts: A, base: A, tab_off: A, ids: A, order: A, by_id: A, ptr
 
 
 @_jit
-def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A, n_words: A,
-                   assoc_indptr: A, assoc_indices: A) -> tuple[A, A, A]:
+def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A, attr_worth: A, n_words: A,
+                   partial: bool, assoc_indptr: A, assoc_indices: A) -> tuple[A, A, A]:
     """A training batch's evidence for one facet, pair by pair (what `Evidence.locate` and
     `Evidence.near_values` compute on the broadcast arrays): word_id (B, T), near_id and
     near_sim (B, T, J) of the query tokens (-1 unknown or padding), attrs (B, I, M) of the items
-    (-1 padding), each attribute's words (V + 1, K) (`Evidence._attribute_words`), its word
-    count (V,) and the association table's row pointers and sorted columns -> exact evidence
-    after coverage, the association value's position (-1 none) and near evidence, each
-    (B, I, T, M). Padding costs nothing here: most of a batch's (B, I, T, M) cells are padding
-    (Home Depot: a title has 10 words on average, the longest in a batch about 30)."""
+    (-1 padding), each attribute's words (V + 1, K) and their stored exact values
+    (`Evidence._attribute_words`, `_attribute_worth`), its word count (V,), whether those are
+    partial worths (`formula.covered`) and the association table's row pointers and sorted
+    columns -> exact evidence after coverage, the association value's position (-1 none) and
+    near evidence, each (B, I, T, M). Padding costs nothing here: most of a batch's (B, I, T, M)
+    cells are padding (Home Depot: a title has 10 words on average, the longest in a batch
+    about 30)."""
     n_b, n_i, n_m = attrs.shape
     n_t, n_j, n_k = word_id.shape[1], near_id.shape[2], attr_words.shape[1]
     exact = np.zeros((n_b, n_i, n_t, n_m), dtype=np.float32)
@@ -432,7 +447,7 @@ def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A,
                     if w >= 0:
                         for k in range(n_k):
                             if attr_words[a, k] == w:
-                                exact[b, i, t, m] = 1.0
+                                exact[b, i, t, m] = attr_worth[a, k] if partial else np.float32(1.0)
                                 matched += 1
                                 break
                         lo, hi = assoc_indptr[w], assoc_indptr[w + 1]
@@ -454,7 +469,11 @@ def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A,
                                 best = max(best, near_sim[b, t, j])
                                 break
                     near[b, i, t, m] = best
-                if matched:
+                if matched and partial and matched >= n_words[a]:
+                    for t in range(n_t):
+                        if exact[b, i, t, m] > 0:
+                            exact[b, i, t, m] = np.float32(1.0)
+                elif matched and not partial:
                     share = np.float32(matched) / n_words[a]
                     for t in range(n_t):
                         exact[b, i, t, m] *= share

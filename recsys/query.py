@@ -179,7 +179,9 @@ class QueryTables:
         self._assoc = sp.hstack([ev.assoc[f] for f in self.facets], format="csr", dtype=np.float32)
         for t in (self._exact, self._assoc):
             t.sum_duplicates()
-        self._attr_words = np.maximum(np.asarray(self._exact.sum(axis=0)).ravel(), 1.0).astype(np.float32)
+        # its words: how many values are stored, not their sum (they are partial worths)
+        self._attr_words = np.maximum(np.diff(self._exact.tocsc().indptr), 1).astype(np.float32)
+        self._partial = ev.partial
         # per query word: its rows and the attributes it matches exactly (float32 rows, bounded)
         self.word_rows: WordCache[tuple[np.ndarray, np.ndarray]] = WordCache(
             "word rows", max(16, CACHE_BYTES // (4 * (1 + N_KINDS) * (v_total + len(self.facets)))))
@@ -203,10 +205,10 @@ class QueryTables:
         kernels = self._compiled()
         if kernels is not None:
             raw, exact = kernels.query_logits(rows, v_total, self._weights, self._bias, self._attr_words,
-                                              self._nm_bias)
+                                              self._partial, self._nm_bias)
         else:
             z = rows[:, 0]  # (T, sum V + H)
-            exact = covered(rows[:, 1 + EXACT, :v_total], self._attr_words)  # (T, sum V)
+            exact = covered(rows[:, 1 + EXACT, :v_total], self._attr_words, self._partial)  # (T, sum V)
             match = z[:, :v_total]
             for k in range(N_KINDS):  # in kind order, as the kernel adds them
                 evidence = exact if k == EXACT else rows[:, 1 + k, :v_total]

@@ -38,9 +38,9 @@ def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = 
     words = WordTable(old_words.keys + added, old_words.query_words)  # old ids stay valid
     mapping = {f: _attribute_map(old, new, f) for f in rec.facets}  # new idx -> old idx or -1
     assoc = {f: _remap_assoc(rec.featurizer.evidence.assoc[f], mapping[f], len(words)) for f in rec.facets}
-    evidence = Evidence(exact=build_exact(new, words), assoc=assoc)
     cfg = ModelConfig.from_json({**rec.model.cfg.to_json(),
                                  "vocab_sizes": {f: len(new.vocab[f]) for f in rec.facets}})
+    evidence = Evidence(exact=build_exact(new, words, cfg), assoc=assoc, partial=cfg.partial_worth)
     featurizer = Featurizer(new, words, evidence, cfg)
     model = FacetScorer(cfg, *featurizer.attribute_buffers())
     state = {k: v for k, v in rec.model.state_dict().items() if not k.startswith("attr_")}

@@ -6,7 +6,16 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from recsys.formula import ASSOC, EVIDENCE_KINDS, EXACT, N_KINDS, NEAR, covered
+from recsys.formula import (
+    ASSOC,
+    EVIDENCE_KINDS,
+    EXACT,
+    MIN_PARTIAL_WORTH,
+    N_KINDS,
+    NEAR,
+    covered,
+    partial_worth,
+)
 from recsys.model import FacetHead, soft_cap
 from recsys.model_config import ModelConfig
 
@@ -39,5 +48,24 @@ def test_evidence_kinds_are_named_once():
     assert (EVIDENCE_KINDS[EXACT], EVIDENCE_KINDS[ASSOC], EVIDENCE_KINDS[NEAR]) == ("exact", "assoc", "near")
     # "dining" has one of the two words of "dining chair" and of "dining table"; "chair" the other
     exact = np.array([[1.0, 1.0], [1.0, 0.0]], dtype=np.float32)  # (T words, M attributes)
-    np.testing.assert_array_equal(covered(exact, np.array([2.0, 2.0], dtype=np.float32)),
-                                  [[1.0, 0.5], [1.0, 0.0]])
+    two = np.array([2.0, 2.0], dtype=np.float32)
+    np.testing.assert_array_equal(covered(exact, two, partial=False), [[1.0, 0.5], [1.0, 0.0]])
+    # stored as partial worths: the whole "dining chair" is 1 for both words, "dining" of
+    # "dining table" keeps its worth
+    worths = np.array([[0.9, 0.7], [0.6, 0.0]], dtype=np.float32)
+    np.testing.assert_array_equal(covered(worths, two, partial=True),
+                                  np.array([[1.0, 0.7], [1.0, 0.0]], dtype=np.float32))
+
+
+def test_a_word_of_a_phrase_is_worth_its_own_idf():
+    # a word only the phrase has is a full match; a word other items say too is worth its own
+    # IDF: at the average length the phrase's IDF times the match's saturation is the word's IDF
+    # times a full match's
+    k1, weight = 0.5, 8.0
+    word_idf, phrase_idf = np.array([3.0, 1.5, 0.6, 1e-9]), np.full(4, 3.0)
+    worth = partial_worth(word_idf, phrase_idf, weight, k1)
+    logit = (worth[:3] - 1.0) * weight  # the start's logit relative to a full match
+    saturation = np.exp(logit) / (np.exp(logit) + k1)
+    np.testing.assert_allclose(phrase_idf[:3] * saturation, word_idf[:3] / (1.0 + k1), rtol=1e-5)
+    assert worth[0] == 1.0 and worth[3] == MIN_PARTIAL_WORTH
+    assert (worth > 0).all()  # a stored value still says the word is one of the attribute's

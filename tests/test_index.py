@@ -22,6 +22,7 @@ from recsys.attribute_sets import _distinct_rows, _prefix_tree
 from recsys.catalog import Catalog
 from recsys.dataio import read_items
 from recsys.facets import FACETS
+from recsys.formula import bm25_idf, partial_worth
 from recsys.index import ScoringIndex
 from recsys.kernels import compiled
 from recsys.query import QueryState, WordCache
@@ -272,13 +273,23 @@ def test_training_batch_evidence_is_the_query_states(index, use_kernel):
                     assert not have[:, ~seen].any()  # padding attributes carry nothing
             assert not exact[b, :, n:].any() and not near[b, :, n:].any()  # nor padding tokens
             assert (assoc_pos[b, :, n:] == -1).all()
-    # planted: "navy blue" is one colour of two words; "navy" alone covers half of it
-    navy = next(i for i, a in enumerate(fz.catalog.vocab["color"]) if a.value == "navy blue")
-    for query, share in (("navy blue dining chair", 1.0), ("navy", 0.5)):
+    # planted: "navy blue" is one colour of two words. The query with both matches it fully;
+    # "navy", which only that colour says, is a full match too; "blue", which other items say,
+    # is worth its own IDF against the phrase's (`formula.partial_worth`)
+    cat = fz.catalog
+    navy = next(i for i, a in enumerate(cat.vocab["color"]) if a.value == "navy blue")
+    says = {w: {i for f in cat.facets for i in range(cat.n_items)
+                for a in cat.item_attrs[f][i].indices if w in cat.vocab[f][a].match_keys}
+            for w in cat.vocab["color"][navy].match_keys}  # stems: "navi", "blue"
+    assert says["navi"] < says["blue"]  # the items that say "navy" say "navy blue"
+    blue = partial_worth(bm25_idf(len(says["blue"]), cat.n_items), bm25_idf(len(says["navi"]), cat.n_items),
+                         fz.cfg.init_exact, fz.cfg.bm25_k1)
+    assert 0 < blue < 1
+    for query, worth in (("navy blue dining chair", 1.0), ("navy", 1.0), ("blue", blue)):
         q = fz.encode_queries([query])
         exact, _, _ = fz.evidence.pair_evidence("color", q.word_id, q.near_id, q.near_sim,
                                                 np.array([[[navy]]]), use_kernel)
-        assert exact[0, 0, :, 0].max() == share
+        assert exact[0, 0, :, 0].max() == worth
 
 
 def test_a_query_of_cached_words_is_ranked_without_its_logits(index, monkeypatch):

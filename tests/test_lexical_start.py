@@ -198,3 +198,31 @@ def test_words_no_item_has_add_nothing_to_any_head(query):
     result = rec.recommend(query, k=3)
     for item in result.items:
         assert all(abs(h.contribution) < 1e-2 for h in item.explanation.heads)
+
+
+def test_a_word_of_a_longer_value_counts_as_bm25_counts_it():
+    """A column's value of several words is one attribute worth the phrase's IDF. A query word
+    that is one of its words counts about the word's own IDF (`formula.partial_worth`), as BM25
+    over the text counts it: "gifts" in "free gifts" about as much as "gifts" in a title, "blue"
+    in "navy blue" about as much as the colour blue. Planted pairs of items, each query's score
+    of the first over the second's within 15% of BM25's. Counted by the share of the phrase's
+    words the query has (versions saved before), "gifts" of "free gifts" was worth a tenth of
+    the title's."""
+    fillers = [("Card holder", "", "black"), ("Cotton shirt", "", "blue"), ("Linen shirt", "", "blue"),
+               ("Wool scarf", "", "blue"), ("Silk scarf", "", "red"), ("Leather belt", "", "brown")] * 3
+    planted = [("Card", "free gifts", "red"), ("Gifts card", "", "red"),
+               ("Oxford shirt", "", "navy blue"), ("Poplin shirt", "", "blue")]
+    rows = planted + fillers
+    items = pd.DataFrame({"item_id": [f"P{i:02d}" for i in range(len(rows))], "title": [r[0] for r in rows],
+                          "category": [r[1] for r in rows], "color": [r[2] for r in rows]})
+    catalog = Catalog.build(items, lexicon=LexiconConfig(enabled=False))
+    rec = untrained_recommender(catalog, NO_ROWS, TrainConfig())
+    old = untrained_recommender(catalog, NO_ROWS, TrainConfig(model=ModelOptions(partial_worth=False)))
+    bm25 = BM25Ranker(k1=rec.model.cfg.bm25_k1, b=rec.model.cfg.init_length).fit(catalog.texts)
+    pairs = {"gifts": (0, 1), "gifts card": (0, 1), "navy shirt": (2, 3), "blue shirt": (2, 3)}
+    for query, (a, b) in pairs.items():
+        want = bm25.score(query)[a] / bm25.score(query)[b]
+        got, before = rec.scores(query)[a] / rec.scores(query)[b], old.scores(query)[a] / old.scores(query)[b]
+        assert abs(got / want - 1) < 0.15, (query, got, want)
+        if query.startswith("gifts"):
+            assert abs(before / want - 1) > 0.5, (query, before, want)  # the test tells them apart
