@@ -71,8 +71,14 @@ def _repo_page(name: str) -> str:
     return re.sub(r"\]\(docs/", "](", text)
 
 
+def _escape(text: str) -> str:
+    """Angle brackets outside code spans as entities: `<data_dir>` in a description is text, not a tag."""
+    parts = text.split("`")
+    return "`".join(p if i % 2 else p.replace("<", "&lt;").replace(">", "&gt;") for i, p in enumerate(parts))
+
+
 def _cell(text: Any) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return _escape(" ".join(str(text).split())).replace("|", "\\|")
 
 
 # --- settings -------------------------------------------------------------------------------
@@ -152,7 +158,7 @@ def _anchor(name: str) -> str:
 
 
 def _paragraph(text: str) -> str:
-    return text.strip()
+    return _escape(text.strip())
 
 
 def _operation(path: str, method: str, op: dict[str, Any], components: dict[str, Any]) -> list[str]:
