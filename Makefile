@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test bench screenshots clean
+.PHONY: setup run test bench docs screenshots clean
 
 setup: $(STAMP)
 
@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# setuptools tells every editable install it is one, as a warning: not news to a user
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e '.[test,bench]'
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e '.[test,bench,docs]'
 	touch $(STAMP)
 
 # Serve the embedded default: generates the synthetic catalogue and trains a model on first start.
@@ -36,6 +36,11 @@ test: setup
 bench: setup
 	$(BIN)/recsys bench
 
+# The docs site (docs/, mkdocs.yml) into site/; --strict: a broken link or any warning fails it.
+# scripts/docs_hooks.py writes the HTTP API, command line and settings pages from the code.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # Retake the README's screenshots of the web page into docs/ (the browser test writes them to a
 # temporary folder otherwise, so that `make test` leaves the tracked files alone).
 screenshots: setup
@@ -43,4 +48,4 @@ screenshots: setup
 	SCREENSHOTS_DIR=$(CURDIR)/docs $(BIN)/pytest tests/test_web_page.py -q -k "item_heatmaps_match_explain or phone_width_has_no_horizontal_overflow"
 
 clean:
-	rm -rf $(VENV) artifacts data/generated .pytest_cache
+	rm -rf $(VENV) artifacts data/generated .pytest_cache site
