@@ -1,5 +1,5 @@
 """Training on several processes with torch.distributed: `recsys train --nproc N` on one machine,
-or torchrun across machines (README, "Distributed training"):
+or torchrun across machines (docs/cli.md, "Distributed training and long logs"):
 
     torchrun --nproc-per-node N -m training.distributed --items F --interactions F [train options]
 

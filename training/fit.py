@@ -332,7 +332,7 @@ def _drop_attribute_vectors(model: FacetScorer) -> None:
     the training queries' chosen items, so that the shared word vectors, projections and evidence
     weights learn what carries over to new queries; served, they only add that memorisation back.
     Dropping them raised held-out NDCG@10 on all three datasets measured (Home Depot 0.385 ->
-    0.407, synthetic 0.966 -> 0.970, furniture 0.892 -> 0.896), as the README says."""
+    0.407, synthetic 0.966 -> 0.970, furniture 0.892 -> 0.896), when it was introduced."""
     with torch.no_grad():
         for emb in model.attr_emb.values():
             cast(nn.Embedding, emb).weight.zero_()
