@@ -66,6 +66,27 @@ class PinnedError(RuntimeError):
         super().__init__(self.public)
 
 
+class NotServedYet(RuntimeError):
+    """`current` names a version this process has not loaded yet, after waiting for the load
+    in progress and trying itself: a passing state (a version another process activated a
+    moment ago, or the process's own first load), answered 503 with Retry-After, never a 409
+    (which says the request conflicts with the service's state, and a retry would not help)."""
+
+    retry_after_s = 1
+
+    def __init__(self, version: str):
+        self.version = version
+        self.public = (f"current names {version}, which this process is still loading: nothing "
+                       f"was changed; try again in {self.retry_after_s} s")
+        super().__init__(self.public)
+
+
+# times `latest` follows the pointer before it says NotServedYet: each waits for the load in
+# progress (another thread's) and then loads what `current` names; under the catalogue lock
+# `current` moves only by `recsys train` (no lock), so the second try nearly always serves it
+LATEST_TRIES = 3
+
+
 def held_out_ndcg(manifest: dict) -> float | None:
     """The held-out NDCG@10 of the model, the number retrains are compared on."""
     try:
@@ -180,18 +201,22 @@ class ModelStore:
         when this process is pinned to a folder. A process may not have followed the newest
         change yet; what revises the catalogue must start from it, or a change made through
         another process is lost. ArtifactError when `current` names a version that does not
-        load."""
+        load (a 409); NotServedYet when it is still not served after LATEST_TRIES (a 503)."""
         if self.pinned is not None:
             return self._current
         # following it now, as the watcher would at its next poll: under the swap lock, so a
-        # load the watcher has started is waited for, not done twice
-        self.follow_pointer()
-        name = current_version(self.artifacts_dir)
-        served = self._current
-        if name is not None and (served is None or served.version != name):
-            raise ArtifactError(self.pointer_problem or f"current names {name}, which is not "
-                                                        f"served yet: try again")
-        return served
+        # load the watcher has started is waited for, not done twice. That load may be of an
+        # older version (an activation read before `current` moved again, the process's first
+        # load): then this follows again
+        for _ in range(LATEST_TRIES):
+            self.follow_pointer()
+            name = current_version(self.artifacts_dir)
+            served = self._current
+            if name is None or (served is not None and served.version == name):
+                return served
+            if self.pointer_problem is not None and self.refused(name) is not None:
+                raise ArtifactError(self.pointer_problem)  # a broken version: a 409
+        raise NotServedYet(name)
 
     def version_dir(self, version: str) -> Path:
         """The folder of `version`; ArtifactError when there is no such version."""
