@@ -6,6 +6,9 @@
   library's message;
 - a broken model version: 409, named without server paths; so is a change asked of a process
   pinned to one version (`PinnedError`);
+- a passing state of this process (`current` names a version it is still loading:
+  `NotServedYet`): 503 with `Retry-After`, a retry in a moment succeeds; a 409 is for what a
+  retry does not change;
 - the store unavailable (its server down or unreachable, the connection lost, the SQLite file
   locked, a deadlock past its retries): 503 with `Retry-After`, for every route that uses it
   (`store.db.unavailable` says which errors those are; any other is a bug);
@@ -34,7 +37,7 @@ from store.db import StoreError, unavailable
 
 from .config import Settings
 from .logs import request_id_var
-from .model_store import PinnedError
+from .model_store import NotServedYet, PinnedError
 
 log = logging.getLogger("recsys.api")
 # seconds a client is told to wait when the store is unavailable: a restart or a failover of
@@ -56,6 +59,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(InputError, _input_error)  # type: ignore[arg-type]
     app.add_exception_handler(ArtifactError, _artifact_error)  # type: ignore[arg-type]
     app.add_exception_handler(PinnedError, _artifact_error)  # type: ignore[arg-type]
+    app.add_exception_handler(NotServedYet, _not_served_yet)  # type: ignore[arg-type]
     app.add_exception_handler(SQLAlchemyError, _store_error)
     app.add_exception_handler(StoreError, _store_error)
     app.add_exception_handler(Exception, _unexpected)
@@ -135,6 +139,12 @@ def _public(request: Request, message: str) -> str:
 
 async def _artifact_error(request: Request, exc: ArtifactError | PinnedError) -> JSONResponse:
     return JSONResponse(status_code=409, content={"detail": exc.public})  # no server paths
+
+
+async def _not_served_yet(request: Request, exc: NotServedYet) -> JSONResponse:
+    return JSONResponse(status_code=503, headers={"Retry-After": str(exc.retry_after_s)},
+                        content={"detail": exc.public, "status": "loading",
+                                 "model_version": exc.version, "request_id": request_id_var.get()})
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -4,7 +4,11 @@ against the first (the control) with the difference's interval and significance.
 Events are attributed to arms by their `user_id` (the same hash the split uses, so an event
 counts for the arm that answered its user) and counted only within the experiment's window,
 `started_at <= timestamp <= ended_at` (up to now while it runs). Events without a user_id are
-in no arm. Every rate is per impression.
+in no arm. Every rate is per impression, a proportion: a user's clicks (carts, purchases) are
+counted up to that user's impressions. A shopper who clicks three times on one answer is one
+impression followed by a click, not a CTR of 3; uncapped, such counts made the Wilson interval
+take the square root of a negative number, and the report (and ending the experiment) a 500.
+The raw counts are in the report as they are.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ METHOD = ("rates per impression; 95% intervals: Wilson score; difference (arm mi
           "the first arm): Newcombe's hybrid score interval; significance: two-sided pooled "
           f"two-proportion z-test at alpha {ALPHA}; events attributed to arms by the hash of "
           "their user_id, counted within the experiment's window; impressions taken as "
-          "independent trials")
+          "independent trials; a user's clicks, carts and purchases counted up to that user's "
+          "impressions")
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -47,14 +52,22 @@ def report(db: Database, exp: Experiment) -> dict[str, Any]:
     counts: dict[str, dict[str, int]] = {a.arm: {} for a in exp.arms}
     users: dict[str, set[str]] = {a.arm: set() for a in exp.arms}
     answers = dict.fromkeys(counts, 0)
+    per_user: dict[str, dict[str, int]] = {}
     for c in counts_by_user(db, exp.started_at, until):
         arm = assign_arm(exp.name, c.user_id, split)
         counts[arm][c.type] = counts[arm].get(c.type, 0) + c.events
+        per_user.setdefault(c.user_id, {})[c.type] = c.events
         users[arm].add(c.user_id)
         if c.type == "impression":
             answers[arm] += c.answers
-    rates = {arm: {m: wilson(n.get(t, 0), n.get("impression", 0)) for m, (t, _) in METRICS.items()}
-             for arm, n in counts.items()}
+    # successes of a proportion: per user, at most that user's impressions
+    capped: dict[str, dict[str, int]] = {arm: {} for arm in counts}
+    for user, n in per_user.items():
+        mine = capped[assign_arm(exp.name, user, split)]
+        for t in {t for t, _ in METRICS.values()}:
+            mine[t] = mine.get(t, 0) + min(n.get(t, 0), n.get("impression", 0))
+    rates = {arm: {m: wilson(capped[arm].get(t, 0), n.get("impression", 0))
+                   for m, (t, _) in METRICS.items()} for arm, n in counts.items()}
     arms = []
     for a in exp.arms:
         n = counts[a.arm]

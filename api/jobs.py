@@ -41,12 +41,12 @@ from pathlib import Path
 from typing import Any
 
 from recsys.artifact import TempDir, hold_lock
-from store.db import Database
+from store.db import Database, unavailable
 from store.records import fail_unfinished_jobs, load_jobs, record_decision, save_job
 from training.activation import decide
 
 from .errors import redact
-from .model_store import ModelStore
+from .model_store import ModelStore, StoreOutage
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api.jobs")
@@ -173,6 +173,8 @@ class JobManager:
         self._process: mp.process.BaseProcess | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        # the store unavailable while a job runs: said once, and the job goes on
+        self._outage = StoreOutage(log, "saving the training jobs' rows", _SAVE_PROGRESS_EVERY_S)
 
     # ---- API --------------------------------------------------------------------------------
 
@@ -225,6 +227,37 @@ class JobManager:
         self._saved_at[job.id] = time.monotonic()
         save_job(self.db, job.row(self.owner))
 
+    def _save_meanwhile(self, job: Job) -> None:
+        """A save of a running job's row (its start, its progress): skipped while the store is
+        unavailable, and the job goes on; the next save writes the row as it is then."""
+        try:
+            self._save(job)
+        except Exception as exc:
+            if not unavailable(exc):
+                raise
+            self._outage.failed(exc)
+            return
+        self._outage.answered()
+
+    def _save_outcome(self, job: Job) -> None:
+        """The finished job's row: with the store unavailable, tried again every second until
+        it answers (or the service stops: then `recover` at the next start fails the job). Never
+        raises: the runner thread must live on for the next job."""
+        while True:
+            try:
+                self._save(job)
+                self._outage.answered()
+                return
+            except Exception as exc:
+                if not unavailable(exc):
+                    log.exception("saving a training job's outcome failed", extra={"job": job.id})
+                    return
+                self._outage.failed(exc)
+            if self._stopping.wait(_SAVE_PROGRESS_EVERY_S):
+                log.warning("the service stops with a job's outcome unsaved (the store is "
+                            "unavailable)", extra={"job": job.id, "status": job.status})
+                return
+
     def cancel(self, job_id: str) -> dict | None:
         """Cancel a queued job, or stop a running one (its worker is killed, nothing is kept):
         its `JobOut`. None for an unknown job; JobStateError for one that has finished. A job of
@@ -258,8 +291,15 @@ class JobManager:
         return job_out(row)
 
     def _cancelled_in_store(self, job: Job) -> bool:
-        """Another process cancelled `job` through its row: take that over (and keep it)."""
-        rows = load_jobs(self.db, job.id)
+        """Another process cancelled `job` through its row: take that over (and keep it). Not
+        while the store is unavailable: the job goes on."""
+        try:
+            rows = load_jobs(self.db, job.id)
+        except Exception as exc:
+            if not unavailable(exc):
+                raise
+            self._outage.failed(exc)
+            return False
         if not rows or rows[0]["status"] != "cancelled" or job.status == "cancelled":
             return False
         with self._lock:
@@ -299,7 +339,7 @@ class JobManager:
             finally:
                 self.telemetry.jobs.labels(job.status).inc()
                 self._cleanup(job)
-                self._save(job)
+                self._save_outcome(job)
 
     def _run(self, job: Job) -> None:
         if self._stopping.is_set():
@@ -323,7 +363,7 @@ class JobManager:
                 proc.start()
                 # "running" once the process exists, so a caller that sees it can rely on it
                 job.status, job.started_at = "running", _now()
-            self._save(job)
+            self._save_meanwhile(job)
             log.info("training job started", extra={"job": job.id, "pid": proc.pid})
             try:
                 outcome = self._follow(job, proc, messages)
@@ -369,7 +409,7 @@ class JobManager:
             if kind == "progress":
                 job.step, job.total, job.loss = payload
                 if time.monotonic() - self._saved_at.get(job.id, 0.0) >= _SAVE_PROGRESS_EVERY_S:
-                    self._save(job)
+                    self._save_meanwhile(job)
             else:
                 proc.join(5)
                 return kind, payload
@@ -397,10 +437,20 @@ class JobManager:
                 if decision.activate:
                     self.store.activate(version, reason=f"job {job.id}: {decision.reason}")
         except Exception as exc:
-            why = getattr(exc, "public", None) or "internal error (see the service's log)"
-            log.exception("a trained version could not be served", extra={"job": job.id})
+            if unavailable(exc):  # no decision could be made: the version waits for one
+                why = (f"the store was unavailable when it was to be compared and activated; it "
+                       f"is kept: POST /admin/versions/{version}/activate serves it")
+                log.warning("a trained version could not be served: the store is unavailable",
+                            extra={"job": job.id, "version": version})
+            else:
+                why = getattr(exc, "public", None) or "internal error (see the service's log)"
+                log.exception("a trained version could not be served", extra={"job": job.id})
             job.finish("failed", f"trained {version} but could not serve it: {why}")
-            record_decision(self.db, version, job.id, False, f"could not be served: {why}")
+            try:
+                record_decision(self.db, version, job.id, False, f"could not be served: {why}")
+            except Exception as store_exc:  # still down: the job's row (saved once it is back) says it
+                if not unavailable(store_exc):
+                    raise
             return
         job.activated, job.decision = decision.activate, decision.reason
         record_decision(self.db, version, job.id, decision.activate, decision.reason)

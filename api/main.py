@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 
 from recsys.artifact import remove_stale_temp
 from recsys.recommender import Recommender
-from store.db import Database
+from store.db import Database, unavailable
 
 from . import errors, openapi
 from .config import Settings, get_settings
@@ -87,8 +87,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     store: ModelStore = app.state.store
     db: Database = app.state.db
     standby: StandbyLoader = app.state.standby
-    db.upgrade()  # the schema at Alembic's head before anything reads or writes it
-    app.state.jobs.recover()
+    # the schema at Alembic's head before anything reads or writes it; with the store
+    # unavailable the process starts all the same (/recommend needs no store: a worker replacing
+    # one, or a replica restarted, during a database outage serves; the store's routes answer
+    # 503) and the watcher's first poll that reaches the store migrates it
+    schema = _Schema(db, app.state.jobs.recover)
+    schema.ensure(at_start=True)
     removed = remove_stale_temp(settings.artifacts_dir)  # what killed writers left behind
     if removed:
         log.info("removed stale temporary folders", extra={"removed": removed})
@@ -100,11 +104,11 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # the running experiment first: when it has ended, the winner's activation is taken from
     # its arms already in memory
     watcher = PointerWatcher(store, settings.watch_interval_s,
-                             followers=(experiments.follow,))
+                             followers=(schema.ensure, experiments.follow))
     if app.state.initial_model is not None:
         store.mark_activations_seen()
         store.install(app.state.initial_model)
-        experiments.follow()  # an experiment running when this process starts
+        _follow_experiment(experiments)  # an experiment running when this process starts
     elif app.state.before_serving is not None:
         # one worker of several: no connection reaches it before its model (and the versions
         # it keeps loaded ahead) are loaded, or the model has failed to load (/ready then says
@@ -139,7 +143,38 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 def _load_then_follow(store: ModelStore, experiments: Experiments) -> None:
     """The served model, then the running experiment's arms (sharing the served model)."""
     store.load_initial()
+    _follow_experiment(experiments)
+
+
+def _follow_experiment(experiments: Experiments) -> None:
+    """The experiment running at start; with the store unavailable, the watcher follows it
+    once the store answers (and says so)."""
     try:
         experiments.follow()
-    except Exception:  # the store unreachable: the watcher tries again
-        log.exception("following the running experiment failed")
+    except Exception as exc:
+        if not unavailable(exc):
+            log.exception("following the running experiment failed")
+
+
+class _Schema:
+    """The store migrated to Alembic's head and the jobs of stopped processes failed
+    (`JobManager.recover`), once: at start, or at the first poll that reaches a store that was
+    unavailable at start."""
+
+    def __init__(self, db: Database, recover: Callable[[], None]):
+        self.db, self.recover, self.done = db, recover, False
+
+    def ensure(self, at_start: bool = False) -> None:
+        if self.done:
+            return
+        try:
+            self.db.upgrade()
+            self.recover()
+            self.done = True
+        except Exception as exc:
+            if not at_start or not unavailable(exc):
+                raise  # the watcher says the store is unavailable (once), or logs a bug
+            log.warning("the store is unavailable at start; serving without it (its routes "
+                        "answer 503) and migrating it once it answers",
+                        extra={"error": type(exc.__cause__ or exc).__name__,
+                               "detail": str(exc).splitlines()[0][:300]})

@@ -24,6 +24,7 @@ import gc
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +40,7 @@ from recsys.artifact import (
 )
 from recsys.errors import ArtifactError
 from recsys.recommender import Recommender
-from store.db import CATALOGUE_LOCK, Database
+from store.db import CATALOGUE_LOCK, Database, unavailable
 from store.records import latest_activation, record_activation
 
 if TYPE_CHECKING:
@@ -65,6 +66,27 @@ class PinnedError(RuntimeError):
         super().__init__(self.public)
 
 
+class NotServedYet(RuntimeError):
+    """`current` names a version this process has not loaded yet, after waiting for the load
+    in progress and trying itself: a passing state (a version another process activated a
+    moment ago, or the process's own first load), answered 503 with Retry-After, never a 409
+    (which says the request conflicts with the service's state, and a retry would not help)."""
+
+    retry_after_s = 1
+
+    def __init__(self, version: str):
+        self.version = version
+        self.public = (f"current names {version}, which this process is still loading: nothing "
+                       f"was changed; try again in {self.retry_after_s} s")
+        super().__init__(self.public)
+
+
+# times `latest` follows the pointer before it says NotServedYet: each waits for the load in
+# progress (another thread's) and then loads what `current` names; under the catalogue lock
+# `current` moves only by `recsys train` (no lock), so the second try nearly always serves it
+LATEST_TRIES = 3
+
+
 def held_out_ndcg(manifest: dict) -> float | None:
     """The held-out NDCG@10 of the model, the number retrains are compared on."""
     try:
@@ -85,7 +107,9 @@ class ModelStore:
         self.pinned = pinned
         self.on_swap = on_swap
         self.db = db
-        self._seen_activation = 0  # id of the newest activation row this process has acted on
+        # id of the newest activation row this process has acted on; None: not read yet (the
+        # store was unavailable at start), the first poll that reads it takes it as history
+        self._seen_activation: int | None = 0
         self.loaded_at: str | None = None
         self.error: str | None = None  # why the first load failed
         self.pointer_problem: str | None = None  # why what `current` names is not served
@@ -145,9 +169,20 @@ class ModelStore:
             raise
 
     def mark_activations_seen(self) -> None:
-        """At start: the activations so far are history, the `current` pointer says what to serve."""
+        """At start: the activations so far are history, the `current` pointer says what to
+        serve. With the store unavailable, the first poll that reads them does this (the model
+        is loaded meanwhile: /recommend needs no store)."""
         if self.db is not None:
-            latest = latest_activation(self.db)
+            try:
+                latest = latest_activation(self.db)
+            except Exception as exc:
+                if not unavailable(exc):
+                    raise
+                self._seen_activation = None
+                log.warning("the store is unavailable at start; serving what current names, "
+                            "following the store's activations once it answers",
+                            extra={"error": type(getattr(exc, "orig", None) or exc).__name__})
+                return
             self._seen_activation = latest[0] if latest else 0
 
     def served_dir(self) -> Path | None:
@@ -166,18 +201,22 @@ class ModelStore:
         when this process is pinned to a folder. A process may not have followed the newest
         change yet; what revises the catalogue must start from it, or a change made through
         another process is lost. ArtifactError when `current` names a version that does not
-        load."""
+        load (a 409); NotServedYet when it is still not served after LATEST_TRIES (a 503)."""
         if self.pinned is not None:
             return self._current
         # following it now, as the watcher would at its next poll: under the swap lock, so a
-        # load the watcher has started is waited for, not done twice
-        self.follow_pointer()
-        name = current_version(self.artifacts_dir)
-        served = self._current
-        if name is not None and (served is None or served.version != name):
-            raise ArtifactError(self.pointer_problem or f"current names {name}, which is not "
-                                                        f"served yet: try again")
-        return served
+        # load the watcher has started is waited for, not done twice. That load may be of an
+        # older version (an activation read before `current` moved again, the process's first
+        # load): then this follows again
+        for _ in range(LATEST_TRIES):
+            self.follow_pointer()
+            name = current_version(self.artifacts_dir)
+            served = self._current
+            if name is None or (served is not None and served.version == name):
+                return served
+            if self.pointer_problem is not None and self.refused(name) is not None:
+                raise ArtifactError(self.pointer_problem)  # a broken version: a 409
+        raise NotServedYet(name)
 
     def version_dir(self, version: str) -> Path:
         """The folder of `version`; ArtifactError when there is no such version."""
@@ -225,7 +264,7 @@ class ModelStore:
             rec = loaded if loaded is not None and loaded.version == version else self.load(version)
             set_current(self.artifacts_dir, version)
             if self.db is not None:
-                self._seen_activation = max(self._seen_activation,
+                self._seen_activation = max(self._seen_activation or 0,
                                             record_activation(self.db, version, reason))
             self.install(rec)
             self.pointer_problem = None
@@ -237,6 +276,9 @@ class ModelStore:
         if self.pinned is not None or self.db is None:
             return
         latest = latest_activation(self.db)
+        if self._seen_activation is None:  # unread at start: these are history
+            self._seen_activation = latest[0] if latest else 0
+            return
         if latest is None or latest[0] <= self._seen_activation:
             return
         self._seen_activation = latest[0]
@@ -329,7 +371,13 @@ def freeze_heap() -> None:
 
 class PointerWatcher:
     """Polls the artifacts' `current` pointer in a daemon thread until stopped; `followers`
-    run first at every poll (the running experiment, `api.experiments`)."""
+    run first at every poll (the running experiment, `api.experiments`).
+
+    The store being unavailable (its server down, the SQLite file locked: `store.db.unavailable`)
+    is an outage, not a bug: one warning when it starts, naming the error and saying the watcher
+    keeps trying, the polls quiet meanwhile (debug), and one info line when the store answers
+    again. The `current` pointer, in the artifacts folder, is followed all the same. Any other
+    error of a poll is logged with its traceback, every time."""
 
     def __init__(self, store: ModelStore, interval_s: float,
                  followers: Sequence[Callable[[], None]] = ()):
@@ -337,6 +385,7 @@ class PointerWatcher:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pointer-watcher", daemon=True)
         self.started = False
+        self.outage: StoreOutage = StoreOutage(log, "following the store", interval_s)
 
     def start(self) -> None:
         self.started = True
@@ -350,13 +399,61 @@ class PointerWatcher:
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
-            for follow in self.followers:
-                try:
-                    follow()
-                except Exception:  # a failed poll must not kill the watcher
-                    log.exception("following the store failed")
+            self.poll()
+
+    def poll(self) -> None:
+        """One look at the store (the followers, the newest activation), then at the pointer."""
+        store_ok = True
+        for follow in (*self.followers, self.store.follow_activations):
             try:
-                self.store.follow_activations()
-                self.store.follow_pointer()
-            except Exception:  # a failed poll must not kill the watcher
-                log.exception("watching the current pointer failed")
+                follow()
+            except Exception as exc:  # a failed poll must not kill the watcher
+                if not unavailable(exc):
+                    log.exception("following the store failed")
+                elif store_ok:
+                    self.outage.failed(exc)
+                store_ok = False
+                if unavailable(exc):
+                    break  # the next step would only wait for the same store
+        if store_ok:
+            self.outage.answered()
+        try:
+            self.store.follow_pointer()  # the artifacts folder: followed with the store down too
+        except Exception:  # a failed poll must not kill the watcher
+            log.exception("watching the current pointer failed")
+
+
+class StoreOutage:
+    """Says once that the store became unavailable to a loop that keeps polling it, and once
+    that it answers again; the failures between are debug lines."""
+
+    def __init__(self, logger: logging.Logger, what: str, interval_s: float):
+        self.log, self.what, self.interval_s = logger, what, interval_s
+        self.since: float | None = None  # time.monotonic() of the first failure, while down
+        self.failures = 0
+
+    def failed(self, exc: BaseException) -> None:
+        cause = type(getattr(exc, "orig", None) or exc).__name__
+        self.failures += 1
+        if self.since is not None:
+            self.log.debug("the store is still unavailable", extra={"error": cause})
+            return
+        self.since = time.monotonic()
+        self.log.warning(f"the store is unavailable ({cause}): {self.what} is paused and tried "
+                         f"again every {self.interval_s:g} s until it answers; routes that need "
+                         f"the store answer 503 meanwhile",
+                         extra={"error": cause, "detail": _first_line(exc), "pid": os.getpid()})
+
+    def answered(self) -> None:
+        if self.since is None:
+            return
+        down_s = round(time.monotonic() - self.since, 1)
+        self.log.info(f"the store answers again: {self.what} resumed",
+                      extra={"down_s": down_s, "failed_polls": self.failures, "pid": os.getpid()})
+        self.since, self.failures = None, 0
+
+
+def _first_line(exc: BaseException) -> str:
+    """The driver's message, first line (SQLAlchemy appends the statement and a link)."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__

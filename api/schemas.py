@@ -537,8 +537,9 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
                  "key); `message` says which",
             429: "too many training jobs are waiting",
             500: "internal error; `request_id` finds its traceback in the log",
-            503: "no model is loaded yet, or the request went over its time budget "
-                 "(RECSYS_REQUEST_TIMEOUT_S); retry after the Retry-After header"}
+            503: "no model is loaded yet, the version `current` names is still loading in "
+                 "this process, the store is unavailable, or the request went over its time "
+                 "budget (RECSYS_REQUEST_TIMEOUT_S); retry after the Retry-After header"}
     return {c: {"model": ErrorOut, "description": what.get(c, "error")} for c in codes}
 
 

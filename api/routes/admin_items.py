@@ -66,7 +66,8 @@ def _latest_items(store: ModelStore) -> tuple[Recommender, pd.DataFrame, Schema]
     changes it meanwhile), its items (its schema's [rename] applied) and schema."""
     rec = store.latest()  # ArtifactError (a broken version) -> 409
     if store.current is None or rec is None:
-        raise HTTPException(503, detail="no model version is being served yet; see GET /ready")
+        raise HTTPException(503, detail="no model version is being served yet; see GET /ready",
+                            headers={"Retry-After": "5"})
     folder = store.version_dir(rec.version)
     try:
         path, schema = served_catalogue(folder)
