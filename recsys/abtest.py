@@ -67,8 +67,9 @@ def wilson(successes: int, trials: int, z: float = Z95) -> Rate:
     z2 = z * z
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
-    # clamped: at 0 or n successes rounding can put a bound a hair outside [0, 1]
-    return Rate(successes, trials, p, max(0.0, centre - half), min(1.0, centre + half))
+    # clamped: at 0 or n successes rounding can put a bound a hair outside [0, 1], or a hair
+    # short of the rate itself (5.6e-17 for 0 of 3), which the interval always holds
+    return Rate(successes, trials, p, min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half)))
 
 
 @dataclass(frozen=True)

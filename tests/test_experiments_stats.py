@@ -56,6 +56,15 @@ def test_wilson_interval_matches_published_values(x, n, low, high):
     assert (r.low, r.high) == pytest.approx((low, high), abs=5e-5)
 
 
+@pytest.mark.parametrize("n", [1, 3, 7, 10, 33, 1000])
+def test_the_interval_holds_the_rate_at_none_and_all(n):
+    # rounding put the lower bound of 0 of 3 at 5.6e-17, above the rate
+    assert wilson(0, n).low == 0.0 and wilson(n, n).high == 1.0
+    for x in range(n + 1) if n <= 33 else (0, 1, n - 1, n):
+        r = wilson(x, n)
+        assert 0.0 <= r.low <= r.rate <= r.high <= 1.0
+
+
 def test_no_trials_is_no_information():
     r = wilson(0, 0)
     assert (r.rate, r.low, r.high) == (0.0, 0.0, 1.0)
