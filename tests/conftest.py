@@ -97,7 +97,7 @@ SPREAD = frozenset({"tests/api/test_catalogue_lock.py", "tests/api/test_events_d
                     "tests/api/test_no_server_paths.py"})
 
 # The longest units, in seconds (a unit's setup, calls and teardown, measured in `make test` on
-# 2 cores under load 8-12 from other work; test_lint.py with mypy's cache empty, as in a fresh
+# 2 cores under load 11-14 from other work; test_lint.py with mypy's cache empty, as in a fresh
 # clone): they start first, longest first, so that none of them begins near the end. xdist's own
 # order (most tests first) started the files of a few long tests, and every case of SPREAD, last.
 # Every other unit follows in xdist's order. Only an order: a stale figure costs time, never a
@@ -108,39 +108,42 @@ CHAOS = "tests/api/test_chaos.py::test_kills_under_mixed_load_lose_no_acknowledg
 ORDER = "tests/api/test_change_order.py::test_activations_retrains_and_changes_are_one_history"
 PATHS = "tests/api/test_no_server_paths.py::test_no_answer_names_a_server_path"
 LONGEST = {
+    "tests/test_experiments_loop.py": 257,
     "tests/test_lint.py": 234,
+    "tests/test_readme_commands.py": 215,
+    "tests/test_cli.py": 206,
+    f"{ORDER}[postgresql]": 188,
+    "tests/api/test_corrupt_versions.py": 181,
+    "tests/api/test_schemathesis.py": 178,
+    f"{PATHS}[absolute]": 177,
     "tests/test_closed_loop.py": 173,
-    "tests/test_web_page.py": 173,
-    "tests/test_cli.py": 168,
-    "tests/api/test_experiments.py": 149,
-    "tests/test_readme_commands.py": 140,
-    "tests/test_experiments_loop.py": 131,
-    "tests/api/test_jobs_lifecycle.py": 127,
-    "tests/api/test_admin.py": 124,
-    f"{CHAOS}[postgresql]": 122,
-    "tests/api/test_server.py": 118,
-    f"{ORDER}[postgresql]": 117,
-    "tests/test_distributed.py": 103,
-    f"{PATHS}[relative]": 101,
-    f"{LOCK}workers_are_all_kept[postgresql]": 100,
-    f"{LOCK}workers_are_all_kept[sqlite]": 96,
-    f"{PATHS}[absolute]": 96,
+    f"{PATHS}[relative]": 156,
+    f"{ORDER}[sqlite]": 149,
+    "tests/api/test_events.py": 148,
+    "tests/api/test_server.py": 145,
+    "tests/api/test_write_fuzz.py": 144,
+    "tests/test_distributed.py": 142,
+    "tests/api/test_jobs_lifecycle.py": 134,
+    f"{LOCK}workers_are_all_kept[sqlite]": 131,
+    f"{LOCK}workers_are_all_kept[postgresql]": 129,
+    "tests/test_web_page.py": 123,
+    "tests/api/test_store_failures.py": 116,
+    "tests/test_added_facet.py": 110,
+    f"{CHAOS}[postgresql]": 107,
     f"{CHAOS}[sqlite]": 94,
-    "tests/api/test_corrupt_versions.py": 94,
-    "tests/api/test_schemathesis.py": 92,
-    "tests/api/test_write_fuzz.py": 91,
-    "tests/api/test_item_ids.py": 88,
-    "tests/api/test_events.py": 85,
-    "tests/test_added_facet.py": 84,
-    "tests/api/test_safe_activation.py": 75,
-    f"{LOCK}replicas_are_all_kept[postgresql]": 70,
-    f"{LOCK}replicas_are_all_kept[sqlite]": 70,
-    f"{DURABLE}[postgresql]": 69,
-    f"{ORDER}[sqlite]": 66,
-    "tests/api/test_workers.py": 65,
-    "tests/api/test_store_failures.py": 65,
+    "tests/api/test_admin.py": 87,
+    "tests/api/test_workers.py": 84,
+    "tests/api/test_experiments.py": 78,
+    "tests/test_bench.py": 76,
+    f"{DURABLE}[sqlite]": 71,
+    f"{LOCK}replicas_are_all_kept[sqlite]": 69,
+    "tests/test_store.py": 68,
+    f"{DURABLE}[postgresql]": 67,
     "tests/api/test_worker_replacement.py": 64,
-    f"{DURABLE}[sqlite]": 58,
+    f"{LOCK}replicas_are_all_kept[postgresql]": 63,
+    "tests/api/test_item_ids.py": 60,
+    "tests/api/test_safe_activation.py": 55,
+    "tests/api/test_admin_items.py": 50,
 }
 
 

@@ -141,7 +141,9 @@ def test_concurrent_changes_through_two_workers_are_all_kept(tmp_path, v1, data_
                                                              store_url):
     artifacts = make_artifacts(tmp_path / "artifacts", v1)
     log = tmp_path / "server.log"
-    env = _env(artifacts, data_dir, store_url)
+    # no spare worker: it accepts no change and would only load each revision too (a third of
+    # the case's CPU); test_worker_replacement.py is the spare's
+    env = {**_env(artifacts, data_dir, store_url), "RECSYS_SPARE_WORKERS": "0"}
     out = Outcome()
     with running(["--workers", "2"], env, log) as (base, proc):
         wait_ready(base, proc, log, timeout=180)
