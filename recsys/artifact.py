@@ -395,17 +395,25 @@ def _load_model(folder: Path, cfg: ModelConfig, featurizer: Featurizer) -> Facet
     dtypes, finite floats, and integer tables (buffers derived from the catalogue) equal to what
     this catalogue gives."""
     file = _WEIGHTS
+    header = _safetensors_header(folder, file)
+    model: FacetScorer | None = None
     try:
         buffers = featurizer.attribute_buffers()
-        try:
-            with torch.device("meta"):  # parameters take no memory: only their shapes are compared
+        if _fits_the_file(cfg, header):  # built once, for real, and the weights loaded into it
+            model = FacetScorer(cfg, *buffers)
+            expected = model.state_dict()
+        else:
+            # a config asking for more than the file holds: only its shapes are compared, on the
+            # meta device, where parameters take no memory. (Not always: building there runs
+            # torch's Python meta kernels, whose first call imports torch._dynamo, 1.5 CPU-s.)
+            try:
+                with torch.device("meta"):
+                    expected = FacetScorer(cfg, *buffers).state_dict()
+            except Exception:  # noqa: BLE001 - a model that cannot be built on meta: build it for real
                 expected = FacetScorer(cfg, *buffers).state_dict()
-        except Exception:  # noqa: BLE001 - a model that cannot be built on meta: build it for real
-            expected = FacetScorer(cfg, *buffers).state_dict()
     except Exception as exc:  # noqa: BLE001
         raise ArtifactError(f"the config does not build a model: {type(exc).__name__}: {exc}",
                             folder, "manifest.json") from None
-    header = _safetensors_header(folder, file)
     missing = sorted(set(expected) - set(header))
     unknown = sorted(set(header) - set(expected))
     if missing or unknown:
@@ -426,12 +434,24 @@ def _load_model(folder: Path, cfg: ModelConfig, featurizer: Featurizer) -> Facet
                 raise ArtifactError(f"{name} holds NaN or infinite values", folder, file)
         elif not want.is_meta and not torch.equal(tensor, want):
             raise ArtifactError(f"{name} does not match the catalogue it was saved with", folder, file)
-    model = FacetScorer(cfg, *buffers)
+    if model is None:
+        model = FacetScorer(cfg, *buffers)
     try:
-        model.load_state_dict(state)
+        model.load_state_dict(state)  # copied: the file's mapped pages are not kept
     except RuntimeError as exc:
         raise ArtifactError(f"weights do not fit the saved config: {exc}", folder, file) from None
     return model
+
+
+def _fits_the_file(cfg: ModelConfig, header: dict[str, tuple[str, list[int]]]) -> bool:
+    """Whether the config's largest tables (the hashed word and n-gram vectors, a head's
+    projection) hold no more numbers than the weights file does: a model that matches the file
+    is no larger than it, and a damaged config asking for far more is not built for real."""
+    held = sum(math.prod(shape) for _, shape in header.values())
+    try:
+        return max(int(cfg.word_buckets), int(cfg.ngram_buckets), int(cfg.d_k)) * int(cfg.dim) <= held
+    except (TypeError, ValueError):
+        return False
 
 
 def _names_problem(missing: list[str], unknown: list[str]) -> str:

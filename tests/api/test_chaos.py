@@ -28,7 +28,7 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,45 +119,44 @@ def _relative(timeline: Timeline, t0: float) -> dict:
                                 ("replica_loading", timeline.replica_loading))}
 
 
+def _repeat(lb: str, stop_: threading.Event, timeout: float, pause: float,
+            step: Callable[[httpx.Client, int], None]) -> Callable[[], None]:
+    """A client thread's body: `step(http, n)` for n = 0, 1, ... on one kept-alive client of the
+    load balancer, `pause` seconds apart, until `stop_` is set."""
+    def run() -> None:
+        with httpx.Client(base_url=lb, timeout=timeout) as http:
+            for n in itertools.count():
+                if stop_.is_set():
+                    return
+                step(http, n)
+                time.sleep(pause)
+    return run
+
+
 def _load(lb: str, tally: Tally, item_ids: list[str], stop_: threading.Event) -> list[threading.Thread]:
-    def queries() -> None:
-        with httpx.Client(base_url=lb, timeout=30) as http:
-            for n in itertools.count():
-                if stop_.is_set():
-                    return
-                tally.ask("recommend", http, "POST", "/recommend",
-                          json={"query": ["red dress", "navy jacket", "linen"][n % 3], "k": 5})
-                time.sleep(0.01)
+    def query(http: httpx.Client, n: int) -> None:
+        tally.ask("recommend", http, "POST", "/recommend",
+                  json={"query": ["red dress", "navy jacket", "linen"][n % 3], "k": 5})
 
-    def posts() -> None:
-        with httpx.Client(base_url=lb, timeout=30) as http:
-            for n in itertools.count():
-                if stop_.is_set():
-                    return
-                batch = [{"type": "click", "query": "red dress", "item_id": item_ids[(n + i) % 50],
-                          "event_id": f"chaos-{n}-{i}", "user_id": f"u{n % 7}"} for i in range(5)]
-                r = tally.ask("events", http, "POST", "/events", json={"events": batch},
-                              headers=PUSH)
-                if r is not None and r.status_code == 202:
-                    with tally.lock:
-                        tally.events.update(e["event_id"] for e in batch)
-                time.sleep(0.05)
+    def post(http: httpx.Client, n: int) -> None:
+        batch = [{"type": "click", "query": "red dress", "item_id": item_ids[(n + i) % 50],
+                  "event_id": f"chaos-{n}-{i}", "user_id": f"u{n % 7}"} for i in range(5)]
+        r = tally.ask("events", http, "POST", "/events", json={"events": batch}, headers=PUSH)
+        if r is not None and r.status_code == 202:
+            with tally.lock:
+                tally.events.update(e["event_id"] for e in batch)
 
-    def changes() -> None:
-        with httpx.Client(base_url=lb, timeout=120) as http:
-            for n in itertools.count():
-                if stop_.is_set():
-                    return
-                item = {"item_id": f"CHAOS-{n}", "title": f"Chaosword{n} Linen Dress",
-                        "color": "red", "category": "dress"}
-                r = tally.ask("items", http, "PUT", "/admin/items", json={"items": [item]},
-                              headers=AUTH)
-                if r is not None and r.status_code == 200:
-                    with tally.lock:
-                        tally.items[item["item_id"]] = r.json()["serving"]
-                time.sleep(0.3)
+    def change(http: httpx.Client, n: int) -> None:
+        item = {"item_id": f"CHAOS-{n}", "title": f"Chaosword{n} Linen Dress", "color": "red",
+                "category": "dress"}
+        r = tally.ask("items", http, "PUT", "/admin/items", json={"items": [item]}, headers=AUTH)
+        if r is not None and r.status_code == 200:
+            with tally.lock:
+                tally.items[item["item_id"]] = r.json()["serving"]
 
-    threads = [threading.Thread(target=f, daemon=True) for f in (queries, queries, posts, changes)]
+    bodies = [_repeat(lb, stop_, 30, 0.01, query), _repeat(lb, stop_, 30, 0.01, query),
+              _repeat(lb, stop_, 30, 0.05, post), _repeat(lb, stop_, 120, 0.3, change)]
+    threads = [threading.Thread(target=body, daemon=True) for body in bodies]
     for t in threads:
         t.start()
     return threads
