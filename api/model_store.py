@@ -216,6 +216,7 @@ class ModelStore:
                 return served
             if self.pointer_problem is not None and self.refused(name) is not None:
                 raise ArtifactError(self.pointer_problem)  # a broken version: a 409
+        assert name is not None  # with no version named, the loop returned
         raise NotServedYet(name)
 
     def version_dir(self, version: str) -> Path:
