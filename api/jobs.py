@@ -42,7 +42,14 @@ from typing import Any
 
 from recsys.artifact import TempDir, hold_lock
 from store.db import Database, unavailable
-from store.records import fail_unfinished_jobs, load_jobs, record_decision, save_job
+from store.records import (
+    cancel_job_row,
+    claim_job_version,
+    fail_unfinished_jobs,
+    load_jobs,
+    record_decision,
+    save_job,
+)
 from training.activation import decide
 
 from .errors import redact
@@ -284,8 +291,13 @@ class JobManager:
         row = rows[0]
         if row["status"] not in ("queued", "running"):
             raise JobStateError(f"job {job_id} has already {row['status']}")
-        row.update(status="cancelled", error=_CANCELLED, finished_at=_now())
-        save_job(self.db, row)
+        finished_at = _now()
+        if not cancel_job_row(self.db, job_id, _CANCELLED, finished_at):
+            # its owner finished training and is serving the version, or it ended meanwhile
+            now = load_jobs(self.db, job_id)[0]
+            state = now["status"] if now["status"] not in ("queued", "running") else "finished training"
+            raise JobStateError(f"job {job_id} has already {state}")
+        row.update(status="cancelled", error=_CANCELLED, finished_at=finished_at)
         log.info("training job of another process cancelled", extra={"job": job_id,
                                                                      "owner": row["owner"]})
         return job_out(row)
@@ -369,7 +381,7 @@ class JobManager:
                 outcome = self._follow(job, proc, messages)
             finally:
                 self._process = None
-            if outcome[0] == "done" and job.status != "cancelled":
+            if outcome[0] == "done" and job.status != "cancelled" and not self._claim(job, outcome[1]["version"]):
                 self._cancelled_in_store(job)  # a DELETE on another process as it finished
             if job.status == "cancelled":
                 proc.join(5)
@@ -381,6 +393,19 @@ class JobManager:
                 log.warning("training job failed", extra={"job": job.id, "error": outcome[1]})
         finally:
             staging.remove()
+
+    def _claim(self, job: Job, version: str) -> bool:
+        """Whether the job's row took the trained version (`claim_job_version`): after that, a
+        DELETE on another process answers that the job finished training, where before it could
+        cancel the row while the version was being served and the outcome then overwrote it.
+        With the store unavailable nothing can cancel through it: claimed."""
+        try:
+            return claim_job_version(self.db, job.id, version)
+        except Exception as exc:
+            if not unavailable(exc):
+                raise
+            self._outage.failed(exc)
+            return True
 
     def _follow(self, job: Job, proc, messages) -> tuple[str, Any]:
         """Read progress until the worker reports its outcome or dies (or another process

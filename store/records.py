@@ -58,6 +58,26 @@ def save_job(db: Database, row: dict[str, Any]) -> None:
             conn.execute(insert(jobs).values(id=row["id"], **values))
 
 
+def claim_job_version(db: Database, job_id: str, version: str) -> bool:
+    """Records the version a running job trained, unless its row was cancelled meanwhile:
+    whether it was recorded (its owner may then publish it). A cancel through the row
+    (`cancel_job_row`) takes only a row without a version, so of the two one wins."""
+    with db.engine.begin() as conn:
+        return bool(conn.execute(
+            update(jobs).where(jobs.c.id == job_id, jobs.c.status == "running", jobs.c.version.is_(None))
+            .values(version=version)).rowcount == 1)
+
+
+def cancel_job_row(db: Database, job_id: str, error: str, finished_at: str) -> bool:
+    """Cancels a queued or running job through its row, unless its owner has claimed a version
+    (`claim_job_version`) or it finished: whether it was cancelled."""
+    with db.engine.begin() as conn:
+        return bool(conn.execute(
+            update(jobs).where(jobs.c.id == job_id, jobs.c.status.in_(("queued", "running")),
+                               jobs.c.version.is_(None))
+            .values(status="cancelled", error=error, finished_at=finished_at)).rowcount == 1)
+
+
 def load_jobs(db: Database, job_id: str | None = None) -> list[dict[str, Any]]:
     query = select(jobs).order_by(jobs.c.created_at.desc())
     if job_id is not None:

@@ -13,6 +13,8 @@ from sqlalchemy.exc import IntegrityError
 from store.db import CATALOGUE_LOCK, UPGRADE_LOCK, Database, StoreError, unavailable
 from store.events import Event, add_events, event_counts, read_events
 from store.records import (
+    cancel_job_row,
+    claim_job_version,
     fail_unfinished_jobs,
     latest_activation,
     load_jobs,
@@ -85,6 +87,24 @@ def test_decisions_activations_and_jobs(db):
     (j1,) = load_jobs(db, "j1")
     assert j1["status"] == "failed" and j1["error"] == "the server process running it stopped"
     assert load_jobs(db, "j2")[0]["status"] == "running"
+
+
+def test_a_job_is_either_cancelled_or_its_version_claimed_never_both(db):
+    """A DELETE on another process cancels through the row; the owner, its training done,
+    claims the version first. Whichever comes second is refused: before, the owner's outcome
+    overwrote a cancel that had been answered 200 (seen in a clean-clone run)."""
+    row = {"id": "j1", "owner": "host:1", "status": "running", "created_at": "2026-12-01T10:00:00",
+           "started_at": None, "finished_at": None, "step": 3, "total": 9, "loss": 0.5,
+           "version": None, "activated": False, "decision": None, "metrics": None, "error": None}
+    save_job(db, row)
+    save_job(db, {**row, "id": "j2"})
+    assert claim_job_version(db, "j1", "v7")
+    assert not cancel_job_row(db, "j1", "cancelled", "2026-12-01T10:05:00")
+    assert cancel_job_row(db, "j2", "cancelled", "2026-12-01T10:05:00")
+    assert not claim_job_version(db, "j2", "v8")
+    (j1,), (j2,) = load_jobs(db, "j1"), load_jobs(db, "j2")
+    assert (j1["status"], j1["version"]) == ("running", "v7")
+    assert (j2["status"], j2["version"], j2["finished_at"]) == ("cancelled", None, "2026-12-01T10:05:00")
 
 
 def test_a_bad_url_and_an_unreachable_server_say_which_store():
