@@ -256,17 +256,25 @@ class ModelStore:
 
     def activate(self, version: str, reason: str = "activated",
                  loaded: Recommender | None = None) -> tuple[Recommender, str | None]:
-        """Load `version` (or take `loaded`, that version already in memory), point `current`
-        at it, record the activation (with `reason`) and serve it, under the catalogue lock.
-        Returns (new, previous version). A broken version raises ArtifactError; the served
-        model stays."""
+        """Load `version` (or take `loaded`, that version already in memory), record the
+        activation (with `reason`), point `current` at it and serve it, under the catalogue lock.
+        Returns (new, previous version). A broken version raises ArtifactError, a store that
+        cannot record it a store error (a 503): either way nothing moved and the served model
+        stays. The record comes first because the pointer is what every process follows: moved
+        before a failed record, it served a version whose activation was answered 503."""
         with self.changing(), self._lock:
             previous = self._current.version if self._current else None
             rec = loaded if loaded is not None and loaded.version == version else self.load(version)
-            set_current(self.artifacts_dir, version)
             if self.db is not None:
                 self._seen_activation = max(self._seen_activation or 0,
                                             record_activation(self.db, version, reason))
+            try:
+                set_current(self.artifacts_dir, version)
+            except (OSError, ArtifactError):
+                if self.db is not None and previous is not None:  # the record said otherwise
+                    self._seen_activation = record_activation(
+                        self.db, previous, f"{reason}: undone, `current` could not be moved")
+                raise
             self.install(rec)
             self.pointer_problem = None
             return rec, previous

@@ -157,3 +157,45 @@ def test_a_job_error_names_no_server_path_or_database_url(store_url, tmp_path, v
         assert "nothing to train on" in text
         for name in server:
             assert name not in text, (name, text)
+
+
+# ---- an activation the store cannot record ------------------------------------------------------
+
+
+def test_an_activation_the_store_cannot_record_is_a_503_and_changes_nothing(
+        request, tmp_path, v1, v2, data_dir):
+    """The store fails while an activation is recorded (a PostgreSQL trigger raises
+    admin_shutdown, SQLSTATE 57P01, on the insert: what a server going away mid-request looks
+    like to the client): 503 with Retry-After, and neither `current` nor the served version moved.
+    Before, `current` was moved first, so every process following the pointer served the version
+    whose activation had been answered 503; once the store records again, the same call works."""
+    import psycopg
+
+    from recsys.artifact import current_version
+
+    server = request.getfixturevalue("postgres_server")
+    name = f"activation_{time.monotonic_ns()}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = server.rsplit("/", 1)[0] + "/" + name
+    artifacts = make_artifacts(tmp_path / "artifacts", v1, v2)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, database_url=url)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        deadline = time.monotonic() + 60  # the first version loads in the background
+        while c.get("/ready").status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert c.get("/ready").json()["model_version"] == v1.name
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION "
+                         "'the server is going away' USING ERRCODE = '57P01'; END $$ LANGUAGE plpgsql")
+            conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON activations FOR EACH ROW "
+                         "EXECUTE FUNCTION refuse()")
+            r = c.post(f"/admin/versions/{v2.name}/activate?force=true", headers=ADMIN)
+            assert_unavailable(r)
+            assert current_version(artifacts) == v1.name
+            assert c.get("/ready").json()["model_version"] == v1.name
+            conn.execute("DROP TRIGGER refuse ON activations")
+        r = c.post(f"/admin/versions/{v2.name}/activate?force=true", headers=ADMIN)
+        assert r.status_code == 200, r.text
+        assert current_version(artifacts) == v2.name
+        assert c.get("/ready").json()["model_version"] == v2.name
