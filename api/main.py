@@ -36,6 +36,7 @@ from .routes import (
     model,
     page,
     recommend,
+    similar,
 )
 from .routes.page import STATIC
 from .standby import Standby, StandbyLoader
@@ -73,7 +74,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
-    for r in (health, recommend, explain, compare, items, model, metrics, events, admin, admin_items,
+    for r in (health, recommend, explain, compare, similar, items, model, metrics, events, admin, admin_items,
               experiments, page, docs):
         app.include_router(r.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -243,6 +243,19 @@ class RankedItemOut(ItemOut):
     explanation: ExplanationOut | None
 
 
+class SimilarOut(_Out):
+    item_id: str = Field(description="the item the others are like (never among them)")
+    query: str = Field(description="the words of its own attributes it was ranked by")
+    drawn_by: dict[str, list[str]] = Field(
+        description="query word -> the attributes of the item it came from: with each result's "
+                    "explanation, which of its attributes drew which attribute of the result")
+    model_version: str
+    offset: int
+    total: int = Field(description="items that passed filters and exclusions (the item excluded)")
+    items: list[RankedItemOut]
+    took_ms: float
+
+
 class ExperimentArmOut(_Out):
     name: str
     arm: str

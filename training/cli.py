@@ -161,6 +161,13 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.set_defaults(run=cmd_recommend)
 
+    m = sub.add_parser("similar", help="items like an item, ranked by its own attributes")
+    m.add_argument("item_id")
+    m.add_argument("--k", type=_int_in(1), default=10)
+    m.add_argument("--model", type=Path)
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(run=cmd_similar)
+
     x = sub.add_parser("explain", help="why an item scores what it does for a query")
     x.add_argument("query")
     x.add_argument("item_id")
@@ -377,6 +384,21 @@ def cmd_recommend(args) -> int:
     if args.json:
         print(json.dumps(asdict(result)))
     else:
+        print_recommendation(result)
+    return 0
+
+
+def cmd_similar(args) -> int:
+    from recsys.artifact import load_version
+    from training.render import print_recommendation
+
+    rec = load_version(_model_path(args.model))
+    asked, result = rec.similar(args.item_id, k=args.k)
+    if args.json:
+        print(json.dumps({**asdict(asked), "recommendation": asdict(result)}))
+    else:
+        drawn = "; ".join(f"{w} <- {', '.join(labels)}" for w, labels in asked.drawn_by.items())
+        print(f"like {asked.item_id} ({rec.catalog.titles[rec.catalog.idx(asked.item_id)]}): {drawn}")
         print_recommendation(result)
     return 0
 

@@ -1,0 +1,57 @@
+"""Items like an item (issue 32): `GET /items/{item_id}/similar`, ranked by its own attributes."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+from fastapi.exceptions import RequestValidationError
+
+from recsys.recommender import Recommender
+
+from ..deps import ModelDep, ScoringDep, SettingsDep
+from ..limits import check_recommend, within_budget
+from ..schemas import SCORING_RESPONSES, FilterRange, ItemId, RecommendRequest, SimilarOut, as_json
+
+router = APIRouter(prefix="/items", tags=["items"])
+
+
+@router.get("/{item_id:path}/similar", response_model=SimilarOut, responses=SCORING_RESPONSES)
+async def similar(
+    item_id: ItemId, rec: ModelDep, settings: SettingsDep, scoring: ScoringDep,
+    k: Annotated[int, Query(ge=1, description="how many items to return")] = 10,
+    offset: Annotated[int, Query(ge=0, description="how many ranked items to skip (paging)")] = 0,
+    explain: Annotated[bool, Query(description="include per-head explanations")] = True,
+    filter: Annotated[list[str] | None, Query(
+        description="`key:value`, repeatable: values of one key are OR-ed, keys AND-ed, as "
+                    "`filters` of POST /recommend (`?filter=category:chair&filter=color:red`)")] = None,
+    exclude: Annotated[list[ItemId] | None, Query(description="item ids never to return, repeatable")] = None,
+) -> Response:
+    """Items like `item_id` (never itself): the words of its own attributes are the query, ranked
+    and explained head by head as `/recommend` does; `drawn_by` says which of its attributes
+    each query word came from. An unknown item is a 404."""
+    filters: dict[str, list[str]] = {}
+    for i, pair in enumerate(filter or ()):
+        key, sep, value = pair.partition(":")
+        if not (sep and key.strip() and value.strip()):
+            raise RequestValidationError([{"loc": ("query", "filter", i), "type": "value_error",
+                                           "msg": f"{pair!r} is not key:value (e.g. category:chair)"}])
+        filters.setdefault(key.strip(), []).append(value.strip())
+    as_request: dict[str, list[str] | FilterRange] = {**filters}
+    req = RecommendRequest(query="", k=k, offset=offset, filters=as_request, exclude=exclude or [],
+                           explain=explain)
+    check_recommend(req, settings)  # the limits of /recommend
+    return await within_budget(_similar, item_id, filters, req, rec, s=settings, limiter=scoring)
+
+
+def _similar(item_id: str, filters: dict[str, list[str]], req: RecommendRequest, rec: Recommender) -> Response:
+    start = time.perf_counter()
+    asked, result = rec.similar(item_id, k=req.k, offset=req.offset, filters=filters or None,
+                                exclude=req.exclude, explain=req.explain)
+    took_ms = round((time.perf_counter() - start) * 1000, 3)
+    out = SimilarOut.model_validate({
+        "item_id": asked.item_id, "query": asked.query, "drawn_by": asked.drawn_by,
+        "model_version": result.model_version, "offset": req.offset, "total": result.total,
+        "items": result.items, "took_ms": took_ms})
+    return as_json(out, result.model_version)

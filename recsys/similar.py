@@ -1,0 +1,71 @@
+"""Items like an item: its own attributes are the query (issue 32, "like this item").
+
+A product page asks for what is like the product in hand, with no shopper's words. The heads need
+no second model for it: the item's attribute values are keywords, so they are the query, and the
+answer is explained as any ranking is, head by head, with each query word traced back to the
+attribute of the item it came from ("scandi" of `style:scandi` drew `style:scandi`).
+
+The query is the words of the item's attributes in facet order (named facets before `other`),
+each word once, stop words left out. Description words are left out while the item has
+`MIN_WORDS` others: a description is long and loosely worded, and what a product page means by
+"like this" is its kind, colour, style and brand. The words are capped at `MAX_WORDS`, the rarest
+in the catalogue kept (a rare word says more about the item than one most items share).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .catalog import Catalog
+from .facets import DESCRIPTION
+from .tokenize import STOPWORDS, words
+
+MAX_WORDS = 16  # query words at most: a longer query would dilute every head's attention
+MIN_WORDS = 3  # below this many words from its other attributes, the description's are used too
+
+
+@dataclass(frozen=True)
+class ItemQuery:
+    """The query an item makes of itself."""
+
+    item_id: str
+    query: str  # the chosen words, space-joined, in the item's own order
+    drawn_by: dict[str, list[str]]  # query word -> the item's attribute labels it came from
+
+
+def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np.ndarray]) -> ItemQuery:
+    """The query of item `item_idx`'s own attributes (the module's docstring); `attribute_df(facet)`
+    (V,) is how many items say each attribute's term (`Featurizer.attribute_df`)."""
+    sources: dict[str, list[str]] = {}  # word -> labels, in first-seen order
+    said_elsewhere: set[str] = set()  # words some attribute other than a description word says
+    df: dict[str, float] = {}  # word -> items saying the rarest of its attributes
+    for facet in catalog.facets:
+        vocab, held = catalog.vocab[facet], attribute_df(facet)
+        for a in catalog.attributes_of(item_idx, facet).tolist():
+            attr = vocab[a]
+            for w in words(attr.value):
+                if w in STOPWORDS:
+                    continue
+                labels, label = sources.setdefault(w, []), _named(facet, attr.label)
+                if label not in labels:
+                    labels.append(label)
+                df[w] = min(df.get(w, np.inf), float(held[a]))
+                if attr.key != DESCRIPTION:
+                    said_elsewhere.add(w)
+    chosen = [w for w in sources if w in said_elsewhere]
+    if len(chosen) < MIN_WORDS:
+        chosen = list(sources)
+    if len(chosen) > MAX_WORDS:
+        order = {w: i for i, w in enumerate(chosen)}
+        rarest = set(sorted(chosen, key=lambda w: (df[w], order[w]))[:MAX_WORDS])
+        chosen = [w for w in chosen if w in rarest]
+    return ItemQuery(catalog.item_ids[item_idx], " ".join(chosen), {w: sources[w] for w in chosen})
+
+
+def _named(facet: str, label: str) -> str:
+    """An attribute's label with its facet where the label alone does not say it: `style:scandi`
+    (an `other` attribute's label names its column already: `material:walnut`)."""
+    return label if ":" in label else f"{facet}:{label}"

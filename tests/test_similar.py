@@ -1,0 +1,121 @@
+"""Items like an item (issue 32, "like this item"), on a planted furniture catalogue whose right
+answers are known: every (category, wood, style, brand) once, so the items most like a walnut
+scandi chair are the walnut scandi chair of the other brand, then the walnut or scandi chairs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from fastapi.testclient import TestClient
+
+from recsys.catalog import Catalog
+from recsys.similar import MAX_WORDS, item_query
+from training.cli import main
+from training.fit import TrainConfig, untrained_recommender
+
+CATEGORIES, WOODS, STYLES, BRANDS = ("chair", "table", "sofa"), ("walnut", "oak", "pine"), \
+    ("scandi", "industrial", "rustic"), ("Nordhem", "Brickyard")
+NO_EVENTS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Series([], dtype=np.int64),
+                          "label": pd.Series([], dtype=np.float32), "weight": pd.Series([], dtype=np.float32)})
+
+
+def furniture() -> pd.DataFrame:
+    rows = [{"item_id": f"F{n:03d}", "title": f"{brand} {wood} {category}", "material": wood,
+             "style": style, "category": category,
+             "description": f"A {style} {category} made of solid {wood}, finished by hand."}
+            for n, (category, wood, style, brand) in enumerate(itertools.product(CATEGORIES, WOODS, STYLES, BRANDS))]
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def rec():
+    return untrained_recommender(Catalog.build(furniture()), NO_EVENTS, TrainConfig(seed=0))
+
+
+def _row(rec, item_id: str) -> dict:
+    return furniture().set_index("item_id").loc[item_id].to_dict()
+
+
+def test_a_walnut_scandi_chair_is_like_walnut_or_scandi_chairs_first(rec):
+    asked, result = rec.similar("F000", k=5)  # Nordhem walnut chair, scandi
+    assert asked.query.split() == ["scandi", "walnut", "chair", "nordhem"]
+    ids = [item.item_id for item in result.items]
+    assert "F000" not in ids
+    rows = [_row(rec, i) for i in ids]
+    assert ids[0] == "F001"  # the same chair of the other brand: everything but the brand shared
+    for row in rows[:3]:
+        assert row["category"] == "chair" and (row["material"] == "walnut" or row["style"] == "scandi"), rows
+    assert result.total == len(furniture()) - 1
+
+
+def test_each_query_word_says_which_attribute_of_the_item_drew_it(rec):
+    asked, result = rec.similar("F000", k=3)
+    assert asked.drawn_by == {"scandi": ["style:scandi"], "walnut": ["material:walnut"],
+                              "chair": ["category:chair"], "nordhem": ["title:nordhem"]}
+    top = result.items[0].explanation
+    matched = {(m.query_token, m.attribute) for h in top.heads for m in h.matches}
+    assert ("scandi", "scandi") in matched and ("walnut", "material:walnut") in matched, matched
+
+
+def test_filters_and_exclusions_apply_as_on_recommend(rec):
+    _, result = rec.similar("F000", k=4, filters={"category": ["table"]}, exclude=["F018"])
+    rows = [_row(rec, item.item_id) for item in result.items]
+    assert all(r["category"] == "table" for r in rows) and "F018" not in [i.item_id for i in result.items]
+    assert rows[0]["material"] == "walnut" and rows[0]["style"] == "scandi", rows
+
+
+def test_description_words_only_when_the_item_says_little_else_and_the_rarest_kept():
+    items = pd.DataFrame([
+        {"item_id": "A", "title": "lamp", "description": "tall reading lamp with a folding shade"},
+        {"item_id": "B", "title": "lamp", "description": "paper lamp"},
+        {"item_id": "C", "title": " ".join(f"word{i}" for i in range(MAX_WORDS + 4)) + " common",
+         "description": "ignored words here"},
+        *({"item_id": f"X{i}", "title": "common thing", "description": "plain"} for i in range(5)),
+    ])
+    catalog = Catalog.build(items)
+    rec = untrained_recommender(catalog, NO_EVENTS, TrainConfig(seed=0))
+    few = item_query(catalog, catalog.idx("A"), rec.featurizer.attribute_df)
+    assert set(few.query.split()) == {"lamp", "tall", "reading", "folding", "shade"}  # "lamp" alone: too little
+    many = item_query(catalog, catalog.idx("C"), rec.featurizer.attribute_df)
+    assert len(many.query.split()) == MAX_WORDS and "common" not in many.query.split()  # the most shared
+    assert "ignored" not in many.query.split()
+
+
+def test_over_http_get_items_similar(rec, tmp_path):
+    from api.config import Settings
+    from api.main import create_app
+
+    settings = Settings(artifacts_dir=tmp_path / "artifacts", data_dir=tmp_path / "data",
+                        default_data_dir=tmp_path / "data" / "default", watch_interval_s=0,
+                        database_url=f"sqlite:///{tmp_path / 'store.db'}")
+    with TestClient(create_app(settings, recommender=rec)) as c:
+        r = c.get("/items/F000/similar", params={"k": 2, "filter": ["category:chair", "material:oak"]})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["item_id"] == "F000" and body["drawn_by"]["walnut"] == ["material:walnut"]
+        rows = [_row(rec, item["item_id"]) for item in body["items"]]
+        assert [(x["category"], x["material"], x["style"]) for x in rows] == [("chair", "oak", "scandi")] * 2
+        assert body["items"][0]["explanation"]["heads"]
+        assert c.get("/items/F000/similar", params={"explain": "false"}).json()["items"][0]["explanation"] is None
+        assert c.get("/items/F000").status_code == 200  # the item's own route still answers
+        assert c.get("/items/NOPE/similar").status_code == 404
+        bad = c.get("/items/F000/similar", params={"filter": "category"})
+        assert bad.status_code == 422 and "key:value" in bad.json()["message"], bad.text
+
+
+def test_the_cli_prints_what_drew_each_word(rec, tmp_path, capsys):
+    from recsys.artifact import save_version
+
+    folder = save_version(rec, tmp_path / "artifacts", {})
+    assert main(["similar", "F000", "--k", "3", "--model", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "like F000 (Nordhem walnut chair): scandi <- style:scandi; walnut <- material:walnut" in out
+    assert "F001" in out
+    assert main(["similar", "F000", "--k", "1", "--json", "--model", str(folder)]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["recommendation"]["items"][0]["item_id"] == "F001"
+    assert main(["similar", "NOPE", "--model", str(folder)]) == 2
