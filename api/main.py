@@ -37,9 +37,11 @@ from .routes import (
     page,
     recommend,
     similar,
+    suggest,
 )
 from .routes.page import STATIC
 from .standby import Standby, StandbyLoader
+from .suggestions import Suggestions
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api")
@@ -65,6 +67,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.state.settings, app.state.telemetry, app.state.store = settings, telemetry, store
     app.state.db = db
     app.state.experiments = Experiments(store, db, telemetry)
+    app.state.suggestions = Suggestions(db)
     app.state.standby = StandbyLoader(store, standby, settings.watch_interval_s)
     app.state.jobs = JobManager(store, telemetry, db, settings.max_queued_jobs)
     app.state.initial_model = recommender
@@ -74,7 +77,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
-    for r in (health, recommend, explain, compare, similar, items, model, metrics, events, admin, admin_items,
+    for r in (health, recommend, explain, compare, similar, suggest, items, model, metrics, events, admin, admin_items,
               experiments, page, docs):
         app.include_router(r.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

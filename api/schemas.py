@@ -256,6 +256,20 @@ class SimilarOut(_Out):
     took_ms: float
 
 
+class SuggestionOut(_Out):
+    text: str = Field(description="the completed text")
+    source: str = Field(description="`search`: shoppers searched it (at least 2 of them); "
+                                    "`catalogue`: the catalogue's own words and values")
+    count: int = Field(description="shoppers who made the search, or items that say the term")
+    corrected: bool = Field(description="reached by taking the last word as a typo of one edit")
+
+
+class SuggestOut(_Out):
+    query: str
+    suggestions: list[SuggestionOut]
+    model_version: str
+
+
 class ExperimentArmOut(_Out):
     name: str
     arm: str

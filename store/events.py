@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import String, cast, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from .db import Database
@@ -74,6 +74,20 @@ def event_counts(db: Database) -> dict[str, int]:
     with db.engine.connect() as conn:
         rows = conn.execute(select(events.c.type, func.count()).group_by(events.c.type)).all()
     return {str(t): int(n) for t, n in rows}
+
+
+def search_counts(db: Database, min_shoppers: int, limit: int = 50_000) -> dict[str, int]:
+    """Logged searches (lower case) -> how many distinct shoppers made them, those made by at
+    least `min_shoppers`, the `limit` most made. A shopper is the event's user_id, else its
+    request (one answer's events are one search), else the event alone."""
+    shopper = func.coalesce(events.c.user_id, events.c.request_id, events.c.event_id,
+                            cast(events.c.id, String))
+    text = func.lower(events.c.query)
+    shoppers = func.count(func.distinct(shopper))
+    query = (select(text, shoppers).group_by(text).having(shoppers >= min_shoppers)
+             .order_by(shoppers.desc()).limit(limit))
+    with db.engine.connect() as conn:
+        return {str(q): int(n) for q, n in conn.execute(query).all()}
 
 
 def read_events(db: Database, since: datetime | None = None) -> pd.DataFrame:

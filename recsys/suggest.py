@@ -1,0 +1,181 @@
+"""Completions of what a shopper is typing (issue 31, suggestions): logged searches first, then the
+catalogue's own words and values, by popularity, with one typo forgiven.
+
+Two sources, each a sorted list searched by prefix (`bisect`):
+- **searches** shoppers made (`queries`: text -> how many distinct shoppers made it). Only a
+  search at least `MIN_SHOPPERS` shoppers made is ever suggested: one shopper's words are never
+  shown to another. Completed as a whole: "red d" -> "red dress".
+- **catalogue terms**: every content word of the items' texts and every attribute value of
+  several words ("navy blue"), by how many items say it. A value completes the whole text
+  ("navy bl" -> "navy blue"); a word completes the last word typed, the words before it kept
+  ("linen dre" -> "linen dress").
+
+When the last word begins no term of the catalogue and fewer than asked were found, it is taken
+as a typo of one edit (a letter dropped, added, changed or two swapped) and its completions
+follow, below the exact ones ("dersses" finds "dresses"). A prefix's completions are a range of
+the sorted terms, its most counted read off a table of range maxima: a few look-ups however long
+the range.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .catalog import Catalog
+from .facets import DESCRIPTION
+from .tokenize import STOPWORDS, words
+
+MIN_SHOPPERS = 2  # a logged search is suggested once this many distinct shoppers made it
+MIN_TYPO_CHARS = 3  # a shorter last word is not taken as a typo: too many words are one edit away
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    text: str
+    source: str  # "search": shoppers typed it; "catalogue": the catalogue's own words
+    count: int  # shoppers who made the search, or items that say the term
+    corrected: bool = False  # reached through a one-edit typo of the last word
+
+
+def normalise(text: str) -> str:
+    """Lower case, runs of white space as one space, no leading space (a trailing one kept: it
+    says the last word is finished)."""
+    lowered = " ".join(text.lower().split())
+    return lowered + " " if text[-1:].isspace() and lowered else lowered
+
+
+class _Prefixes:
+    """Sorted (text, count) pairs: the most counted entries starting with a prefix. The entries
+    of a prefix are one range of the sorted texts, found by bisection; its most counted are read
+    off a sparse table of range maxima (each level holds the argmax of windows of 2^j entries),
+    so that a one-letter prefix, whose range is a twentieth of the catalogue's terms, costs n
+    look-ups rather than a scan of its range."""
+
+    def __init__(self, counts: Mapping[str, int]):
+        self.keys = sorted(counts)
+        self.counts = [counts[k] for k in self.keys]
+        # ties: the earlier text first, so a count's key is (count, -position)
+        order = np.asarray(self.counts, dtype=np.float64) - np.arange(len(self.keys)) / (len(self.keys) + 1.0)
+        self._rank = order  # (N,) higher is better, all distinct
+        levels = [np.arange(len(self.keys), dtype=np.int32)]
+        width = 1
+        while 2 * width <= len(self.keys):
+            prev = levels[-1]
+            left, right = prev[:-width], prev[width:]
+            levels.append(np.where(order[left] >= order[right], left, right).astype(np.int32))
+            width *= 2
+        self._levels = levels
+
+    def _best(self, lo: int, hi: int) -> int:
+        """The index of the best entry in keys[lo:hi] (hi > lo)."""
+        j = (hi - lo).bit_length() - 1
+        level = self._levels[j]
+        a, b = int(level[lo]), int(level[hi - (1 << j)])
+        return a if self._rank[a] >= self._rank[b] else b
+
+    def starting(self, prefix: str, n: int) -> list[tuple[str, int]]:
+        lo = bisect.bisect_left(self.keys, prefix)
+        hi = bisect.bisect_left(self.keys, prefix + "\uffff", lo)
+        out: list[tuple[str, int]] = []
+        heap: list[tuple[float, int, int, int]] = []  # (-rank, best, lo, hi) of disjoint ranges
+        if hi > lo:
+            best = self._best(lo, hi)
+            heap.append((-self._rank[best], best, lo, hi))
+        while heap and len(out) < n:
+            _, best, lo, hi = heapq.heappop(heap)
+            out.append((self.keys[best], self.counts[best]))
+            for a, b in ((lo, best), (best + 1, hi)):
+                if b > a:
+                    i = self._best(a, b)
+                    heapq.heappush(heap, (-self._rank[i], i, a, b))
+        return out
+
+    def has_prefix(self, prefix: str) -> bool:
+        i = bisect.bisect_left(self.keys, prefix)
+        return i < len(self.keys) and self.keys[i].startswith(prefix)
+
+
+class Suggester:
+    """Completions over the catalogue's terms (term -> items) and logged searches (text ->
+    distinct shoppers); see the module's docstring."""
+
+    def __init__(self, terms: Mapping[str, int], searches: Mapping[str, int] | None = None):
+        self.terms = _Prefixes({normalise(t): c for t, c in terms.items() if normalise(t).strip()})
+        shared: dict[str, int] = {}
+        for text, shoppers in (searches or {}).items():
+            key = normalise(text).strip()
+            if key and shoppers >= MIN_SHOPPERS:
+                shared[key] = max(shared.get(key, 0), int(shoppers))
+        self.searches = _Prefixes(shared)
+
+    def with_searches(self, searches: Mapping[str, int]) -> Suggester:
+        """The same catalogue terms (shared, not rebuilt) with other logged searches."""
+        other = Suggester({}, searches)
+        other.terms = self.terms
+        return other
+
+    @classmethod
+    def from_catalog(cls, catalog: Catalog, searches: Mapping[str, int] | None = None) -> Suggester:
+        """Terms of `catalog`: each content word of an item's text (title, description, values)
+        counted once per item, and each attribute value of several words by the items that have
+        it."""
+        counts: dict[str, int] = {}
+        for text in catalog.texts:
+            for w in {w for w in words(text) if w not in STOPWORDS}:
+                counts[w] = counts.get(w, 0) + 1
+        for facet in catalog.facets:
+            held = catalog.item_attrs[facet].getnnz(axis=0)  # (V,) items per attribute
+            for attr, items in zip(catalog.vocab[facet], held.tolist()):
+                value = " ".join(words(attr.value))
+                if attr.key != DESCRIPTION and " " in value and items:
+                    counts[value] = counts.get(value, 0) + items
+        return cls(counts, searches)
+
+    def suggest(self, typed: str, n: int = 8) -> list[Suggestion]:
+        """At most `n` completions of `typed`, best first: searches, then catalogue terms, then
+        the same through a typo of the last word."""
+        text = normalise(typed)
+        if not text.strip() or n <= 0:
+            return []
+        out: dict[str, Suggestion] = {}
+
+        def add(found: Iterable[Suggestion]) -> None:
+            for s in found:
+                if len(out) < n and s.text != text.strip():
+                    out.setdefault(s.text, s)
+
+        add(Suggestion(t, "search", c) for t, c in self.searches.starting(text, n))
+        head, last = (text, "") if text.endswith(" ") else _split_last(text)
+        if head:  # a value of several words that the text begins: "navy bl" -> "navy blue"
+            add(Suggestion(t, "catalogue", c) for t, c in self.terms.starting(text, n))
+        if last:
+            add(Suggestion(head + t, "catalogue", c) for t, c in self.terms.starting(last, n))
+        if len(out) < n and len(last) >= MIN_TYPO_CHARS and not self.terms.has_prefix(last):
+            near = [(t, c) for v in self._typo_prefixes(last) for t, c in self.terms.starting(v, n)]
+            near.sort(key=lambda p: (-p[1], p[0]))
+            add(Suggestion(head + t, "catalogue", c, corrected=True) for t, c in near)
+        return list(out.values())
+
+    def _typo_prefixes(self, last: str) -> list[str]:
+        """Prefixes one edit from `last` that some term starts with."""
+        edits = {last[:i] + last[i + 1:] for i in range(len(last))}
+        edits |= {last[:i] + last[i + 1] + last[i] + last[i + 2:] for i in range(len(last) - 1)}
+        for i in range(len(last) + 1):
+            for c in _ALPHABET:
+                edits.add(last[:i] + c + last[i:])
+                if i < len(last):
+                    edits.add(last[:i] + c + last[i + 1:])
+        edits.discard(last)
+        return sorted(e for e in edits if len(e) >= 2 and self.terms.has_prefix(e))
+
+
+def _split_last(text: str) -> tuple[str, str]:
+    """("red ", "dre") of "red dre": the words before the last (with their space) and the last."""
+    cut = text.rfind(" ")
+    return text[: cut + 1], text[cut + 1:]

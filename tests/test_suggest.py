@@ -1,0 +1,120 @@
+"""Completions as the shopper types (issue 31, suggestions), on planted terms and searches whose
+right answers are known: popularity orders them, a search one shopper made is never suggested,
+a value of several words completes the whole text, and a typo of one edit is forgiven."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import pandas as pd
+from fastapi.testclient import TestClient
+
+from recsys.catalog import Catalog
+from recsys.suggest import MIN_SHOPPERS, Suggester, normalise
+from store.events import Event, add_events, search_counts
+
+TERMS = {"dress": 40, "dresses": 12, "drill": 5, "denim": 30, "navy blue": 9, "navy": 3, "blue": 50,
+         "linen": 7, "lamp": 20}
+
+
+def texts(found) -> list[str]:
+    return [s.text for s in found]
+
+
+def test_completions_by_popularity_searches_first():
+    s = Suggester(TERMS, {"denim jacket": 4, "dress for a wedding": 2})
+    assert texts(s.suggest("d", 5)) == ["denim jacket", "dress for a wedding", "dress", "denim", "dresses"]
+    assert [x.source for x in s.suggest("d", 3)] == ["search", "search", "catalogue"]
+    assert texts(s.suggest("DRE", 2)) == ["dress for a wedding", "dress"]  # any case
+
+
+def test_one_shoppers_search_is_never_suggested():
+    s = Suggester(TERMS, {"dress size 14 for jane doe": MIN_SHOPPERS - 1, "dress shirt": MIN_SHOPPERS})
+    assert "dress size 14 for jane doe" not in texts(s.suggest("dress s", 10))
+    assert texts(s.suggest("dress s", 1)) == ["dress shirt"]
+
+
+def test_the_last_word_completes_after_the_words_before_it_and_values_complete_whole():
+    s = Suggester(TERMS)
+    assert texts(s.suggest("linen dr", 2)) == ["linen dress", "linen dresses"]
+    first = s.suggest("navy bl", 1)[0]
+    assert (first.text, first.count) == ("navy blue", 9)  # the value, not "navy" + "blue" (50 items)
+    assert s.suggest("linen ", 3) == []  # a finished word: only searches complete it
+
+
+def test_a_typo_of_one_edit_is_forgiven_below_exact_completions():
+    s = Suggester(TERMS)
+    for typed in ("drss", "derss", "dresz", "dxess"):  # dropped, swapped, changed, changed
+        found = s.suggest(typed, 3)
+        assert "dress" in texts(found) and all(x.corrected for x in found), (typed, found)
+    assert s.suggest("lmp", 1)[0].text == "lamp"
+    assert s.suggest("dr", 3)[0].corrected is False
+    assert s.suggest("xq", 3) == []  # too short to be read as a typo
+
+
+def test_from_a_catalogue_counts_items_once_each():
+    items = pd.DataFrame([
+        {"item_id": "A", "title": "Navy blue linen dress", "color": "navy blue"},
+        {"item_id": "B", "title": "Linen linen shirt", "color": "white"},
+        {"item_id": "C", "title": "Blue dress", "color": "blue"},
+    ])
+    s = Suggester.from_catalog(Catalog.build(items))
+    counts = {x.text: x.count for x in s.suggest("l", 5)}
+    assert counts["linen"] == 2  # B says it twice: still one item
+    assert s.suggest("navy b", 1)[0].count == 1
+
+
+def test_normalise_keeps_a_finished_word():
+    assert normalise("  Red   Dress ") == "red dress " and normalise("red") == "red" and normalise(" ") == ""
+
+
+def test_logged_searches_count_distinct_shoppers(db):
+    now = datetime.now(UTC)
+    add_events(db, [Event("click", "Red Dress", f"I{i}", now, event_id=f"e{i}", user_id=u)
+                    for i, u in enumerate(["a", "a", "b", "c"])]
+               + [Event("click", "secret words", "I9", now, event_id="s1", user_id="a"),
+                  Event("click", "secret words", "I8", now, event_id="s2", user_id="a"),
+                  Event("click", "blue lamp", "I7", now, event_id="r1", request_id="q1"),
+                  Event("click", "blue lamp", "I6", now, event_id="r2", request_id="q2")])
+    assert search_counts(db, MIN_SHOPPERS) == {"red dress": 3, "blue lamp": 2}
+
+
+def test_over_http_searches_join_once_two_shoppers_made_them(tmp_path, monkeypatch):
+    import api.suggestions
+    from api.config import Settings
+    from api.main import create_app
+    from tests.test_similar import NO_EVENTS, furniture
+    from training.fit import TrainConfig, untrained_recommender
+
+    rec = untrained_recommender(Catalog.build(furniture()), NO_EVENTS, TrainConfig(seed=0))
+    settings = Settings(artifacts_dir=tmp_path / "artifacts", data_dir=tmp_path / "data",
+                        default_data_dir=tmp_path / "data" / "default", watch_interval_s=0,
+                        database_url=f"sqlite:///{tmp_path / 'store.db'}", events_token="t")
+    push = {"Authorization": "Bearer t"}
+
+    def event(query: str, user: str) -> dict:
+        return {"type": "click", "query": query, "item_id": "F000", "user_id": user}
+
+    with TestClient(create_app(settings, recommender=rec)) as c:
+        assert c.post("/events", json={"events": [event("walnut chair", "a"), event("walnut chair", "b"),
+                                                  event("walnut wish list of ann", "a")]},
+                      headers=push).status_code == 202
+        body = c.get("/suggest", params={"q": "walnut", "n": 5}).json()
+        assert body["suggestions"][0] == {"text": "walnut chair", "source": "search", "count": 2,
+                                          "corrected": False}
+        assert not any("ann" in x["text"] for x in body["suggestions"])
+        assert [x["text"] for x in c.get("/suggest", params={"q": "scnadi"}).json()["suggestions"]] == ["scandi"]
+        assert c.get("/suggest", params={"q": "x" * 600}).status_code == 422
+        assert c.get("/suggest", params={"q": "w", "n": 0}).status_code == 422
+
+        # a search made later joins once the searches are read again (every REFRESH_S)
+        monkeypatch.setattr(api.suggestions, "REFRESH_S", 0.0)
+        assert c.post("/events", json={"events": [event("oak table", "a"), event("oak table", "c")]},
+                      headers=push).status_code == 202
+        for _ in range(100):
+            found = [x["text"] for x in c.get("/suggest", params={"q": "oak"}).json()["suggestions"]]
+            if "oak table" in found:
+                break
+            time.sleep(0.05)
+        assert found[0] == "oak table", found
