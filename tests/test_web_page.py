@@ -232,6 +232,31 @@ def test_shared_link_opens_the_query_and_item(page: Page, http):
     assert page.locator("#q").input_value() == QUERY
 
 
+def test_typing_offers_the_suggestions_of_the_api(page: Page, http):
+    page.goto("/")
+    page.locator("#q").press_sequentially("cas", delay=30)
+    page.wait_for_function("document.querySelector('#q-suggestions').dataset.for === 'cas'")
+    offered = page.eval_on_selector_all("#q-suggestions option", "os => os.map(o => o.value)")
+    api = http.get("/suggest", params={"q": "cas", "n": 8}).json()["suggestions"]
+    assert offered == [x["text"] for x in api] and offered, offered
+    assert page.locator("#q").get_attribute("list") == "q-suggestions"
+
+
+def test_an_open_item_lists_items_like_it(page: Page, http):
+    api = http.post("/recommend", json={"query": QUERY, "k": 10}).json()
+    second = api["items"][1]["item_id"]
+    page.goto(f"/?q={QUERY.replace(' ', '+')}&item={second}")
+    _wait_detail(page, second)
+    page.wait_for_function("id => { const s = document.querySelector('#similar');"
+                           " return s.dataset.state === 'ready' && s.dataset.itemId === id; }", arg=second)
+    listed = page.eval_on_selector_all("#similar-list li", "ls => ls.map(l => l.dataset.itemId)")
+    like = http.get(f"/items/{second}/similar", params={"k": 4}).json()["items"]
+    assert listed == [x["item_id"] for x in like] and second not in listed
+    expect(page.locator("#similar")).to_be_visible()
+    page.locator("#similar-list li button").first.click()
+    _wait_detail(page, listed[0])
+
+
 def test_header_names_the_metric_the_model_is_judged_by(page: Page, http):
     page.goto("/?view=explain")
     held_out = http.get("/model").json()["metrics"]["held_out"]["model"]["ndcg@10"]

@@ -30,6 +30,9 @@
     selected: [], // item ids ticked for comparison (at most two, oldest dropped)
     openItem: null,
     recommendCtl: null,
+    suggestCtl: null, // the completions asked for while the shopper types
+    suggestTimer: null,
+    similarCtl: null,
     explainCtl: null,
   };
 
@@ -430,6 +433,7 @@
           || await api(`/items/${encodeURIComponent(itemId)}`, undefined, ctl.signal);
         if (ctl !== state.explainCtl) return;
         renderShopperDetail(ranked);
+        loadSimilar(itemId);
         panel.dataset.state = "ready";
         panel.dataset.itemId = itemId;
         panel.dataset.weights = weightsKey();
@@ -440,6 +444,7 @@
       if (ctl !== state.explainCtl) return;
       showError(null);
       renderDetail(data);
+      loadSimilar(itemId);
       panel.dataset.state = "ready";
       panel.dataset.itemId = itemId;
       panel.dataset.weights = weightsKey();
@@ -448,6 +453,61 @@
       if (err.name === "AbortError") return;
       panel.dataset.state = "error";
       $("#detail-body").replaceChildren(el("p", { class: "error" }, err.message));
+    }
+  }
+
+  // ---- as the shopper types, and items like the one open ----------------------------------------
+
+  /** Completions of what is typed (GET /suggest), as the search box's list, a moment after the
+   * last key: searches other shoppers made, then the catalogue's words, a typo forgiven. */
+  function onTyping() {
+    clearTimeout(state.suggestTimer);
+    const typed = $("#q").value;
+    if (!typed.trim()) return;
+    state.suggestTimer = setTimeout(async () => {
+      if (state.suggestCtl) state.suggestCtl.abort();
+      const ctl = state.suggestCtl = new AbortController();
+      try {
+        const data = await api(`/suggest?q=${encodeURIComponent(typed)}&n=8`, undefined, ctl.signal);
+        if (ctl !== state.suggestCtl) return;
+        const list = $("#q-suggestions");
+        list.replaceChildren(...data.suggestions.map((x) => el("option", { value: x.text })));
+        list.dataset.for = typed;
+      } catch (err) {
+        if (err.name !== "AbortError") console.warn("suggestions:", err.message);
+      }
+    }, 120);
+  }
+
+  /** What an item shares with the open one, in words: the attributes its matches went to. */
+  function sharedWords(item) {
+    const shared = [];
+    for (const h of (item.explanation && item.explanation.heads) || []) {
+      for (const m of h.matches) if (m.weight >= 0.5 && !shared.includes(m.attribute)) shared.push(m.attribute);
+    }
+    return shared.slice(0, 3).map((a) => label(a)).join(", ");
+  }
+
+  /** "More like this" under the open item (GET /items/{id}/similar): each one with what it shares. */
+  async function loadSimilar(itemId) {
+    const section = $("#similar");
+    section.dataset.state = "loading";
+    if (state.similarCtl) state.similarCtl.abort();
+    const ctl = state.similarCtl = new AbortController();
+    try {
+      const data = await api(`/items/${encodeURIComponent(itemId)}/similar?k=4`, undefined, ctl.signal);
+      if (ctl !== state.similarCtl) return;
+      for (const it of data.items) learnLabels(Object.values(it.attributes || {}).flat());
+      $("#similar-list").replaceChildren(...data.items.map((it) => el("li", { "data-item-id": it.item_id },
+        el("button", { type: "button", class: "link", onclick: () => openItem(it.item_id) }, it.title || it.item_id),
+        el("span", { class: "help" }, sharedWords(it) ? ` shares ${sharedWords(it)}` : ""))));
+      section.hidden = data.items.length === 0;
+      section.dataset.itemId = itemId;
+      section.dataset.state = "ready";
+    } catch (err) {
+      if (err.name === "AbortError") return;
+      section.hidden = true;
+      section.dataset.state = "error";
     }
   }
 
@@ -703,6 +763,7 @@
     for (const btn of document.querySelectorAll("[data-set-view]")) {
       btn.addEventListener("click", () => setView(btn.dataset.setView));
     }
+    $("#q").addEventListener("input", onTyping);
     $("#search").addEventListener("submit", (e) => {
       e.preventDefault();
       search($("#q").value, { push: true });
