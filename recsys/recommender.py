@@ -167,7 +167,8 @@ class Recommender:
         ranks = list(range(offset + 1, offset + 1 + len(shown)))
         explanations: list[Explanation | None] = [None] * len(shown)
         if explain:
-            explained = explain_items(self.index, state, shown, weights, ranks)
+            # two or more: contrast_summaries writes every reason line, so none is written first
+            explained = explain_items(self.index, state, shown, weights, ranks, summaries=len(shown) < 2)
             contrast_summaries(explained, ranks)
             explanations = list(explained)
         items = [
