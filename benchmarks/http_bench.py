@@ -176,6 +176,7 @@ def _server(cache: Path, args, workers: int, checkout: Path = ROOT) -> Iterator[
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base, server, log_path, timeout=1800, interval=0.25)
+        _SESSIONS[base] = server.pid  # the session of the server and every worker it starts
         yield base
     except ServerError as exc:
         sys.exit(str(exc))
@@ -208,15 +209,18 @@ def _other_version(cache: Path, first: str) -> str:
 # ---- requests per second against /health's ----------------------------------------------------
 
 PHASES = (("/health", None), ("/recommend explain false", False), ("/recommend explain true", True))
+_SESSIONS: dict[str, int] = {}  # server URL -> its session id (`_server`)
 
 
 def _ratios(cache: Path, args, workers: list[int], first: str, queries: list[str], level: int) -> None:
     """Each `--workers` value: the three PHASES on this checkout's server (and the baseline's,
-    taking turns), `--rounds` times; the median requests per second and their ratios."""
+    taking turns), `--rounds` times; the median requests per second and their ratios, and the
+    server's CPU time per request (its processes' user + system time over the phase: what the
+    other jobs of a shared machine do not change much)."""
     checkouts = {"this": ROOT, **({"baseline": args.baseline} if args.baseline else {})}
     for n in workers:
         set_current(cache / "artifacts", first)
-        rps: dict[tuple[str, str], list[float]] = {(c, p): [] for c in checkouts for p, _ in PHASES}
+        runs: dict[tuple[str, str], list[tuple[float, float]]] = {(c, p): [] for c in checkouts for p, _ in PHASES}
         with ExitStack() as stack:
             bases = {c: stack.enter_context(_server(cache, args, n, checkout=path))
                      for c, path in checkouts.items()}
@@ -228,32 +232,55 @@ def _ratios(cache: Path, args, workers: list[int], first: str, queries: list[str
                 for c, base in bases.items():
                     for phase, explain in PHASES:
                         print(f"round {r + 1}, {c}, {phase}: ", end="")
-                        rps[c, phase].append(_rate(base, phase, explain, queries, args, level))
-        _ratio_table(rps, checkouts, n)
+                        runs[c, phase].append(_rate(base, phase, explain, queries, args, level))
+        _ratio_table(runs, checkouts, n)
 
 
-def _rate(base: str, phase: str, explain: bool | None, queries: list[str], args, level: int) -> float:
-    """Requests per second of one phase (wrk, or `level` Python client threads)."""
-    path = phase.split()[0]
+def _rate(base: str, phase: str, explain: bool | None, queries: list[str], args,
+          level: int) -> tuple[float, float]:
+    """(requests per second, server CPU ms per request) of one phase (wrk, or `level` Python
+    client threads)."""
+    path, cpu = phase.split()[0], _server_cpu_s(base)
     if args.wrk:
-        return float(_wrk(base, level, args.wrk_threads, args.seconds, path=path, explain=explain)["rps"])
-    body = None if explain is None else {"k": args.k, "explain": explain}
-    lat, errors, elapsed = _phase(base, queries, body, threads=level, seconds=args.seconds, path=path)
-    return float(_report(level, lat, errors, elapsed)["rps"])
+        result = _wrk(base, level, args.wrk_threads, args.seconds, path=path, explain=explain)
+    else:
+        body = None if explain is None else {"k": args.k, "explain": explain}
+        lat, errors, elapsed = _phase(base, queries, body, threads=level, seconds=args.seconds, path=path)
+        result = _report(level, lat, errors, elapsed)
+    cpu_ms = (_server_cpu_s(base) - cpu) * 1000 / max(result["requests"], 1)
+    print(f"   server CPU {cpu_ms:.3f} ms a request")
+    return float(result["rps"]), cpu_ms
 
 
-def _ratio_table(rps: dict[tuple[str, str], list[float]], checkouts: dict[str, Path], n: int) -> None:
-    print(f"\n--workers {n}, median req/s over {len(next(iter(rps.values())))} rounds "
-          "(ratio: to /health's of the same server" + (", this / baseline" if len(checkouts) > 1 else "") + "):")
-    median = {key: statistics.median(v) for key, v in rps.items()}
+def _server_cpu_s(base: str) -> float:
+    """User + system CPU seconds of the server's processes so far (those of its session)."""
+    total, tick = 0, os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[3]) == _SESSIONS[base]:  # session; utime and stime are fields 11 and 12
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def _ratio_table(runs: dict[tuple[str, str], list[tuple[float, float]]], checkouts: dict[str, Path],
+                 n: int) -> None:
+    print(f"\n--workers {n}, medians over {len(next(iter(runs.values())))} rounds: req/s (ratio to "
+          "/health's of the same server) and server CPU ms a request"
+          + (", then this / baseline" if len(checkouts) > 1 else "") + ":")
+    rps = {key: statistics.median(r for r, _ in v) for key, v in runs.items()}
+    cpu = {key: statistics.median(c for _, c in v) for key, v in runs.items()}
     for phase, _ in PHASES:
         cells = []
         for c in checkouts:
-            r = median[c, phase]
-            cells.append(f"{c} {r:7.1f}" + (f" ({r / median[c, '/health']:.2f} of /health)"
-                                           if phase != "/health" else ""))
+            r = rps[c, phase]
+            ratio = f" ({r / rps[c, '/health']:.2f})" if phase != "/health" else ""
+            cells.append(f"{c} {r:7.1f}{ratio}, {cpu[c, phase]:.3f} ms")
         if len(checkouts) > 1:
-            cells.append(f"this / baseline {median['this', phase] / median['baseline', phase]:.2f}x")
+            cells.append(f"req/s {rps['this', phase] / rps['baseline', phase]:.2f}x, "
+                         f"CPU {cpu['this', phase] / cpu['baseline', phase]:.2f}x")
         print(f"   {phase:<26} " + " | ".join(cells))
 
 
@@ -323,7 +350,9 @@ def _wrk(base: str, connections: int, threads: int, seconds: float, path: str = 
     pct = dict(re.findall(r"^\s*(50|75|90|99)%\s+(\S+)", out, re.M))
     errors = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", out)
     socket_errors = re.search(r"Socket errors:.*", out)
+    done = re.search(r"(\d+) requests in", out)
     result = {"rps": float(rps.group(1)) if rps else float("nan"), "p50": pct.get("50", "?"),
+              "requests": int(done.group(1)) if done else 0,
               "p99": pct.get("99", "?"), "errors": int(errors.group(1)) if errors else 0}
     print(f"{connections:>2} connections: {result['rps']:7.1f} req/s | "
           f"p50 {pct.get('50', '?')}  p90 {pct.get('90', '?')}  p99 {pct.get('99', '?')} | "
@@ -386,7 +415,7 @@ def _phase(base: str, queries: list[str], body: dict | None, threads: int, secon
 def _report(threads: int, lat: list[float], errors: list[str], elapsed: float) -> dict:
     if not lat:
         print(f"{threads} client(s): no successful request; errors: {errors[:3]}")
-        return {"rps": float("nan"), "p50": "?", "p99": "?", "errors": len(errors)}
+        return {"rps": float("nan"), "p50": "?", "p99": "?", "errors": len(errors), "requests": 0}
     ms = sorted(x * 1000 for x in lat)
     pct = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))]  # noqa: E731
     print(f"{threads:>2} client(s): {len(ms):>6} requests in {elapsed:5.1f}s = "
@@ -395,7 +424,7 @@ def _report(threads: int, lat: list[float], errors: list[str], elapsed: float) -
           f"mean {statistics.fmean(ms):6.2f} ms | errors {len(errors)}")
     for e in errors[:3]:
         print("   ", e)
-    return {"rps": len(ms) / elapsed, "p50": f"{pct(0.50):.2f}ms", "p99": f"{pct(0.99):.2f}ms",
+    return {"rps": len(ms) / elapsed, "requests": len(ms), "p50": f"{pct(0.50):.2f}ms", "p99": f"{pct(0.99):.2f}ms",
             "errors": len(errors)}
 
 
