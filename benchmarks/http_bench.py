@@ -15,6 +15,16 @@ server share the machine, so on 2 cores the client's own CPU time is part of wha
 `--workers 1,2` runs the same phases against `recsys serve --workers 1`, then `--workers 2`, in
 one run, and prints them side by side with the ratio of requests per second to the first.
 
+`--ratios` measures what a client gets against the framework's own pace instead: `GET /health`,
+then `POST /recommend` (k=10) without and with explanations, one phase each, for every
+`--workers` value, and prints each route's requests per second and its ratio to /health's
+(median over `--rounds` rounds; wrk's /recommend runs six queries in turn). `--baseline DIR`
+serves another checkout of the project (e.g. `git worktree add --detach ../base main`) side by
+side with this one on the same model, the two servers' phases taking turns, and adds the ratio of
+this checkout's requests per second to the baseline's:
+
+    .venv/bin/python benchmarks/http_bench.py --ratios --wrk --workers 1,2 --baseline ../base
+
 `--activate` then serves the last `--workers` value once more and, while Python clients load it
 (kept-alive connections, plus one client opening a new connection per request so that every
 worker is asked), activates another version through POST /admin/versions/V/activate on one
@@ -42,7 +52,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -81,14 +91,22 @@ def main() -> None:
                    help="then an activation of another version under load, with the last --workers")
     p.add_argument("--activate-clients", type=int, default=4,
                    help="kept-alive client threads during the activation (plus one on new connections)")
+    p.add_argument("--ratios", action="store_true",
+                   help="/health, then /recommend without and with explanations, as ratios of /health")
+    p.add_argument("--baseline", type=Path,
+                   help="with --ratios: another checkout served side by side (phases taking turns)")
+    p.add_argument("--rounds", type=int, default=3, help="with --ratios: rounds of the three phases")
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--no-explain", action="store_true")
     p.add_argument("--torch-threads", type=int,
                    help="RECSYS_TORCH_THREADS of the server (default: its setting)")
     p.add_argument("--cache", type=Path, default=ROOT / "data" / "generated" / "http_bench")
     args = p.parse_args()
-    if args.wrk and shutil.which("wrk") is None:
-        sys.exit("wrk is not installed (apt-get install wrk)")
+    if args.wrk and shutil.which("wrk") is None:  # Debian's, as root (else the Python clients)
+        subprocess.run(["bash", str(ROOT / "scripts" / "apt_install.sh"), "http_bench", "wrk"], check=False)
+        if shutil.which("wrk") is None:
+            sys.exit("wrk is not installed and could not be (apt-get install wrk); "
+                     "without --wrk, Python clients load the server")
     workers = [int(w) for w in args.workers.split(",")]
     levels = [int(c) for c in (args.concurrency or ("16" if args.wrk else "1,4")).split(",")]
     cache = args.cache / f"{args.items}x{args.queries}"
@@ -105,6 +123,10 @@ def main() -> None:
         assert first is not None
     queries = _queries(cache / "data" / "interactions.csv")
 
+    if args.ratios:
+        _ratios(cache, args, workers, first, queries, levels[0])
+        print(f"\nload average at the end: {_load_average()}")
+        return
     table: dict[int, dict[int, dict]] = {}
     for n in workers:
         set_current(cache / "artifacts", first)
@@ -131,8 +153,9 @@ def main() -> None:
 
 
 @contextmanager
-def _server(cache: Path, args, workers: int) -> Iterator[str]:
-    """`recsys serve --workers N` over the cache's artifacts on a free port, until the block ends."""
+def _server(cache: Path, args, workers: int, checkout: Path = ROOT) -> Iterator[str]:
+    """`recsys serve --workers N` over the cache's artifacts on a free port, until the block ends;
+    the code of `checkout` (this one's environment: the same dependencies)."""
     port = free_port()
     env = clean_env(RECSYS_ARTIFACTS_DIR=str(cache / "artifacts"),
                     RECSYS_DEFAULT_DATA_DIR=str(cache / "data"),
@@ -143,12 +166,17 @@ def _server(cache: Path, args, workers: int) -> Iterator[str]:
     if args.torch_threads is not None:
         env["RECSYS_TORCH_THREADS"] = str(args.torch_threads)
     log_path = cache / "server.log"
+    if checkout != ROOT:  # its packages ahead of this checkout's editable install
+        env["PYTHONPATH"] = str(checkout.resolve())
+        log_path = cache / "server-baseline.log"
     with open(log_path, "ab") as log:
         server = subprocess.Popen([RECSYS, "serve", "--host", "127.0.0.1", "--workers", str(workers)],
-                                  env=env, stdout=log, stderr=log, start_new_session=True)
+                                  env=env, stdout=log, stderr=log, start_new_session=True,
+                                  cwd=checkout)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(base, server, log_path, timeout=1800, interval=0.25)
+        _SESSIONS[base] = server.pid  # the session of the server and every worker it starts
         yield base
     except ServerError as exc:
         sys.exit(str(exc))
@@ -176,6 +204,84 @@ def _other_version(cache: Path, first: str) -> str:
                    env=clean_env())
     set_current(cache / "artifacts", first)
     return _other_version(cache, first)
+
+
+# ---- requests per second against /health's ----------------------------------------------------
+
+PHASES = (("/health", None), ("/recommend explain false", False), ("/recommend explain true", True))
+_SESSIONS: dict[str, int] = {}  # server URL -> its session id (`_server`)
+
+
+def _ratios(cache: Path, args, workers: list[int], first: str, queries: list[str], level: int) -> None:
+    """Each `--workers` value: the three PHASES on this checkout's server (and the baseline's,
+    taking turns), `--rounds` times; the median requests per second and their ratios, and the
+    server's CPU time per request (its processes' user + system time over the phase: what the
+    other jobs of a shared machine do not change much)."""
+    checkouts = {"this": ROOT, **({"baseline": args.baseline} if args.baseline else {})}
+    for n in workers:
+        set_current(cache / "artifacts", first)
+        runs: dict[tuple[str, str], list[tuple[float, float]]] = {(c, p): [] for c in checkouts for p, _ in PHASES}
+        with ExitStack() as stack:
+            bases = {c: stack.enter_context(_server(cache, args, n, checkout=path))
+                     for c, path in checkouts.items()}
+            print(f"\nrecsys serve --workers {n}, model {first}, {args.items} items, k={args.k}; "
+                  + ", ".join(f"{c}: {path} at {bases[c]}" for c, path in checkouts.items()))
+            for base in bases.values():  # warm-up: every query's words in the caches
+                _phase(base, queries[:50], {"k": args.k, "explain": True}, threads=2, seconds=1.0)
+            for r in range(args.rounds):
+                for c, base in bases.items():
+                    for phase, explain in PHASES:
+                        print(f"round {r + 1}, {c}, {phase}: ", end="")
+                        runs[c, phase].append(_rate(base, phase, explain, queries, args, level))
+        _ratio_table(runs, checkouts, n)
+
+
+def _rate(base: str, phase: str, explain: bool | None, queries: list[str], args,
+          level: int) -> tuple[float, float]:
+    """(requests per second, server CPU ms per request) of one phase (wrk, or `level` Python
+    client threads)."""
+    path, cpu = phase.split()[0], _server_cpu_s(base)
+    if args.wrk:
+        result = _wrk(base, level, args.wrk_threads, args.seconds, path=path, explain=explain)
+    else:
+        body = None if explain is None else {"k": args.k, "explain": explain}
+        lat, errors, elapsed = _phase(base, queries, body, threads=level, seconds=args.seconds, path=path)
+        result = _report(level, lat, errors, elapsed)
+    cpu_ms = (_server_cpu_s(base) - cpu) * 1000 / max(result["requests"], 1)
+    print(f"   server CPU {cpu_ms:.3f} ms a request")
+    return float(result["rps"]), cpu_ms
+
+
+def _server_cpu_s(base: str) -> float:
+    """User + system CPU seconds of the server's processes so far (those of its session)."""
+    total, tick = 0, os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[3]) == _SESSIONS[base]:  # session; utime and stime are fields 11 and 12
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def _ratio_table(runs: dict[tuple[str, str], list[tuple[float, float]]], checkouts: dict[str, Path],
+                 n: int) -> None:
+    print(f"\n--workers {n}, medians over {len(next(iter(runs.values())))} rounds: req/s (ratio to "
+          "/health's of the same server) and server CPU ms a request"
+          + (", then this / baseline" if len(checkouts) > 1 else "") + ":")
+    rps = {key: statistics.median(r for r, _ in v) for key, v in runs.items()}
+    cpu = {key: statistics.median(c for _, c in v) for key, v in runs.items()}
+    for phase, _ in PHASES:
+        cells = []
+        for c in checkouts:
+            r = rps[c, phase]
+            ratio = f" ({r / rps[c, '/health']:.2f})" if phase != "/health" else ""
+            cells.append(f"{c} {r:7.1f}{ratio}, {cpu[c, phase]:.3f} ms")
+        if len(checkouts) > 1:
+            cells.append(f"req/s {rps['this', phase] / rps['baseline', phase]:.2f}x, "
+                         f"CPU {cpu['this', phase] / cpu['baseline', phase]:.2f}x")
+        print(f"   {phase:<26} " + " | ".join(cells))
 
 
 # ---- an activation under load ------------------------------------------------------------------
@@ -229,22 +335,31 @@ def _load_average() -> str:
         return " ".join(fh.read().split()[:3]) + f" (1, 5, 15 min; {os.cpu_count()} cores)"
 
 
-def _wrk(base: str, connections: int, threads: int, seconds: float) -> dict:
+def _wrk(base: str, connections: int, threads: int, seconds: float, path: str = "/recommend",
+         explain: bool | None = True) -> dict:
+    """wrk on /recommend (wrk_recommend.lua; EXPLAIN says whether with explanations) or on `path`."""
     wrk = shutil.which("wrk") or "wrk"
-    cmd = [wrk, f"-t{min(threads, connections)}", f"-c{connections}", f"-d{seconds:g}s", "--latency",
-           "-s", str(ROOT / "benchmarks" / "wrk_recommend.lua"), base]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60).stdout
+    cmd = [wrk, f"-t{min(threads, connections)}", f"-c{connections}", f"-d{seconds:g}s", "--latency"]
+    if path == "/recommend":
+        cmd += ["-s", str(ROOT / "benchmarks" / "wrk_recommend.lua"), base]
+    else:
+        cmd += [base + path]
+    env = {**os.environ, "EXPLAIN": "false" if explain is False else "true"}
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60, env=env).stdout
     rps = re.search(r"Requests/sec:\s*([\d.]+)", out)
     pct = dict(re.findall(r"^\s*(50|75|90|99)%\s+(\S+)", out, re.M))
     errors = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", out)
     socket_errors = re.search(r"Socket errors:.*", out)
+    done = re.search(r"(\d+) requests in", out)
     result = {"rps": float(rps.group(1)) if rps else float("nan"), "p50": pct.get("50", "?"),
+              "requests": int(done.group(1)) if done else 0,
               "p99": pct.get("99", "?"), "errors": int(errors.group(1)) if errors else 0}
     print(f"{connections:>2} connections: {result['rps']:7.1f} req/s | "
           f"p50 {pct.get('50', '?')}  p90 {pct.get('90', '?')}  p99 {pct.get('99', '?')} | "
           f"non-2xx {result['errors']}"
           + (f" | {socket_errors.group(0)}" if socket_errors else ""))
-    print("   $ " + " ".join(cmd).replace(str(ROOT) + "/", ""))
+    print("   $ " + ("EXPLAIN=false " if explain is False and path == "/recommend" else "")
+          + " ".join(cmd).replace(str(ROOT) + "/", ""))
     return result
 
 
@@ -255,7 +370,10 @@ def _queries(interactions: Path) -> list[str]:
     return queries
 
 
-def _phase(base: str, queries: list[str], body: dict, threads: int, seconds: float):
+def _phase(base: str, queries: list[str], body: dict | None, threads: int, seconds: float,
+           path: str = "/recommend"):
+    """`threads` clients, each on one connection, for `seconds`: POST `path` with `body` and
+    each query in turn, or GET `path` when `body` is None."""
     latencies: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -272,7 +390,8 @@ def _phase(base: str, queries: list[str], body: dict, threads: int, seconds: flo
                 q = queries[i % len(queries)]
                 i += threads
                 t0 = time.perf_counter()
-                r = http.post("/recommend", json={"query": q, **body})
+                r = (http.get(path) if body is None else
+                     http.post(path, json={"query": q, **body}))
                 dt = time.perf_counter() - t0
                 if r.status_code == 200:
                     mine.append(dt)
@@ -296,7 +415,7 @@ def _phase(base: str, queries: list[str], body: dict, threads: int, seconds: flo
 def _report(threads: int, lat: list[float], errors: list[str], elapsed: float) -> dict:
     if not lat:
         print(f"{threads} client(s): no successful request; errors: {errors[:3]}")
-        return {"rps": float("nan"), "p50": "?", "p99": "?", "errors": len(errors)}
+        return {"rps": float("nan"), "p50": "?", "p99": "?", "errors": len(errors), "requests": 0}
     ms = sorted(x * 1000 for x in lat)
     pct = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))]  # noqa: E731
     print(f"{threads:>2} client(s): {len(ms):>6} requests in {elapsed:5.1f}s = "
@@ -305,7 +424,7 @@ def _report(threads: int, lat: list[float], errors: list[str], elapsed: float) -
           f"mean {statistics.fmean(ms):6.2f} ms | errors {len(errors)}")
     for e in errors[:3]:
         print("   ", e)
-    return {"rps": len(ms) / elapsed, "p50": f"{pct(0.50):.2f}ms", "p99": f"{pct(0.99):.2f}ms",
+    return {"rps": len(ms) / elapsed, "requests": len(ms), "p50": f"{pct(0.50):.2f}ms", "p99": f"{pct(0.99):.2f}ms",
             "errors": len(errors)}
 
 

@@ -157,11 +157,12 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
 
 
 def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, head_weights: np.ndarray,
-                  ranks: list[int] | None = None) -> list[Explanation]:
+                  ranks: list[int] | None = None, summaries: bool = True) -> list[Explanation]:
     """`explain_item` for many items at once: one numpy pass over every item's attributes of
     every facet (the rows of `item_rows`, side by side), then Python objects only for the
     listed matches. Equal to `explain_item` item by item up to float64 summation order
-    (tests/test_explain.py)."""
+    (tests/test_explain.py). `summaries` False leaves every summary empty, for a caller that
+    writes them all (`contrast_summaries` of two items or more)."""
     items = np.asarray(items, dtype=np.int64)
     n, n_heads = len(items), len(index.facets)
     rows = item_rows(index)
@@ -206,8 +207,8 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
         heads = [HeadExplanation(f, float(head_weights[h] * outs[h]), sorted(found[i][h], key=_by_weight))
                  for h, f in enumerate(index.facets)]
         prior = float(index.prior[item])
-        out.append(Explanation(prior, summarize(heads, prior, ranks[i] if ranks is not None else None), heads,
-                               item_length[i]))
+        summary = summarize(heads, prior, ranks[i] if ranks is not None else None) if summaries else ""
+        out.append(Explanation(prior, summary, heads, item_length[i]))
     return out
 
 

@@ -27,7 +27,7 @@ from .explain import (
 )
 from .index import ScoringIndex
 from .model import FacetScorer
-from .query import QueryState
+from .query import QueryState, WordCache
 from .similar import ItemQuery, item_query
 from .topk import fast_top_k
 
@@ -85,6 +85,11 @@ class Comparison:
     summary: str  # why A is above (or below) B, in the reason lines' words
 
 
+# words whose answer to "can it match anything?" a Recommender keeps (`_unmatched_tokens`): a
+# bool and the word each, about 100 bytes, so at most ~5 MB
+WORD_MATCHES = 50_000
+
+
 class Recommender:
     def __init__(self, model: FacetScorer, featurizer: Featurizer, version: str = "unsaved",
                  manifest: dict[str, Any] | None = None):
@@ -93,6 +98,7 @@ class Recommender:
         self.index = ScoringIndex(model, featurizer)
         item_rows(self.index)  # what batched explanations read, built now rather than on a request
         self.popularity: np.ndarray | None = None  # positive-label mass per item, for baselines
+        self.word_matches: WordCache[bool] = WordCache("word matches", WORD_MATCHES)
 
     @property
     def catalog(self) -> Catalog:
@@ -118,6 +124,13 @@ class Recommender:
         """(n_items,) scores of the whole catalogue."""
         state = self.index.query_state(query)
         return self.index.score(state, self.head_weight_vector(head_weights))
+
+    def is_warm(self, query: str) -> bool:
+        """Every word of `query` has its rows in the index's per-word cache: answering it computes
+        no word's features (a word never seen costs up to 0.4 ms on Home Depot's vocabulary),
+        only sums over the catalogue."""
+        rows = self.index.queries.word_rows
+        return all(t.key in rows for t in self.featurizer.query_tokens(query))
 
     def top_indices(self, query: str, k: int) -> np.ndarray:
         """(k,) catalogue indices of the k best items for `query` over the whole catalogue, best
@@ -155,7 +168,8 @@ class Recommender:
         ranks = list(range(offset + 1, offset + 1 + len(shown)))
         explanations: list[Explanation | None] = [None] * len(shown)
         if explain:
-            explained = explain_items(self.index, state, shown, weights, ranks)
+            # two or more: contrast_summaries writes every reason line, so none is written first
+            explained = explain_items(self.index, state, shown, weights, ranks, summaries=len(shown) < 2)
             contrast_summaries(explained, ranks)
             explanations = list(explained)
         items = [
@@ -170,7 +184,26 @@ class Recommender:
             for i, s, rank, e in zip(shown.tolist(), shown_scores.tolist(), ranks, explanations)
         ]
         tokens = [t.surface for t in state.tokens]
-        return Recommendation(query, tokens, self.version, items, total, unmatched_tokens(self.index, state))
+        return Recommendation(query, tokens, self.version, items, total, self._unmatched_tokens(state))
+
+    def _unmatched_tokens(self, state: QueryState) -> list[str]:
+        """`explain.unmatched_tokens`, remembered per word in `word_matches`. Whether a word can
+        match anything depends on its logits alone, which are the same in any query when no other
+        query word couples to it (`QueryState.context_free`); a query whose words are all
+        remembered is answered without its logits, which ranking from cached word parts never
+        computes (without explanations they were half of `recommend`'s time at 3k items). A word
+        counts as remembered only while its rows are in the index's cache, so emptying that
+        (`ScoringIndex.clear_caches`) makes it cold here too."""
+        free, rows = state.context_free, self.index.queries.word_rows
+        cacheable = [free is not None and bool(free[i]) and t.key in rows for i, t in enumerate(state.tokens)]
+        known = [self.word_matches.get(t.key) if ok else None for t, ok in zip(state.tokens, cacheable)]
+        if None not in known:
+            return [t.surface for t, matches in zip(state.tokens, known) if not matches]
+        unmatched = unmatched_tokens(self.index, state)
+        for t, ok in zip(state.tokens, cacheable):
+            if ok:
+                self.word_matches.put(t.key, t.surface not in unmatched)
+        return unmatched
 
     def _top(self, query: str, k: int, offset: int, filters: Mapping[str, FilterValues] | None,
              exclude: Sequence[str], candidates: Sequence[str] | None,

@@ -203,3 +203,22 @@ def test_compare_says_in_words_what_made_a_win(varied_start):
     # the same matches, but B has more attributes to weigh them against
     longer = varied_start.compare("red dress", "I00", "I02")  # against a long title of the same words
     assert "(the same matches; B's 7 attributes against 2 weaken them more)" in longer.summary, longer.summary
+
+
+@pytest.mark.parametrize("query", ["scarlet kicks", "olive linen dress", "zxqv blorf"])
+def test_a_ranking_s_reason_lines_do_not_need_each_item_s_own_first(planted_model, query):
+    """`recommend` skips `summarize` per item when `contrast_summaries` rewrites every line."""
+    from recsys.explain import explain_items  # here: the module's imports are others' to edit
+
+    rec = planted_model
+    state = rec.index.query_state(query)
+    shown = rec.top_indices(query, 5)
+    ranks = list(range(1, len(shown) + 1))
+    weights = rec.head_weight_vector(None)
+    lines = []
+    for summaries in (True, False):
+        explained = explain_items(rec.index, state, shown, weights, ranks, summaries=summaries)
+        contrast_summaries(explained, ranks)
+        lines.append([e.summary for e in explained])
+    assert lines[0] == lines[1] and all(lines[1])
+    assert [i.explanation.summary for i in rec.recommend(query, k=5).items] == lines[0]

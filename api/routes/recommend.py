@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import time
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from recsys.catalog import FilterValues, NumberRange
 from recsys.recommender import Recommender
 
-from ..deps import ExperimentsDep, ModelDep, ScoringDep, SettingsDep
+from ..deps import get_experiments, get_model, get_scoring, get_settings
 from ..limits import check_recommend, within_budget
 from ..logs import request_id_var
 from ..middleware import MODEL_VERSION_HEADER
@@ -21,27 +21,52 @@ from ..schemas import (
 
 router = APIRouter(tags=["recommend"])
 
+# the most a request answered on the event loop may ask for (`_answers_at_once`): at 100k items a
+# warm top 10 takes 0.75 ms (p99 1.7 ms, `recsys bench`); ten explanations 0.3-0.6 ms at 3k items
+# (more on a busy machine), so twenty keep the loop's turn well inside the switch interval (5 ms)
+INLINE_MAX_RANK = 20
+INLINE_MAX_ITEMS = 100_000
+
 
 @router.post("/recommend", response_model=RecommendOut, responses=SCORING_RESPONSES)
-async def recommend(req: RecommendRequest, rec: ModelDep, settings: SettingsDep,
-                    scoring: ScoringDep, experiments: ExperimentsDep, response: Response) -> Response:
+async def recommend(req: RecommendRequest, request: Request, response: Response) -> Response:
     """Rank the catalogue (or the `candidates`) for a query, with per-head explanations.
 
     Each item's `score` is exactly `explanation.prior` plus the sum of its heads' contributions.
     While an experiment runs, a request with a `user_id` is answered by that user's arm (the
     answer's `experiment` and `model_version` say which); one without, by the active version.
     """
-    # Every request is scored in a worker thread under a time budget: a plain one takes about
-    # 0.3 ms at 100k items, but a query of new words costs more (0.4 ms a word on Home Depot),
-    # and on the event loop that would hold up every other client, /health included.
+    # the dependencies called here rather than declared: FastAPI's resolution of five of them
+    # cost more than ranking 3k items
+    settings, rec = await get_settings(request), await get_model(request, response)
     check_recommend(req, settings)
-    arm = experiments.choose(req.user_id)
+    arm = (await get_experiments(request)).choose(req.user_id)
     experiment = None
     if arm is not None:
         rec, experiment = arm.model, {"name": arm.experiment, "arm": arm.arm}
         response.headers[MODEL_VERSION_HEADER] = rec.version  # not the active version's
-    return await within_budget(_recommend, req, rec, request_id_var.get() or "", experiment,
-                               s=settings, limiter=scoring)
+    request_id = request_id_var.get() or ""
+    if _answers_at_once(req, rec):
+        return _recommend(req, rec, request_id, experiment)
+    return await within_budget(_recommend, req, rec, request_id, experiment, s=settings,
+                               limiter=await get_scoring(request))
+
+
+def _answers_at_once(req: RecommendRequest, rec: Recommender) -> bool:
+    """Whether the request is answered on the event loop rather than in a worker thread.
+
+    A thread keeps a long request (words never seen: up to 0.4 ms each on Home Depot, 32 of
+    them; filters; a deep page) from holding up the others, /health included, and puts it under
+    the time budget. It buys nothing for a short one: the thread holds the GIL while it works,
+    so the loop waits all the same, and the hop itself (a thread woken, the GIL handed over and
+    back, the loop woken) cost 0.37 ms of CPU a request, more than ranking 3k items and
+    explaining ten. So a request whose work is bounded small is answered at once: every word
+    already in the index's per-word cache, no filter, candidate, exclusion or head weight, at
+    most INLINE_MAX_RANK ranks (and explanations), a catalogue of at most INLINE_MAX_ITEMS.
+    """
+    return (req.offset + req.k <= INLINE_MAX_RANK and not req.filters and req.candidates is None
+            and not req.exclude and not req.head_weights and rec.catalog.n_items <= INLINE_MAX_ITEMS
+            and rec.is_warm(req.query))
 
 
 def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,

@@ -168,14 +168,9 @@ def test_recommend_is_documented_in_openapi(client):
     assert schema == {"$ref": "#/components/schemas/RecommendOut"}
 
 
-@pytest.mark.parametrize("path, body", [
-    ("/recommend", {"query": QUERY, "k": 10}),
-    ("/recommend", {"query": QUERY, "k": 10, "filters": {"color": ["red"]}}),
-    ("/explain", {"query": QUERY, "item_id": "SKU-000001"}),
-    ("/compare", {"query": QUERY, "item_a": "SKU-000001", "item_b": "SKU-000002"}),
-])
-def test_scoring_runs_off_the_event_loop(client, monkeypatch, path, body):
-    """Scoring and explaining run in a worker thread: the event loop stays free for others."""
+def _where_it_runs(client, monkeypatch, path: str, body: dict) -> tuple[list[str], dict]:
+    """Where the route's work ran for one request of `body` ("thread" or "event loop"), and the
+    answer."""
     import asyncio
 
     from api.routes import compare, explain
@@ -194,8 +189,44 @@ def test_scoring_runs_off_the_event_loop(client, monkeypatch, path, body):
         return work(*args)
 
     monkeypatch.setattr(module, name, spy)
-    assert client.post(path, json=body).status_code == 200
-    assert where == ["thread"]
+    r = client.post(path, json=body)
+    monkeypatch.undo()
+    assert r.status_code == 200, r.text
+    return where, r.json()
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/recommend", {"query": QUERY, "k": 10}),
+    ("/recommend", {"query": QUERY, "k": 10, "filters": {"color": ["red"]}}),
+    ("/recommend", {"query": QUERY, "k": 10, "exclude": ["SKU-000001"]}),
+    ("/recommend", {"query": QUERY, "k": 10, "head_weights": {"color": 2.0}}),
+    ("/recommend", {"query": QUERY, "k": 50}),
+    ("/explain", {"query": QUERY, "item_id": "SKU-000001"}),
+    ("/compare", {"query": QUERY, "item_a": "SKU-000001", "item_b": "SKU-000002"}),
+])
+def test_scoring_runs_off_the_event_loop(client, rec, monkeypatch, path, body):
+    """Scoring and explaining run in a worker thread: the event loop stays free for others. The
+    first /recommend of words never seen (the caches emptied) is one of them."""
+    rec.index.clear_caches()
+    assert _where_it_runs(client, monkeypatch, path, body)[0] == ["thread"]
+    if path == "/recommend":  # the words are seen now; what else the request asks keeps it there
+        assert _where_it_runs(client, monkeypatch, path, body)[0] == (
+            ["event loop"] if body.keys() == {"query", "k"} and body["k"] <= 20 else ["thread"])
+
+
+@pytest.mark.parametrize("explain", [False, True])
+def test_a_short_recommend_answers_on_the_event_loop_as_a_thread_would(client, rec, monkeypatch,
+                                                                      explain):
+    """A plain top 10 of words already seen is answered at once on the loop (the hop to a thread
+    cost more than the work), with the answer the thread gave."""
+    body = {"query": QUERY, "k": 10, "explain": explain}
+    rec.index.clear_caches()
+    answers = []
+    for expected in (["thread"], ["event loop"]):
+        where, answer = _where_it_runs(client, monkeypatch, "/recommend", body)
+        assert where == expected
+        answers.append({k: v for k, v in answer.items() if k not in ("request_id", "took_ms")})
+    assert answers[0] == answers[1] and len(answers[0]["items"]) == 10
 
 
 def test_a_request_over_its_time_budget_is_503(rec, v1, data_dir, tmp_path, monkeypatch):
@@ -210,6 +241,7 @@ def test_a_request_over_its_time_budget_is_503(rec, v1, data_dir, tmp_path, monk
 
     work = rec_route._recommend
     monkeypatch.setattr(rec_route, "_recommend", lambda *a: (_time.sleep(0.5), work(*a))[1])
+    rec.index.clear_caches()  # words never seen: the request goes to a worker thread
     settings = make_settings(make_artifacts(tmp_path / "a", v1), data_dir, request_timeout_s=0.05)
     with TestClient(create_app(settings, recommender=rec)) as c:
         start = _time.perf_counter()
