@@ -41,13 +41,11 @@ def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfi
     table = WordTable.from_keys(catalog_keys, query_keys)
     mass = (train_rows["label"] * train_rows["weight"]).to_numpy(dtype=np.float32)
     model_cfg = ModelConfig.for_catalog(cfg.model, {f: len(v) for f, v in catalog.vocab.items()})
-    evidence = Evidence(
-        exact=build_exact(catalog, table, model_cfg),
-        assoc=build_association(
-            catalog, table, train_rows["query"].tolist(), train_rows["item_idx"].to_numpy(), mass
-        ),
-        partial=model_cfg.partial_worth,
-    )
+    association = build_association(catalog, table, train_rows["query"].tolist(),
+                                    train_rows["item_idx"].to_numpy(), mass)
+    evidence = Evidence(exact=build_exact(catalog, table, model_cfg), assoc=association.lift,
+                        partial=model_cfg.partial_worth, confident=association.confident,
+                        support=association.support)
     return Featurizer(catalog, table, evidence, model_cfg)
 
 
