@@ -325,12 +325,17 @@ def strong_lift(named: np.ndarray, fallback: float) -> float:
     return max(ASSOC_STRONG_SHARE * reference, ASSOC_MIN_STRONG)
 
 
-def association_evidence(point: np.ndarray, confident: np.ndarray, strong: float) -> np.ndarray:
+def association_evidence(point: np.ndarray, confident: np.ndarray, strong: float, unsaid: np.ndarray
+                         ) -> np.ndarray:
     """The association evidence (0..1, the exact match's scale) of pairs with this point lift and
-    confident lift: a full match (1, the start logit of an exact match) once the confident lift
-    reaches the facet's `strong_lift`, in proportion below it, and never below the point lift
-    (weak or few clicks stay the weak evidence they were)."""
-    out: np.ndarray = np.maximum(point, np.clip(confident / strong, 0.0, 1.0))
+    confident lift: for a word the catalogue never says (`unsaid`), a full match (1, the start
+    logit of an exact match) once the confident lift reaches the facet's `strong_lift`, in
+    proportion below it; never below the point lift (weak or few clicks stay the weak evidence
+    they were). A word the catalogue says has its own exact matches, and what its searches also
+    chose is mostly what its items tend to have ("carpet" and the oak of oak carpets): raised,
+    those pairs put attention on heads the shopper did not name."""
+    raised = np.where(unsaid, np.clip(confident / strong, 0.0, 1.0), 0.0)
+    out: np.ndarray = np.maximum(point, raised)
     return out
 
 
@@ -387,10 +392,11 @@ def build_association(
     every = np.concatenate(list(named.values()))
     fallback = float(np.median(every)) if len(every) >= ASSOC_MIN_NAMING_PAIRS else 2.0
     out = Association({}, {}, {})
+    unsaid = np.array([k not in vocabulary for k in table.keys], dtype=bool)  # (n_words,)
     for f in catalog.facets:
         counts, lift, confident, chose, keep = lifts[f]
         strong = strong_lift(named[f], fallback)
-        evidence = association_evidence(lift, confident, strong)
+        evidence = association_evidence(lift, confident, strong, unsaid[counts.row])
         bases = catalog.base_matrix(f)
         for tables, values in ((out.lift, evidence), (out.confident, np.maximum(confident, 0.0)),
                                (out.support, chose)):
