@@ -26,7 +26,7 @@ from recsys.lexicon import LexiconConfig
 from recsys.recommender import Recommender
 from recsys.tokenize import match_key
 from training.config import TrainConfig
-from training.fit import build_featurizer, train_recommender, untrained_recommender
+from training.fit import FitReport, build_featurizer, train_recommender, untrained_recommender
 
 COLORS = ["red", "blue", "green", "black", "white", "yellow", "purple"]  # purple: never asked for
 CATEGORIES = ["lamp", "chair", "sofa", "rug", "table"]
@@ -88,8 +88,13 @@ def start(planted) -> Recommender:
 
 
 @pytest.fixture(scope="module")
-def trained(planted) -> Recommender:
-    return train_recommender(*planted, TrainConfig(epochs=2, alphas=(1.0,)))[0]
+def fitted(planted) -> tuple[Recommender, FitReport]:
+    return train_recommender(*planted, TrainConfig(epochs=2, alphas=(1.0,)))
+
+
+@pytest.fixture(scope="module")
+def trained(fitted) -> Recommender:
+    return fitted[0]
 
 
 def attr(rec: Recommender, facet: str, value: str) -> int:
@@ -156,6 +161,14 @@ def test_a_strong_synonym_wins_the_head_and_ranks_its_items(start, trained):
         assert cases and all(top and w >= 0.5 for w, top in cases), cases
 
 
+def test_the_explanation_says_how_many_searches_taught_it(start):
+    blue_lamp = next(i.item_id for i in start.recommend("navy lamp", k=1).items)
+    detail = start.explain("navy lamp", blue_lamp)
+    color = next(h for h in detail.heads if h.head == "color")
+    said = color.evidence[detail.tokens.index("navy")][color.attributes.index("blue")]
+    assert said.startswith("learned from 25 searches, lift "), said
+
+
 def test_weak_and_mixed_support_do_not_win_the_head(start):
     for query, word in (("teal sofa", "teal"), ("dusky modern rug", "dusky")):
         cases = blue_attention(start, query, word)
@@ -183,3 +196,15 @@ def test_a_version_saved_without_the_tables_loads_and_ranks_as_before(start, tmp
     for q in ("navy lamp", "dusky rug", "blue chair"):
         a, b = start.recommend(q, k=10), loaded.recommend(q, k=10)
         assert [(i.item_id, round(i.score, 5)) for i in a.items] == [(i.item_id, round(i.score, 5)) for i in b.items]
+
+
+def test_the_report_lists_the_strongest_synonyms_and_what_the_held_aside_queries_say(fitted):
+    report = fitted[1].synonyms
+    color = report["heads"]["color"]
+    assert (color[0]["word"], color[0]["attribute"]) == (match_key("navy"), "blue"), color
+    assert color[0]["searches"] >= 20 and color[0]["confirmed"] is not False
+    # never a word of the value itself ("blue" may be listed for another head's value it goes with)
+    assert all(row["word"] not in row["attribute"].split(":")[-1].split() for rows in report["heads"].values()
+               for row in rows)
+    assert report["listed"] == sum(len(rows) for rows in report["heads"].values())
+    assert report["confirmed"] <= report["tested"] <= report["listed"]

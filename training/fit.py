@@ -25,6 +25,7 @@ from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
 from .config import TrainConfig
 from .evaluate import judgments_from_rows, model_rankings
 from .examples import TrainingGroups, make_groups, sample_negatives, split_queries
+from .synonyms import learned_synonyms
 
 if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchrun starts
     from .distributed import Replicas
@@ -76,6 +77,9 @@ class FitReport:
     # their NDCG (at the selection depth) of the start with each weight tried ({} without)
     start_assoc: float | None = None
     start_assoc_ndcg: dict[str, float] = field(default_factory=dict)
+    # the strongest click synonyms served, per head, and how many the held-aside queries confirm
+    # (`training.synonyms.learned_synonyms`; {} without held-aside queries)
+    synonyms: dict = field(default_factory=dict)
 
 
 def fit_model(
@@ -472,6 +476,7 @@ def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConf
     if replicas is not None:
         replicas.check_same(model, groups, validation)
     report = fit_model(model, featurizer, groups, cfg, on_step, validation, judged, replicas)
+    report.synonyms = learned_synonyms(featurizer, val_rows)
     if replicas is not None:
         replicas.check_same(model, groups, validation, fitted=True)
     interactions = train_rows["count"].sum() if "count" in train_rows else len(train_rows)
