@@ -71,6 +71,9 @@ _unchecked_warned: set[Path] = set()
 VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
 # rows of each sparse table in arrays.safetensors, `<kind>.<facet>`; columns: the facet's vocabulary
 _CSR_ROWS = {"items": "items", "exact": "words", "assoc": "words"}
+# and the association's confident lift and support (`evidence.Association`), which versions saved
+# before lack
+_CSR_OPTIONAL_ROWS = {"confident": "words", "support": "words"}
 _CSR_PARTS = ("indptr", "indices", "data", "shape")
 _CSR_SORTED = {"exact", "assoc"}  # looked up by binary search: columns ascending in every row
 _MAX_CONFIG_INT = 1 << 26  # no config size (embedding rows, widths) is near this
@@ -193,6 +196,9 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
         _put_csr(arrays, f"items.{f}", cat.item_attrs[f])
         _put_csr(arrays, f"exact.{f}", fz.evidence.exact[f])
         _put_csr(arrays, f"assoc.{f}", fz.evidence.assoc[f])
+        for kind, tables in (("confident", fz.evidence.confident), ("support", fz.evidence.support)):
+            if tables is not None:
+                _put_csr(arrays, f"{kind}.{f}", tables[f])
     if popularity is not None:
         arrays["popularity"] = np.asarray(popularity, dtype=np.float32)
     save_arrays(arrays, str(folder / "arrays.safetensors"))
@@ -225,6 +231,14 @@ def _keep_items_file(folder: Path, manifest: dict[str, Any]) -> None:
     shutil.copyfile(source, folder / ITEMS_FILE)
     if fingerprint(folder / ITEMS_FILE) != items.get("fingerprint"):  # changed since training read it
         os.unlink(folder / ITEMS_FILE)
+
+
+def _optional_tables(csr: dict[str, sp.csr_matrix], kind: str, facets: tuple[str, ...]
+                     ) -> dict[str, sp.csr_matrix] | None:
+    """facet -> the `kind` table, when the version has it for every facet (else None)."""
+    if not all(f"{kind}.{f}" in csr for f in facets):
+        return None
+    return {f: csr[f"{kind}.{f}"] for f in facets}
 
 
 def _put_csr(arrays: dict[str, np.ndarray], prefix: str, m: sp.csr_matrix) -> None:
@@ -373,7 +387,9 @@ def load_version(path: str | Path) -> Recommender:
     )
     words = WordTable.from_json(words_json)
     evidence = Evidence(exact={f: csr[f"exact.{f}"] for f in cfg.facets},
-                        assoc={f: csr[f"assoc.{f}"] for f in cfg.facets}, partial=cfg.partial_worth)
+                        assoc={f: csr[f"assoc.{f}"] for f in cfg.facets}, partial=cfg.partial_worth,
+                        confident=_optional_tables(csr, "confident", cfg.facets),
+                        support=_optional_tables(csr, "support", cfg.facets))
     featurizer = Featurizer(catalog, words, evidence, cfg)
     model = _load_model(folder, cfg, featurizer)
     try:
@@ -743,10 +759,11 @@ def _check_arrays(folder: Path, arrays: dict[str, np.ndarray], rows: dict[str, i
     if missing:
         raise ArtifactError(f"lacks the tables {', '.join(missing)}", folder, file)
     out = {}
+    row_kinds = {**_CSR_ROWS, **_CSR_OPTIONAL_ROWS}
     for prefix in sorted(prefixes):
         kind, _, facet = prefix.partition(".")
-        want = (rows[_CSR_ROWS[kind]] if kind in _CSR_ROWS else None, vocab_sizes.get(facet),
-                {"items": "catalogue", "words": "word table"}.get(_CSR_ROWS.get(kind, "")))
+        want = (rows[row_kinds[kind]] if kind in row_kinds else None, vocab_sizes.get(facet),
+                {"items": "catalogue", "words": "word table"}.get(row_kinds.get(kind, "")))
         out[prefix] = _checked_csr(folder, file, arrays, prefix, want, kind in _CSR_SORTED)
     for name, a in arrays.items():
         if name.rsplit(".", 1)[0] in prefixes:

@@ -13,6 +13,7 @@ import numpy as np
 
 from .attribute_sets import ItemRows
 from .index import ScoringIndex
+from .match_evidence import cell_evidence
 from .query import QueryState
 
 NO_MATCH = "(no match)"
@@ -81,6 +82,9 @@ class HeadDetail:
     attention: list[list[float]]  # one row per query token over `attributes`
     erasure: list[Erasure]
     matches: list[Match] = field(default_factory=list)
+    # one row per query token over the item's attributes (not the no-match slot): the kind of
+    # evidence of each pair in words (`match_evidence.CellEvidence.describe`), "" where none
+    evidence: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -255,10 +259,14 @@ def item_rows(index: ScoringIndex) -> ItemRows:
 
 def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
                 head_weights: np.ndarray) -> tuple[float, float, list[HeadDetail]]:
-    """(score, prior, per-head details with attention matrices and erasure)."""
+    """(score, prior, per-head details with attention matrices, erasure and each cell's kind of
+    evidence)."""
     details = []
+    fz = index.featurizer
     for h, f in enumerate(index.facets):
         att = head_attention(index, state, item_idx, f)
+        cells = cell_evidence(fz.evidence, fz.words, state.tokens, f, [fz.catalog.vocab[f][a] for a in att.attr_idx],
+                              att.attr_idx, state.evidence[f][:, att.attr_idx])
         out = att.output
         erasure = [
             Erasure(att.labels[m], float(head_weights[h] * (att.without(m) - out)))
@@ -271,6 +279,7 @@ def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
             attention=np.round(att.weights, 6).tolist(),
             erasure=erasure,
             matches=matches_of(att, state, float(head_weights[h])),
+            evidence=[[c.describe() for c in row] for row in cells],
         ))
     prior = float(index.prior[item_idx])
     return prior + sum(d.contribution for d in details), prior, details

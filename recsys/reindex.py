@@ -40,7 +40,11 @@ def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = 
     assoc = {f: _remap_assoc(rec.featurizer.evidence.assoc[f], mapping[f], len(words)) for f in rec.facets}
     cfg = ModelConfig.from_json({**rec.model.cfg.to_json(),
                                  "vocab_sizes": {f: len(new.vocab[f]) for f in rec.facets}})
-    evidence = Evidence(exact=build_exact(new, words, cfg), assoc=assoc, partial=cfg.partial_worth)
+    ev = rec.featurizer.evidence
+    confident, support = ({f: _remap_assoc(tables[f], mapping[f], len(words)) for f in rec.facets}
+                          if tables is not None else None for tables in (ev.confident, ev.support))
+    evidence = Evidence(exact=build_exact(new, words, cfg), assoc=assoc, partial=cfg.partial_worth,
+                        confident=confident, support=support)
     featurizer = Featurizer(new, words, evidence, cfg)
     model = FacetScorer(cfg, *featurizer.attribute_buffers())
     state = {k: v for k, v in rec.model.state_dict().items() if not k.startswith("attr_")}

@@ -25,6 +25,7 @@ from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
 from .config import TrainConfig
 from .evaluate import judgments_from_rows, model_rankings
 from .examples import TrainingGroups, make_groups, sample_negatives, split_queries
+from .synonyms import learned_synonyms
 
 if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchrun starts
     from .distributed import Replicas
@@ -41,13 +42,11 @@ def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfi
     table = WordTable.from_keys(catalog_keys, query_keys)
     mass = (train_rows["label"] * train_rows["weight"]).to_numpy(dtype=np.float32)
     model_cfg = ModelConfig.for_catalog(cfg.model, {f: len(v) for f, v in catalog.vocab.items()})
-    evidence = Evidence(
-        exact=build_exact(catalog, table, model_cfg),
-        assoc=build_association(
-            catalog, table, train_rows["query"].tolist(), train_rows["item_idx"].to_numpy(), mass
-        ),
-        partial=model_cfg.partial_worth,
-    )
+    association = build_association(catalog, table, train_rows["query"].tolist(),
+                                    train_rows["item_idx"].to_numpy(), mass)
+    evidence = Evidence(exact=build_exact(catalog, table, model_cfg), assoc=association.lift,
+                        partial=model_cfg.partial_worth, confident=association.confident,
+                        support=association.support)
     return Featurizer(catalog, table, evidence, model_cfg)
 
 
@@ -78,6 +77,9 @@ class FitReport:
     # their NDCG (at the selection depth) of the start with each weight tried ({} without)
     start_assoc: float | None = None
     start_assoc_ndcg: dict[str, float] = field(default_factory=dict)
+    # the strongest click synonyms served, per head, and how many the held-aside queries confirm
+    # (`training.synonyms.learned_synonyms`; {} without held-aside queries)
+    synonyms: dict = field(default_factory=dict)
 
 
 def fit_model(
@@ -474,6 +476,7 @@ def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConf
     if replicas is not None:
         replicas.check_same(model, groups, validation)
     report = fit_model(model, featurizer, groups, cfg, on_step, validation, judged, replicas)
+    report.synonyms = learned_synonyms(featurizer, val_rows)
     if replicas is not None:
         replicas.check_same(model, groups, validation, fitted=True)
     interactions = train_rows["count"].sum() if "count" in train_rows else len(train_rows)

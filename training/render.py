@@ -141,6 +141,10 @@ def print_explanation(detail: ItemDetail, title: str) -> None:
             rest = [_cell(sum(row[m] for m in range(len(row) - 1) if m not in shown))] if hidden else []
             table.add_row(tok, *[_cell(row[m]) for m in shown], *rest, _cell(row[-1]))
         console.print(table)
+        for match in h.matches:  # what lets each word match: "navy -> blue (learned from 41 searches)"
+            t, a = detail.tokens.index(match.query_token), h.attributes.index(match.attribute)
+            kind = h.evidence[t][a] if h.evidence else ""
+            console.print(f"  {match.query_token} -> {match.attribute}" + (f" ({kind})" if kind else ""))
         erasure = sorted(h.erasure, key=lambda e: -abs(e.score_change))
         changes = ", ".join(f"{e.attribute} {e.score_change:+.3f}" for e in erasure[:ERASURES_SHOWN])
         if len(erasure) > ERASURES_SHOWN:

@@ -160,6 +160,8 @@ def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
         seed=cfg.seed)
     if probes is not None:
         metrics["explanation_accuracy"] = metrics["faithfulness"]["explanation_accuracy"]
+    if fit_report.synonyms:
+        metrics["synonyms"] = fit_report.synonyms
     if inputs.baseline is not None:
         replayed = replay(inputs.baseline, data, held_judgments, extra_judgments)
         if replayed is not None:

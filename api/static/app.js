@@ -569,7 +569,9 @@
       row.map((w, m) => el("td", {
         "data-weight": String(w), "data-token": tokens[t] ?? "", "data-attribute": h.attributes[m],
         style: `background:${tint(c, w)};color:${w > 0.55 ? "#fff" : "#111"}`,
-        title: `${tokens[t]} → ${label(h.attributes[m])}: ${fmt(w, 4)}`,
+        title: `${tokens[t]} → ${label(h.attributes[m])}: ${fmt(w, 4)}` +
+          (h.evidence?.[t]?.[m] ? ` (${h.evidence[t][m]})` : ""),
+        "data-evidence": h.evidence?.[t]?.[m] ?? "",
       }, fmt(w, 2)))));
     const erasure = new Map(h.erasure.map((e) => [e.attribute, e.score_change]));
     const foot = el("tr", { class: "erasure" }, el("th", { scope: "row" }, "if removed"),

@@ -382,6 +382,12 @@ def test_explain(client, rec):
         for row in h["attention"]:
             assert len(row) == len(h["attributes"]) and sum(row) == pytest.approx(1.0, abs=1e-4)
         assert [e["attribute"] for e in h["erasure"]] == h["attributes"][:-1]
+        # each cell's kind of evidence (recsys/match_evidence.py), the no-match slot left out
+        assert [len(row) for row in h["evidence"]] == [len(h["attributes"]) - 1] * len(body["tokens"])
+        kinds = {"", "exact", "description", "near spelling", "words run together", "learned from clicks"}
+        assert all(c in kinds or c.startswith("learned from ") for row in h["evidence"] for c in row)
+    other = next(h for h in body["heads"] if h["head"] == "other")
+    assert other["evidence"][body["tokens"].index("dress")][other["attributes"].index("category:dress")] == "exact"
 
 
 def test_explain_unknown_item_is_404(client):

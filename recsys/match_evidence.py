@@ -1,0 +1,82 @@
+"""What kind of evidence a query word has on each of an item's attributes, in words: the part of
+an explanation that says why the head may attend there ("navy -> color:blue (learned from 41
+searches)").
+
+Read off the query state's evidence channels (`formula.EVIDENCE_KINDS`), the strongest channel
+first: an exact match (of a title or column value, of a description word, or of two query words
+run together), a near spelling (or a run-together query word's part), then a click association,
+with its confident lift and the distinct training searches that carry it when the version has
+them (`Evidence.confident`, `Evidence.support`; versions saved before have neither).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+from .catalog import Attribute
+from .evidence import Evidence
+from .formula import ASSOC, EXACT, NEAR
+from .spelling import MIN_PART
+from .words import QueryToken, WordTable
+
+EXACT_KIND, DESCRIPTION, NEAR_SPELLING, RUN_TOGETHER, CLICKS = (
+    "exact", "description", "near spelling", "words run together", "click association")
+DESCRIPTION_KEY = "description"  # the attribute key of a description word (`description:word`)
+
+
+@dataclass
+class CellEvidence:
+    kind: str  # one of the kinds above, "" where the word has no evidence on the attribute
+    lift: float | None = None  # click association: the pair's confident lift, when known
+    searches: int | None = None  # and the distinct training searches that chose the value
+
+    def describe(self) -> str:
+        """The cell's evidence in a shopper's words: "exact", "learned from 41 searches"."""
+        if self.kind != CLICKS:
+            return self.kind
+        if self.searches is None:
+            return "learned from clicks"
+        lift = f", lift {self.lift:.2f}" if self.lift else ""  # a lift of 0: not confidently above chance
+        return f"learned from {self.searches} searches{lift}"
+
+
+def cell_evidence(evidence: Evidence, words: WordTable, tokens: list[QueryToken], facet: str,
+                  attrs: list[Attribute], attr_idx: np.ndarray, channels: np.ndarray) -> list[list[CellEvidence]]:
+    """One row per query token over the item's attributes `attrs` (their indices `attr_idx`):
+    the kind of evidence of each pair. channels: (T, M, N_KINDS) the state's evidence of the
+    tokens on those attributes (`QueryState.evidence[facet][:, attr_idx]`)."""
+    joined = {a.surface + b.surface for a, b in pairwise(tokens)}
+    rows = []
+    for t, tok in enumerate(tokens):
+        row = []
+        for m, attr in enumerate(attrs):
+            exact, assoc, near = (float(channels[t, m, k]) for k in (EXACT, ASSOC, NEAR))
+            if exact > 0:
+                kind = RUN_TOGETHER if tok.surface in joined else (
+                    DESCRIPTION if attr.key == DESCRIPTION_KEY else EXACT_KIND)
+                row.append(CellEvidence(kind))
+            elif near > 0:
+                row.append(CellEvidence(RUN_TOGETHER if _is_part(attr, tok) else NEAR_SPELLING))
+            elif assoc > 0:
+                row.append(_clicks(evidence, words.id(tok.key), facet, int(attr_idx[m])))
+            else:
+                row.append(CellEvidence(""))
+        rows.append(row)
+    return rows
+
+
+def _is_part(attr: Attribute, tok: QueryToken) -> bool:
+    """Whether one of the attribute's words is a part the query word runs together with another
+    ("rust" of "rustoleum"), not a near spelling of it."""
+    return any(len(w) >= MIN_PART and len(tok.surface) - len(w) >= MIN_PART
+               and (tok.surface.startswith(w) or tok.surface.endswith(w)) for w in attr.value.split())
+
+
+def _clicks(evidence: Evidence, word_id: int, facet: str, attr: int) -> CellEvidence:
+    if evidence.confident is None or evidence.support is None or word_id < 0:
+        return CellEvidence(CLICKS)
+    return CellEvidence(CLICKS, round(float(evidence.confident[facet][word_id, attr]), 4),
+                        int(evidence.support[facet][word_id, attr]))
