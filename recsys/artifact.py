@@ -416,7 +416,7 @@ def _load_model(folder: Path, cfg: ModelConfig, featurizer: Featurizer) -> Facet
     try:
         buffers = featurizer.attribute_buffers()
         if _fits_the_file(cfg, header):  # built once, for real, and the weights loaded into it
-            model = FacetScorer(cfg, *buffers)
+            model = FacetScorer(cfg, *buffers, initialise=False)
             expected = model.state_dict()
         else:
             # a config asking for more than the file holds: only its shapes are compared, on the
@@ -451,7 +451,7 @@ def _load_model(folder: Path, cfg: ModelConfig, featurizer: Featurizer) -> Facet
         elif not want.is_meta and not torch.equal(tensor, want):
             raise ArtifactError(f"{name} does not match the catalogue it was saved with", folder, file)
     if model is None:
-        model = FacetScorer(cfg, *buffers)
+        model = FacetScorer(cfg, *buffers, initialise=False)
     try:
         model.load_state_dict(state)  # copied: the file's mapped pages are not kept
     except RuntimeError as exc:

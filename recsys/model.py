@@ -131,19 +131,31 @@ class FacetScorer(nn.Module):
     def __init__(self, cfg: ModelConfig, attr_words: dict[str, torch.Tensor],
                  attr_key_bucket: dict[str, torch.Tensor], attr_learnable: dict[str, torch.Tensor],
                  attr_idf: dict[str, torch.Tensor], attr_bm25_idf: dict[str, torch.Tensor],
-                 attr_mean_count: dict[str, torch.Tensor], attr_source_offset: dict[str, torch.Tensor]):
+                 attr_mean_count: dict[str, torch.Tensor], attr_source_offset: dict[str, torch.Tensor],
+                 *, initialise: bool = True):
+        """`initialise=False`: the tables are left uninitialised (torch.empty), for a model
+        whose weights are all loaded next. Drawing the hashed tables' random start, only to
+        overwrite it, was half the CPU of loading a version (and of a catalogue change)."""
         super().__init__()
         self.cfg = cfg
+
+        def table(rows: int, width: int, **kw: Any) -> nn.Embedding:
+            if initialise:
+                return nn.Embedding(rows, width, **kw)
+            return nn.Embedding(rows, width, _weight=torch.empty(rows, width), **kw)
+
         # sparse gradients: a step touches a few hundred of the hashed rows, not all of them
-        self.word_emb = nn.Embedding(cfg.word_buckets, cfg.dim, sparse=True)
-        self.ngram_emb = nn.Embedding(cfg.ngram_buckets, cfg.dim, padding_idx=0, sparse=True)
-        nn.init.normal_(self.word_emb.weight, std=0.1)
-        nn.init.normal_(self.ngram_emb.weight, std=0.1)
-        with torch.no_grad():
-            self.ngram_emb.weight[0].zero_()
-        self.attr_emb = nn.ModuleDict({f: nn.Embedding(cfg.vocab_sizes[f], cfg.dim) for f in cfg.facets})
-        self.prior = nn.ModuleDict({f: nn.Embedding(cfg.vocab_sizes[f], 1) for f in cfg.facets})
-        for f in cfg.facets:
+        self.word_emb = table(cfg.word_buckets, cfg.dim, sparse=True)
+        self.ngram_emb = table(cfg.ngram_buckets, cfg.dim, padding_idx=0, sparse=True)
+        # the draws in this order, so that a seed's random start stays what it was
+        if initialise:
+            nn.init.normal_(self.word_emb.weight, std=0.1)
+            nn.init.normal_(self.ngram_emb.weight, std=0.1)
+            with torch.no_grad():
+                self.ngram_emb.weight[0].zero_()
+        self.attr_emb = nn.ModuleDict({f: table(cfg.vocab_sizes[f], cfg.dim) for f in cfg.facets})
+        self.prior = nn.ModuleDict({f: table(cfg.vocab_sizes[f], 1) for f in cfg.facets})
+        for f in cfg.facets if initialise else ():
             nn.init.normal_(self._attr_emb(f).weight, std=0.01)
             nn.init.zeros_(self._prior(f).weight)
         self.heads = nn.ModuleDict({f: FacetHead(cfg) for f in cfg.facets})

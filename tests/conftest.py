@@ -97,53 +97,49 @@ SPREAD = frozenset({"tests/api/test_catalogue_lock.py", "tests/api/test_events_d
                     "tests/api/test_no_server_paths.py"})
 
 # The longest units, in seconds (a unit's setup, calls and teardown, measured in `make test` on
-# 2 cores under load 11-14 from other work; test_lint.py with mypy's cache empty, as in a fresh
-# clone): they start first, longest first, so that none of them begins near the end. xdist's own
-# order (most tests first) started the files of a few long tests, and every case of SPREAD, last.
-# Every other unit follows in xdist's order. Only an order: a stale figure costs time, never a
-# result.
+# 2 cores under load 9-11 from other work, 3 December 2026; test_lint.py with mypy's cache empty,
+# as in a fresh clone): they start first, longest first, so that none of them begins near the
+# end. xdist's own order (most tests first) started the files of a few long tests, and every case
+# of SPREAD, last. Every other unit follows in xdist's order. Only an order: a stale figure costs
+# time, never a result.
 LOCK = "tests/api/test_catalogue_lock.py::test_concurrent_changes_through_two_"
 DURABLE = "tests/api/test_events_durability.py::test_every_event_answered_202_survives_a_sigkill"
 CHAOS = "tests/api/test_chaos.py::test_kills_under_mixed_load_lose_no_acknowledged_write"
 ORDER = "tests/api/test_change_order.py::test_activations_retrains_and_changes_are_one_history"
 PATHS = "tests/api/test_no_server_paths.py::test_no_answer_names_a_server_path"
 LONGEST = {
-    "tests/test_experiments_loop.py": 257,
-    "tests/test_lint.py": 234,
-    "tests/test_readme_commands.py": 215,
-    "tests/test_cli.py": 206,
-    f"{ORDER}[postgresql]": 188,
-    "tests/api/test_corrupt_versions.py": 181,
-    "tests/api/test_schemathesis.py": 178,
-    f"{PATHS}[absolute]": 177,
-    "tests/test_closed_loop.py": 173,
-    f"{PATHS}[relative]": 156,
-    f"{ORDER}[sqlite]": 149,
-    "tests/api/test_events.py": 148,
-    "tests/api/test_server.py": 145,
-    "tests/api/test_write_fuzz.py": 144,
-    "tests/test_distributed.py": 142,
-    "tests/api/test_jobs_lifecycle.py": 134,
-    f"{LOCK}workers_are_all_kept[sqlite]": 131,
-    f"{LOCK}workers_are_all_kept[postgresql]": 129,
-    "tests/test_web_page.py": 123,
-    "tests/api/test_store_failures.py": 116,
-    "tests/test_added_facet.py": 110,
-    f"{CHAOS}[postgresql]": 107,
-    f"{CHAOS}[sqlite]": 94,
-    "tests/api/test_admin.py": 87,
-    "tests/api/test_workers.py": 84,
-    "tests/api/test_experiments.py": 78,
-    "tests/test_bench.py": 76,
-    f"{DURABLE}[sqlite]": 71,
-    f"{LOCK}replicas_are_all_kept[sqlite]": 69,
-    "tests/test_store.py": 68,
-    f"{DURABLE}[postgresql]": 67,
-    "tests/api/test_worker_replacement.py": 64,
-    f"{LOCK}replicas_are_all_kept[postgresql]": 63,
-    "tests/api/test_item_ids.py": 60,
-    "tests/api/test_safe_activation.py": 55,
-    "tests/api/test_admin_items.py": 50,
+    "tests/test_readme_commands.py": 194,
+    "tests/test_experiments_loop.py": 190,
+    "tests/test_cli.py": 177,
+    "tests/test_web_page.py": 167,
+    "tests/test_added_facet.py": 137,
+    "tests/test_lint.py": 130,
+    "tests/test_closed_loop.py": 120,
+    "tests/api/test_admin.py": 100,
+    "tests/api/test_events.py": 99,
+    f"{ORDER}[postgresql]": 98,
+    "tests/test_distributed.py": 96,
+    f"{CHAOS}[postgresql]": 94,
+    f"{ORDER}[sqlite]": 89,
+    "tests/api/test_jobs_lifecycle.py": 86,
+    "tests/api/test_jobs_outage.py": 84,
+    "tests/api/test_schemathesis.py": 84,
+    f"{PATHS}[relative]": 83,
+    f"{CHAOS}[sqlite]": 83,
+    "tests/api/test_corrupt_versions.py": 80,
+    "tests/api/test_workers.py": 79,
+    f"{PATHS}[absolute]": 79,
+    "tests/api/test_server.py": 77,
+    f"{LOCK}workers_are_all_kept[postgresql]": 75,
+    "tests/api/test_store_failures.py": 71,
+    f"{LOCK}workers_are_all_kept[sqlite]": 69,
+    f"{LOCK}replicas_are_all_kept[postgresql]": 64,
+    "tests/api/test_experiments.py": 54,
+    "tests/api/test_store_outage.py": 54,
+    "tests/api/test_worker_replacement.py": 48,
+    f"{LOCK}replicas_are_all_kept[sqlite]": 44,
+    f"{DURABLE}[sqlite]": 43,
+    f"{DURABLE}[postgresql]": 32,
 }
 
 
