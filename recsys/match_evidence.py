@@ -18,13 +18,13 @@ import numpy as np
 
 from .catalog import Attribute
 from .evidence import Evidence
+from .facets import DESCRIPTION as DESCRIPTION_KEY  # a description word's attribute key
 from .formula import ASSOC, EXACT, NEAR
 from .spelling import MIN_PART
 from .words import QueryToken, WordTable
 
 EXACT_KIND, DESCRIPTION, NEAR_SPELLING, RUN_TOGETHER, CLICKS = (
     "exact", "description", "near spelling", "words run together", "click association")
-DESCRIPTION_KEY = "description"  # the attribute key of a description word (`description:word`)
 
 
 @dataclass

@@ -205,6 +205,23 @@ class Recommender:
                 self.word_matches.put(t.key, t.surface not in unmatched)
         return unmatched
 
+    def similar(
+        self,
+        item_id: str,
+        k: int = 10,
+        offset: int = 0,
+        filters: Mapping[str, FilterValues] | None = None,
+        exclude: Sequence[str] = (),
+        explain: bool = True,
+    ) -> tuple[ItemQuery, Recommendation]:
+        """Items like `item_id` (never itself): its own attributes as the query
+        (`similar.item_query`), ranked and explained as `recommend` does; the first part says
+        which of its attributes each query word came from."""
+        asked = item_query(self.catalog, self.catalog.idx(item_id), self.featurizer.attribute_df)
+        result = self.recommend(asked.query, k=k, offset=offset, filters=filters,
+                                exclude=[*exclude, item_id], explain=explain)
+        return asked, result
+
     def _top(self, query: str, k: int, offset: int, filters: Mapping[str, FilterValues] | None,
              exclude: Sequence[str], candidates: Sequence[str] | None,
              head_weights: Mapping[str, float] | None,
@@ -271,23 +288,6 @@ class Recommender:
         return best if best is not None and can_match(np.array(best_margin)) else None
 
     # ---- explanations -------------------------------------------------------------------------
-
-    def similar(
-        self,
-        item_id: str,
-        k: int = 10,
-        offset: int = 0,
-        filters: Mapping[str, FilterValues] | None = None,
-        exclude: Sequence[str] = (),
-        explain: bool = True,
-    ) -> tuple[ItemQuery, Recommendation]:
-        """Items like `item_id` (never itself): its own attributes as the query
-        (`similar.item_query`), ranked and explained as `recommend` does; the first part says
-        which of its attributes each query word came from."""
-        asked = item_query(self.catalog, self.catalog.idx(item_id), self.featurizer.attribute_df)
-        result = self.recommend(asked.query, k=k, offset=offset, filters=filters,
-                                exclude=[*exclude, item_id], explain=explain)
-        return asked, result
 
     def explain(self, query: str, item_id: str,
                 head_weights: Mapping[str, float] | None = None) -> ItemDetail:

@@ -156,16 +156,12 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("recommend", help="rank the catalogue for a query")
     r.add_argument("query")
-    r.add_argument("--k", type=_int_in(1), default=10)
-    r.add_argument("--model", type=Path)
-    r.add_argument("--json", action="store_true")
+    _add_ranking_options(r)
     r.set_defaults(run=cmd_recommend)
 
     m = sub.add_parser("similar", help="items like an item, ranked by its own attributes")
     m.add_argument("item_id")
-    m.add_argument("--k", type=_int_in(1), default=10)
-    m.add_argument("--model", type=Path)
-    m.add_argument("--json", action="store_true")
+    _add_ranking_options(m)
     m.set_defaults(run=cmd_similar)
 
     x = sub.add_parser("explain", help="why an item scores what it does for a query")
@@ -198,6 +194,13 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true")
     b.set_defaults(run=cmd_bench)
     return p
+
+
+def _add_ranking_options(p: argparse.ArgumentParser) -> None:
+    """What a command that prints a ranking takes: how many items, which version, JSON or a table."""
+    p.add_argument("--k", type=_int_in(1), default=10)
+    p.add_argument("--model", type=Path)
+    p.add_argument("--json", action="store_true")
 
 
 def _add_data_options(p: argparse.ArgumentParser, items_required: bool = True) -> None:
