@@ -46,12 +46,20 @@ def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = 
     evidence = Evidence(exact=build_exact(new, words, cfg), assoc=assoc, partial=cfg.partial_worth,
                         confident=confident, support=support)
     featurizer = Featurizer(new, words, evidence, cfg)
-    model = FacetScorer(cfg, *featurizer.attribute_buffers())
+    # every weight is copied below: drawing the random start only to overwrite it was most of
+    # the CPU of building the model (as when a version loads, `artifact._load_model`)
+    model = FacetScorer(cfg, *featurizer.attribute_buffers(), initialise=False)
     state = {k: v for k, v in rec.model.state_dict().items() if not k.startswith("attr_")}
     for f in rec.facets:
         for name in (f"attr_emb.{f}.weight", f"prior.{f}.weight"):
             state[name] = _remap_rows(rec.model.state_dict()[name], mapping[f])
-    model.load_state_dict(state, strict=False)
+    loaded = model.load_state_dict(state, strict=False)
+    # only the catalogue's attribute buffers come from the new featurizer; a weight left out
+    # would be uninitialised memory
+    left = set(loaded.missing_keys) - {name for name, _ in model.named_buffers()}
+    if left or loaded.unexpected_keys:
+        raise RuntimeError(f"reindexing left weights {sorted(left)} unset and "
+                           f"{sorted(loaded.unexpected_keys)} unused: the model's layout changed")
     out = Recommender(model.eval(), featurizer, version=rec.version, manifest=rec.manifest)
     if rec.popularity is not None:
         idx = np.array([old.idx(i) if old.has(i) else -1 for i in new.item_ids])
