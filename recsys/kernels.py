@@ -28,7 +28,7 @@ except Exception:  # noqa: BLE001 - not installed (or broken): the numpy path do
 
 A = np.ndarray  # the kernels' arrays (numba reads no annotations: it compiles for the arguments)
 
-SEEDS = 1024  # items scored first to bound the k-th best score (k is ten or so)
+SEEDS = 512  # items scored first to bound the k-th best score (k is ten or so)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
