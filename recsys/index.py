@@ -141,22 +141,26 @@ class ScoringIndex:
                 flat = np.concatenate([state.logits[f] for f in self.facets], axis=1)
                 flat_nm = np.stack([state.no_match[f] for f in self.facets], axis=1)
             assert flat_nm is not None  # set with flat_logits
-            ratios, tables = self._new_word_parts(flat[missing], flat_nm[missing])
-            for j, i in enumerate(missing):
-                part = parts[i] = np.concatenate([tables[j], ratios[j, self._merged_sets]])
+            for i, part in zip(missing, self._new_word_parts(flat[missing], flat_nm[missing])):
+                parts[i] = part
                 if cacheable[i]:
                     self.word_parts.put(state.tokens[i].key, part)
         return cast(list[np.ndarray], parts)  # every token's part is filled in now
 
-    def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(m, sum U) per-set ratios and (m, sum G) table parts of m words from their logits."""
+    def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray) -> list[np.ndarray]:
+        """The records of m words from their logits (m, sum V) and (m, H): per word, its (sum G,)
+        table parts then its ratios of the sets in merged groups. Compiled, one array per word
+        written in place (a word's record is cached alone, so it keeps no other word alive)."""
         kernels = self._compiled()
         if kernels is not None:
-            return kernels.word_parts(*self.sets.tree(), np.ascontiguousarray(flat),
-                                      np.ascontiguousarray(flat_nm), self.sets.values,
-                                      *self.grouped.members())
+            tree, members = self.sets.tree(), self.grouped.members()
+            return [kernels.word_record(*tree, np.ascontiguousarray(flat[j : j + 1]),
+                                        np.ascontiguousarray(flat_nm[j : j + 1]), self.sets.values,
+                                        *members, self._merged_sets)
+                    for j in range(len(flat))]
         ratios = self.sets.ratios(flat, flat_nm)
-        return ratios, self._tables_of_sets(ratios)
+        tables = self._tables_of_sets(ratios)
+        return [np.concatenate([tables[j], ratios[j, self._merged_sets]]) for j in range(len(flat))]
 
     def _tables_of_sets(self, per_set: np.ndarray) -> np.ndarray:
         """(m, sum G) from (m, sum U): each group's table entry is the sum of its member sets."""
@@ -186,22 +190,21 @@ class ScoringIndex:
         an item's score is the sum over groups of table[group.ids[item]]."""
         return self.grouped.split(self.grouped.flat(*self._table_parts(state, head_weights)))
 
-    def _table_parts(self, state: QueryState, head_weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _table_parts(self, state: QueryState, head_weights: np.ndarray | None) -> tuple[list[np.ndarray], np.ndarray]:
         """(rows, base): the groups' tables end to end are the sum of the rows, then base.
-        Unweighted, the rows are the words' cached parts and base the prior; under head weights
-        the one row is the weighted tables and base is zero (0 + x is x)."""
+        Unweighted, the rows are the words' cached parts (views: a query copies none of them)
+        and base the prior; under head weights the one row is the weighted tables and base is
+        zero (0 + x is x)."""
         parts = self._word_parts(state)
         weights = None if head_weights is None else np.asarray(head_weights, dtype=np.float32)
         g_total = self.grouped.total
         if weights is None or (weights == 1).all():  # x * 1 is x: the same floats either way
-            if not parts:
-                return np.zeros((0, g_total), dtype=np.float32), self.grouped.prior_tab
-            return np.stack([record[:g_total] for record in parts]), self.grouped.prior_tab
+            return [record[:g_total] for record in parts], self.grouped.prior_tab
         ratios = (np.stack([self._record_ratios(record) for record in parts]) if parts
                   else np.zeros((0, int(self.set_offsets[-1])), dtype=np.float32))
         flat = self.grouped.weighted_tables(ratios, weights, self.sets.set_facet, self.sets.set_prior,
                                             self._compiled())
-        return flat[None], self.grouped.zero_tab
+        return [flat], self.grouped.zero_tab
 
     def score(self, state: QueryState, head_weights: np.ndarray | None = None) -> np.ndarray:
         """(n_items,) float32: prior + head_outputs(state) @ head_weights (up to rounding)."""

@@ -28,7 +28,7 @@ except Exception:  # noqa: BLE001 - not installed (or broken): the numpy path do
 
 A = np.ndarray  # the kernels' arrays (numba reads no annotations: it compiles for the arguments)
 
-SEEDS = 1024  # items scored first to bound the k-th best score (k is ten or so)
+SEEDS = 512  # items scored first to bound the k-th best score (k is ten or so)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -44,7 +44,7 @@ def _jit(fn: F) -> F:
 @dataclass
 class Kernels:
     query_logits: Callable[..., tuple[np.ndarray, np.ndarray]]
-    word_parts: Callable[..., tuple[np.ndarray, np.ndarray]]
+    word_record: Callable[..., np.ndarray]
     word_tables: Callable[..., np.ndarray]
     weighted_tables: Callable[..., np.ndarray]
     top_k: Callable[..., tuple[np.ndarray, np.ndarray]]
@@ -61,7 +61,7 @@ def compiled() -> Kernels | None:
         kernels = None
         if numba is not None:
             try:
-                kernels = Kernels(_query_logits, _word_parts, _word_tables, _weighted_tables, _top_k_kernel,
+                kernels = Kernels(_query_logits, _word_record, _word_tables, _weighted_tables, _top_k_kernel,
                                   _pair_evidence)
                 _warm_up(kernels)
             except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
@@ -81,15 +81,15 @@ def _warm_up(kernels: Kernels) -> None:
     set_facet = np.zeros(1, dtype=i64)
     members = (np.zeros(1, dtype=i32), np.array([0, 1], dtype=i64), np.ones(1, dtype=i64),
                np.array([0, 1], dtype=i64))
-    ratios, _ = kernels.word_parts(np.array([-1], dtype=i32), np.zeros(1, dtype=i32), np.zeros(1, dtype=i32),
-                                   np.ones(1, dtype=f32), set_facet, np.zeros((1, 1), dtype=f32),
-                                   np.zeros((1, 1), dtype=f32), v[:1], *members)
+    ratios = np.ones((1, 1), dtype=f32)
+    kernels.word_record(np.array([-1], dtype=i32), np.zeros(1, dtype=i32), np.zeros(1, dtype=i32),
+                        np.ones(1, dtype=f32), set_facet, np.zeros((1, 1), dtype=f32),
+                        np.zeros((1, 1), dtype=f32), v[:1], *members, np.zeros(1, dtype=i64))
     kernels.word_tables(ratios, *members)
     kernels.weighted_tables(ratios, np.ones(1, dtype=f32), set_facet, np.zeros(1, dtype=f32), *members)
-    parts = np.array([[1.0, 2.0]], dtype=f32)
     one = np.zeros((1, 2), dtype=i32)
     one[0, 1] = 1
-    kernels.top_k(parts, np.zeros(2, dtype=f32), np.array([0, 2], dtype=i64), one, one.copy(),
+    kernels.top_k(np.array([1.0, 2.0], dtype=f32), np.array([0, 2], dtype=i64), one, one.copy(),
                   one[None].copy(), np.array([0, 1, 2], dtype=i64), np.ones(2, dtype=i64),
                   np.ones(0, dtype=np.bool_), False, 1, 0)
     ids = np.zeros((1, 1), dtype=i64)
@@ -184,33 +184,46 @@ def _set_ratios(parent: A, attr: A, set_node: A, slot_count: A, set_facet: A, fl
 
 
 @_jit
+def _fill_tables(row: A, out: A, mem_rows: A, mem_off: A, mem_count: A, tab_off: A) -> None:
+    """out[:sum G] = one word's part of every group's table from its per-set ratios `row`: per
+    entry the sum of its member sets' ratios (group r's member i of entry j at
+    mem_rows[mem_off[r] + i * size_r + j]). Loops run over 1-d slices: numba then keeps them
+    tight (3x faster than 2-d indexing)."""
+    for r in range(len(tab_off) - 1):
+        lo, size, base = tab_off[r], tab_off[r + 1] - tab_off[r], mem_off[r]
+        o = out[lo : lo + size]
+        first = mem_rows[base : base + size]
+        for j in range(size):
+            o[j] = row[first[j]]
+        for i in range(1, mem_count[r]):
+            more = mem_rows[base + i * size : base + (i + 1) * size]
+            for j in range(size):
+                o[j] += row[more[j]]
+
+
+@_jit
 def _word_tables(ratios: A, mem_rows: A, mem_off: A, mem_count: A, tab_off: A) -> A:
-    """(m, sum G) each word's part of every group's table: per entry the sum of its member
-    sets' ratios (group r's member i of entry j at mem_rows[mem_off[r] + i * size_r + j]).
-    Loops run over 1-d slices: numba then keeps them tight (3x faster than 2-d indexing)."""
+    """(m, sum G) each word's part of every group's table (`_fill_tables`)."""
     m = ratios.shape[0]
     out = np.empty((m, tab_off[-1]), dtype=np.float32)
     for t in range(m):
-        row = ratios[t]
-        for r in range(len(tab_off) - 1):
-            lo, size, base = tab_off[r], tab_off[r + 1] - tab_off[r], mem_off[r]
-            o = out[t, lo : lo + size]
-            first = mem_rows[base : base + size]
-            for j in range(size):
-                o[j] = row[first[j]]
-            for i in range(1, mem_count[r]):
-                more = mem_rows[base + i * size : base + (i + 1) * size]
-                for j in range(size):
-                    o[j] += row[more[j]]
+        _fill_tables(ratios[t], out[t], mem_rows, mem_off, mem_count, tab_off)
     return out
 
 
 @_jit
-def _word_parts(parent: A, attr: A, set_node: A, slot_count: A, set_facet: A, flat: A, flat_nm: A, values: A,
-                mem_rows: A, mem_off: A, mem_count: A, tab_off: A) -> tuple[A, A]:
-    """`_set_ratios` then `_word_tables` of them, in one call."""
-    ratios = _set_ratios(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, values)
-    return ratios, _word_tables(ratios, mem_rows, mem_off, mem_count, tab_off)
+def _word_record(parent: A, attr: A, set_node: A, slot_count: A, set_facet: A, flat: A, flat_nm: A, values: A,
+                 mem_rows: A, mem_off: A, mem_count: A, tab_off: A, merged: A) -> A:
+    """(sum G + len(merged),) one word's cached record from its logits flat (1, sum V) and
+    flat_nm (1, H): its part of every group's table (`_fill_tables` of its `_set_ratios`), then
+    its ratios of the sets `merged` (`ScoringIndex._word_parts`), written in place: no copy."""
+    ratios = _set_ratios(parent, attr, set_node, slot_count, set_facet, flat, flat_nm, values)[0]
+    g_total = tab_off[-1]
+    out = np.empty(g_total + len(merged), dtype=np.float32)
+    _fill_tables(ratios, out, mem_rows, mem_off, mem_count, tab_off)
+    for j in range(len(merged)):
+        out[g_total + j] = ratios[merged[j]]
+    return out
 
 
 @_jit
@@ -280,13 +293,31 @@ def _offer(heap_s: A, heap_i: A, size: int, s: float, i: int) -> int:
 
 
 @_jit
-def _top_k_kernel(parts: A, base: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, counts: A,
+def _max_of(a: A) -> float:
+    """a.max() of a non-empty float32 array without NaN, in eight running maxima: numba's own
+    max checks every element for NaN in one dependent chain, 3x slower on a table of 30k."""
+    lanes = np.full(8, a[0], dtype=np.float32)
+    whole = len(a) // 8 * 8
+    for c in range(0, whole, 8):
+        for lane in range(8):
+            x = a[c + lane]
+            if x > lanes[lane]:
+                lanes[lane] = x
+    top: float = lanes.max()
+    for c in range(whole, len(a)):
+        if a[c] > top:
+            top = a[c]
+    return top
+
+
+@_jit
+def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, counts: A,
                   eligible: A, use_eligible: bool, k: int, seed_group: int) -> tuple[A, A]:
     """The k best eligible items, best first (ties by index), and their scores:
     what `GroupTables._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
 
-    The tables (group r's at tab_off[r]:tab_off[r+1]) are the sum of the rows of `parts`, then
-    `base`, as `GroupTables.flat` sums them. Items go through a heap of the k best
+    `tables` are the groups' tables end to end (group r's at tab_off[r]:tab_off[r+1]), summed as
+    `GroupTables.flat` sums them. Items go through a heap of the k best
     (score, then lower index), so ties are exact. Seeds first: the items of the seed group's
     best ids (about SEEDS of them, the cut found on a sample of its table weighted by items per
     id); the heap's worst score is then a lower bound L. Then only the items of the pivot
@@ -295,30 +326,9 @@ def _top_k_kernel(parts: A, base: A, tab_off: A, ids: A, order: A, by_id: A, ptr
     order as `ScoringIndex.score`. Any choice of seeds or pivot gives the same answer; the
     samples only decide how fast."""
     n_groups, n = ids.shape
-    n_tab = tab_off[n_groups]
-    tables = np.empty(n_tab, dtype=np.float32)
-    t_count = parts.shape[0]
-    # whole rows at a time, each loop over 1-d slices: numba vectorises them
-    if t_count == 0:
-        tables[:] = base
-    else:
-        first = parts[0]
-        if t_count == 1:
-            for c in range(n_tab):
-                tables[c] = first[c]
-        else:
-            second = parts[1]
-            for c in range(n_tab):
-                tables[c] = first[c] + second[c]
-        for t in range(2, t_count):
-            more = parts[t]
-            for c in range(n_tab):
-                tables[c] += more[c]
-        for c in range(n_tab):
-            tables[c] += base[c]
     maxima = np.empty(n_groups)
     for g in range(n_groups):
-        maxima[g] = tables[tab_off[g] : tab_off[g + 1]].max()
+        maxima[g] = _max_of(tables[tab_off[g] : tab_off[g + 1]])
     total_max = maxima.sum()
     heap_s = np.empty(k, dtype=np.float32)
     heap_i = np.empty(k, dtype=np.int64)

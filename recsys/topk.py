@@ -11,7 +11,7 @@ lookups. Which facets to merge is chosen at build to minimise the per-query work
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,10 +119,13 @@ class GroupTables:
         return flat
 
     @staticmethod
-    def flat(rows: np.ndarray, base: np.ndarray) -> np.ndarray:
-        """The tables end to end: the sum of the rows, then base (always in this order)."""
-        flat = np.zeros_like(base)
-        for r in rows:
+    def flat(rows: Sequence[np.ndarray], base: np.ndarray) -> np.ndarray:
+        """The tables end to end: the sum of the rows, then base (always in this order: the
+        first row is where the sum starts, as 0 + x is x)."""
+        if len(rows) == 0:
+            return base.copy()
+        flat: np.ndarray = rows[0] + rows[1] if len(rows) > 1 else rows[0].copy()
+        for r in rows[2:]:
             flat += r
         flat += base
         return flat
@@ -140,7 +143,7 @@ class GroupTables:
         assert scores is not None  # an index has at least one group
         return scores
 
-    def top_k(self, rows: np.ndarray, base: np.ndarray, eligible: np.ndarray | None, k: int,
+    def top_k(self, rows: Sequence[np.ndarray], base: np.ndarray, eligible: np.ndarray | None, k: int,
               kernels: Kernels | None) -> tuple[np.ndarray, np.ndarray]:
         """(items, scores): the k best eligible items of the tables `flat(rows, base)`, best
         first, ties by catalogue order; the same answer as `fast_top_k` over every score.
@@ -156,12 +159,13 @@ class GroupTables:
         if k <= 0 or n == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         few = eligible is not None and np.count_nonzero(eligible) * 8 < n
+        flat = self.flat(rows, base)
         if kernels is not None and not few:
             mask = self._no_mask if eligible is None else np.ascontiguousarray(eligible, dtype=np.bool_)
-            return kernels.top_k(rows, base, self._tab_off, self._ids, self._order, self._by_id,
+            return kernels.top_k(flat, self._tab_off, self._ids, self._order, self._by_id,
                                  self._ptr, self._counts, mask, eligible is not None, int(k),
                                  self._seed_group)
-        tables = self.split(self.flat(rows, base))
+        tables = self.split(flat)
         if few and eligible is not None:  # few: eligible is not None
             return self._top_of_items(tables, np.flatnonzero(eligible), k)
         return self._top_k_numpy(tables, eligible, k)

@@ -422,3 +422,20 @@ def test_fast_top_k_equals_sorting_every_score():
         for mask in _masks(n, rng):
             for k in (0, 1, 3, 10, n, n + 5):
                 np.testing.assert_array_equal(fast_top_k(scores, mask, k), sorted_top_k(scores, mask, k))
+
+
+def test_the_compiled_maximum_is_numpys():
+    """`kernels._max_of` (eight running maxima, what the top-k's bounds start from) on every
+    length around its lanes, the maximum planted at each position: the same float as max()."""
+    if compiled() is None:
+        pytest.skip("numba is not installed")
+    from recsys.kernels import _max_of
+
+    rng = np.random.default_rng(6)
+    for n in (1, 2, 7, 8, 9, 15, 16, 17, 100):
+        values = (rng.standard_normal(n) * 3 - 50).astype(np.float32)
+        for at in range(n):
+            planted = values.copy()
+            planted[at] = np.float32(-1.5)  # above every other value
+            assert _max_of(planted) == planted.max() == np.float32(-1.5)
+        assert _max_of(values) == values.max()
