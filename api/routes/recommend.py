@@ -62,11 +62,12 @@ def _answers_at_once(req: RecommendRequest, rec: Recommender) -> bool:
     back, the loop woken) cost 0.37 ms of CPU a request, more than ranking 3k items and
     explaining ten. So a request whose work is bounded small is answered at once: every word
     already in the index's per-word cache, no filter, candidate, exclusion or head weight, at
-    most INLINE_MAX_RANK ranks (and explanations), a catalogue of at most INLINE_MAX_ITEMS.
+    most INLINE_MAX_RANK ranks (and explanations), a catalogue of at most INLINE_MAX_ITEMS, and
+    facet counts only when every word's item mask is cached too.
     """
     return (req.offset + req.k <= INLINE_MAX_RANK and not req.filters and req.candidates is None
             and not req.exclude and not req.head_weights and rec.catalog.n_items <= INLINE_MAX_ITEMS
-            and rec.is_warm(req.query))
+            and rec.is_warm(req.query) and (not req.facet_counts or rec.facet_counter.is_warm(req.query)))
 
 
 def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
@@ -75,9 +76,13 @@ def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
     result = rec.recommend(req.query, k=req.k, offset=req.offset, filters=_filters(req),
                            exclude=req.exclude, candidates=req.candidates,
                            head_weights=req.head_weights, explain=req.explain)
+    counts = None
+    if req.facet_counts:
+        keys = None if req.facet_counts is True else req.facet_counts
+        counts = rec.facet_counts(req.query, keys, _filters(req), req.exclude, req.candidates)
     took_ms = (time.perf_counter() - start) * 1000
     # the documented RecommendOut (response_model, for /docs), built without validating it again
-    return recommend_json(result, req.offset, round(took_ms, 3), request_id, experiment)
+    return recommend_json(result, req.offset, round(took_ms, 3), request_id, experiment, counts)
 
 
 def _filters(req: RecommendRequest) -> dict[str, FilterValues] | None:
