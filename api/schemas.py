@@ -319,6 +319,11 @@ class RecommendOut(_Out):
     total: int = Field(description="items that passed filters, exclusions and candidates")
     unmatched_tokens: list[str] = Field(description="query words that no item of the catalogue matches")
     items: list[RankedItemOut]
+    did_you_mean: list[str] = Field(
+        default_factory=list,
+        description="when some query word matches nothing: whole queries near it, each of whose "
+                    "words matches (near spellings of the unmatched words, then completions), "
+                    "the best first")
     facet_counts: FacetCountsOut | None = Field(
         None, description="when asked (`facet_counts`): per key, its values over the items that "
                           "match the query and every filter but that key's own, the most counted first")
@@ -327,7 +332,7 @@ class RecommendOut(_Out):
 
 def recommend_json(result: Recommendation, offset: int, took_ms: float, request_id: str,
                    experiment: dict[str, str] | None = None, facet_counts: FacetCounts | None = None,
-                   ) -> Response:
+                   did_you_mean: list[str] | None = None) -> Response:
     """`RecommendOut` of a recommendation, built as plain dicts field for field in the models'
     order and serialised by orjson: validating the ranked items' dataclasses into the models cost
     more than ranking them. tests/api/test_contract.py checks it against `RecommendOut`."""
@@ -348,6 +353,7 @@ def recommend_json(result: Recommendation, offset: int, took_ms: float, request_
             "score": item.score,
             "explanation": None if item.explanation is None else _explanation(item.explanation),
         } for item in result.items],
+        "did_you_mean": did_you_mean or [],
         "facet_counts": None if facet_counts is None else dataclasses.asdict(facet_counts),
         "took_ms": took_ms,
     }

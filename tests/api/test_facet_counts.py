@@ -118,3 +118,15 @@ def test_a_bad_key_is_a_422_naming_the_field(base, asked, named):
     assert r.status_code == 422, r.text
     message = r.json()["message"]
     assert "facet_counts" in message and named in message
+
+
+def test_zero_results_offer_queries_that_match(base):
+    """A query whose words match nothing is answered by prior and offers "did you mean"; each
+    offered query, asked, matches."""
+    with httpx.Client(base_url=base, timeout=30) as http:
+        body = http.post("/recommend", json={"query": "drs", "k": 3}).json()
+        assert body["unmatched_tokens"] == ["drs"] and not any(i["explanation"]["matched"] for i in body["items"])
+        assert body["did_you_mean"] and body["did_you_mean"][0] == "dress"
+        for text in body["did_you_mean"]:
+            again = http.post("/recommend", json={"query": text, "k": 3}).json()
+            assert again["unmatched_tokens"] == [] and again["did_you_mean"] == []
