@@ -10,12 +10,12 @@ A value's count is the number of those items that a filter on that value would s
 (`Catalog.filter_columns`: "dress" also selects "dresses"), so clicking a value gives that many
 results. The keys are the catalogue's own (`Catalog.filter_keys`, by any name a filter takes);
 each key's item x value incidence is built on its first count and kept. Counting is numpy over
-item codes, only over the selected items.
+the sets of attributes the selected items have (or their codes, for a key over several facets).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,23 +53,29 @@ class FacetCounts:
 
 @dataclass
 class _KeyTable:
-    """One key's values and which of them each item has: as one code per item (`single`, G for
-    none) when no item has two, else as CSR rows (`ptr`, `codes`)."""
+    """One key's values and which of them each item has. A key whose attributes all lie in one
+    facet is counted per distinct attribute set of that facet (`per_set`: (G, U) whether a set has
+    the value; the index's `item_set` says each item's): the selected items' sets are counted
+    once per facet and shared by its keys. A key over several facets keeps CSR rows per item
+    (`ptr`, `codes`)."""
 
     values: list[str]  # (G,)
-    ptr: np.ndarray  # (n_items + 1,)
-    codes: np.ndarray  # (nnz,) value of each entry
-    single: np.ndarray | None  # (n_items,) int32
+    facet: str | None = None  # the one facet of its attributes, counted per set
+    per_set: sp.csr_matrix | None = None  # (G, U) 0/1
+    ptr: np.ndarray | None = None  # (n_items + 1,)
+    codes: np.ndarray | None = None  # (nnz,) value of each entry
 
-    def counts(self, items: np.ndarray) -> np.ndarray:
-        """(G,) how many of `items` (indices) have each value."""
-        g = len(self.values)
-        if self.single is not None:
-            return np.bincount(self.single[items], minlength=g + 1)[:g]
+    def counts(self, items: np.ndarray, sets_of: Callable[[str], np.ndarray]) -> np.ndarray:
+        """(G,) how many of `items` (indices) have each value; `sets_of(facet)` is how many of
+        them have each set of the facet."""
+        if self.facet is not None:
+            assert self.per_set is not None  # set with facet
+            return np.asarray(self.per_set @ sets_of(self.facet)).astype(np.int64)
+        assert self.ptr is not None and self.codes is not None
         lo = self.ptr[items]
         lengths = self.ptr[items + 1] - lo
         pos = np.repeat(lo - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
-        return np.bincount(self.codes[pos], minlength=g)
+        return np.bincount(self.codes[pos], minlength=len(self.values))
 
 
 class FacetCounter:
@@ -77,8 +83,10 @@ class FacetCounter:
 
     def __init__(self, index: ScoringIndex):
         self.catalog: Catalog = index.featurizer.catalog
+        self.index = index
         self.matches = QueryMatches(index)
         self._tables: dict[str, _KeyTable] = {}
+        self._default_keys: list[str] | None = None
 
     def is_warm(self, query: str) -> bool:
         """Every word of `query` has its item mask cached (`QueryMatches.is_warm`): counting costs
@@ -89,6 +97,8 @@ class FacetCounter:
         """The keys `facet_counts: true` counts: every filter key but the text's words, and but a
         facet's name when none of its attributes comes from a key of that name (the `other`
         facet: its values are listed under their own keys, category, brand, ...)."""
+        if self._default_keys is not None:
+            return self._default_keys
         c = self.catalog
         keys = []
         for key in sorted(c.filter_keys()):
@@ -97,6 +107,7 @@ class FacetCounter:
             if key in c.facets and all(c.vocab[f][a].key.lstrip("#") != key for f, a in c.filter_attributes(key)):
                 continue
             keys.append(key)
+        self._default_keys = keys
         return keys
 
     def key(self, name: str) -> str:
@@ -118,6 +129,7 @@ class FacetCounter:
         if eligible is not None:
             base &= eligible
         selected: dict[str | None, np.ndarray] = {}  # the filter left out -> selected item indices
+        per_set: dict[tuple[str | None, str], np.ndarray] = {}  # (filter left out, facet) -> (U,)
 
         def items(left_out: str | None) -> np.ndarray:
             if left_out not in selected:
@@ -128,12 +140,24 @@ class FacetCounter:
                 selected[left_out] = np.flatnonzero(mask)
             return selected[left_out]
 
-        facets = [self._facet(key, items(key if key in by_key else None)) for key in asked]
+        def facets_sets(left_out: str | None) -> Callable[[str], np.ndarray]:
+            def sets_of(facet: str) -> np.ndarray:
+                if (left_out, facet) not in per_set:
+                    table = self.index.tables[facet]
+                    per_set[left_out, facet] = np.bincount(table.item_set[items(left_out)],
+                                                           minlength=table.sets.shape[0]).astype(np.float64)
+                return per_set[left_out, facet]
+            return sets_of
+
+        facets = []
+        for key in asked:
+            left_out = key if key in by_key else None
+            facets.append(self._facet(key, items(left_out), facets_sets(left_out)))
         return FacetCounts(len(items(None)), facets)
 
-    def _facet(self, key: str, items: np.ndarray) -> FacetCount:
+    def _facet(self, key: str, items: np.ndarray, sets_of: Callable[[str], np.ndarray]) -> FacetCount:
         table = self._table(key)
-        counts = table.counts(items)
+        counts = table.counts(items, sets_of)
         nonzero = np.flatnonzero(counts)
         order = nonzero[np.argsort(-counts[nonzero], kind="stable")]  # values are sorted: ties by value
         listed = [FacetValue(table.values[g], int(counts[g])) for g in order[:MAX_VALUES].tolist()]
@@ -141,13 +165,14 @@ class FacetCounter:
 
     def _table(self, key: str) -> _KeyTable:
         if key not in self._tables:
-            self._tables[key] = _key_table(self.catalog, key)
+            self._tables[key] = _key_table(self.index, key)
         return self._tables[key]
 
 
-def _key_table(catalog: Catalog, key: str) -> _KeyTable:
-    """Which values of `key` each item has: value g for every item holding an attribute that a
-    filter on g selects (`filter_columns`), once however many of them it holds."""
+def _key_table(index: ScoringIndex, key: str) -> _KeyTable:
+    """Which values of `key` each item (or each attribute set) has: value g for every one holding
+    an attribute that a filter on g selects (`filter_columns`), once however many it holds."""
+    catalog = index.featurizer.catalog
     values = catalog.filter_values(key)
     g_total, n = len(values), catalog.n_items
     pairs: dict[str, tuple[list[int], list[int]]] = {}  # facet -> (attribute, value) pairs
@@ -156,17 +181,24 @@ def _key_table(catalog: Catalog, key: str) -> _KeyTable:
             attrs, groups = pairs.setdefault(facet, ([], []))
             attrs.append(a_idx)
             groups.append(g)
-    parts = []
-    for facet, (attrs, groups) in pairs.items():
-        v = catalog.item_attrs[facet].shape[1]
-        to_value = sp.csr_matrix((np.ones(len(attrs), dtype=np.float32), (attrs, groups)), shape=(v, g_total))
-        parts.append(catalog.item_attrs[facet] @ to_value)  # (n, G) how many attributes select each
-    held = sp.csr_matrix(sum(parts[1:], parts[0]) if parts else sp.csr_matrix(([], ([], [])), shape=(n, g_total)))
-    held.eliminate_zeros()
-    held.sort_indices()
-    ptr, codes = held.indptr.astype(np.int64), held.indices.astype(np.int32)
-    single = None
-    if np.diff(ptr).max(initial=0) <= 1:
-        single = np.full(n, g_total, dtype=np.int32)
-        single[np.flatnonzero(np.diff(ptr))] = codes
-    return _KeyTable(values, ptr, codes, single)
+    to_value = {f: sp.csr_matrix((np.ones(len(a), dtype=np.float32), (a, g)),
+                                 shape=(catalog.item_attrs[f].shape[1], g_total))
+                for f, (a, g) in pairs.items()}  # (V, G) which values each attribute gives
+    if len(to_value) == 1:
+        ((facet, attr_value),) = to_value.items()
+        held = _binary(index.tables[facet].sets @ attr_value)  # (U, G)
+        return _KeyTable(values, facet=facet, per_set=sp.csr_matrix(held.T))
+    if not to_value:  # a facet no item has an attribute of
+        return _KeyTable(values, ptr=np.zeros(n + 1, dtype=np.int64), codes=np.zeros(0, dtype=np.int32))
+    parts = [catalog.item_attrs[f] @ m for f, m in to_value.items()]  # (n, G) each
+    held = _binary(sum(parts[1:], parts[0]))
+    return _KeyTable(values, ptr=held.indptr.astype(np.int64), codes=held.indices.astype(np.int32))
+
+
+def _binary(m: sp.csr_matrix) -> sp.csr_matrix:
+    """`m` as 0/1 float64 CSR (how many attributes select a value does not matter), sorted."""
+    out: sp.csr_matrix = m.tocsr().astype(np.float64)
+    out.eliminate_zeros()
+    out.data[:] = 1.0
+    out.sort_indices()
+    return out

@@ -398,7 +398,8 @@ def test_a_facet_value_filters_and_counts_stay_disjunctive(page: Page, http):
 def _wait_filtered(page: Page, filters: dict) -> list[str]:
     page.wait_for_function(
         "f => { const l = document.querySelector('#results');"
-        " return l.dataset.state === 'ready' && l.dataset.filters === f; }", arg=json.dumps(filters, separators=(",", ":")))
+        " return l.dataset.state === 'ready' && l.dataset.filters === f; }",
+        arg=json.dumps(filters, separators=(",", ":")))
     return page.eval_on_selector_all("#results .result", "els => els.map(e => e.dataset.itemId)")
 
 
