@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .catalog import Catalog
+from .catalog import Catalog, FilterValues
 from .errors import InputError
 from .facets import DESCRIPTION, TITLE
 from .index import ScoringIndex
-from .query import QueryState
+from .query import CACHE_BYTES, QueryState, WordCache
 from .query_match import QueryMatches
 
 MAX_VALUES = 100  # values listed per key, the most counted first; `more` says how many are left out
@@ -87,6 +87,10 @@ class FacetCounter:
         self.matches = QueryMatches(index)
         self._tables: dict[str, _KeyTable] = {}
         self._default_keys: list[str] | None = None
+        # (filter key, its values) -> (n_items,) bool: a listing's filters repeat, and a mask
+        # costs a pass over the key's attribute columns (bounded by bytes, as the word caches)
+        self.filter_masks: WordCache[np.ndarray] = WordCache(
+            "filter masks", max(16, CACHE_BYTES // max(self.catalog.n_items, 1)))
 
     def is_warm(self, query: str) -> bool:
         """Every word of `query` has its item mask cached (`QueryMatches.is_warm`): counting costs
@@ -109,6 +113,17 @@ class FacetCounter:
             keys.append(key)
         self._default_keys = keys
         return keys
+
+    def filter_mask(self, key: str, values: FilterValues,
+                    compute: Callable[[str, FilterValues], np.ndarray]) -> np.ndarray:
+        """The mask of filter `key` = `values`, from `filter_masks`, or `compute(key, values)` (which
+        checks them) and kept."""
+        name = repr((self.catalog.filter_key(key) or key, values))
+        mask = self.filter_masks.get(name)
+        if mask is None:
+            mask = compute(key, values)
+            self.filter_masks.put(name, mask)
+        return mask
 
     def key(self, name: str) -> str:
         """The catalogue's key `name` names (any spelling a filter takes), or an InputError."""

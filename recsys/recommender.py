@@ -199,13 +199,15 @@ class Recommender:
         """Values and counts of `keys` (None: every facet key) over the items matching `query`
         that a `recommend` with the same filters, exclusions and candidates may return, each
         key's own filter left out (`recsys.facet_counts`)."""
-        masks = {}
-        for key, values in (filters or {}).items():
-            mask = self._eligible({key: values}, (), None)
-            assert mask is not None  # a filter always gives one
-            masks[key] = mask
+        masks = {key: self.facet_counter.filter_mask(key, values, self._filter_mask)
+                 for key, values in (filters or {}).items()}
         return self.facet_counter.count(self.index.query_state(query), keys,
                                         self._eligible(None, exclude, candidates), masks)
+
+    def _filter_mask(self, key: str, values: FilterValues) -> np.ndarray:
+        mask = self._eligible({key: values}, (), None)
+        assert mask is not None  # a filter always gives one
+        return mask
 
     def _unmatched_tokens(self, state: QueryState) -> list[str]:
         """`explain.unmatched_tokens`, remembered per word in `word_matches`. Whether a word can
