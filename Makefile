@@ -41,11 +41,11 @@ bench: setup
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# Retake the README's screenshots of the web page into docs/ (the browser test writes them to a
-# temporary folder otherwise, so that `make test` leaves the tracked files alone).
+# Retake the README's screenshots of the web page into docs/: the page as `make run` shows it
+# (default catalogue, model trained on first start, in a throwaway folder), never the tests'.
 screenshots: setup
 	bash scripts/install_chromium.sh
-	SCREENSHOTS_DIR=$(CURDIR)/docs $(BIN)/pytest tests/test_web_page.py -q -k "item_heatmaps_match_explain or phone_width_has_no_horizontal_overflow"
+	$(BIN)/python scripts/screenshots.py --out docs
 
 clean:
 	rm -rf $(VENV) artifacts data/generated .pytest_cache site

@@ -19,6 +19,7 @@ from recsys.explain import HeadAttention, head_attention
 from recsys.facets import FACETS
 from recsys.query import QueryState
 from recsys.recommender import top_k
+from training.evaluate import probe_kind
 from training.faithfulness import (
     erasure_drops,
     faithfulness_report,
@@ -168,6 +169,17 @@ def test_probe_words_point_at_their_values(report):
     acc = report["explanation_accuracy"]
     assert acc["cases"] >= 12 * 2 * 3  # each probe x the top items that have the value
     assert acc["accuracy"] >= 0.9
+    for part in ("kinds", "heads"):  # each case counted once in each breakdown
+        assert sum(p["cases"] for p in acc[part].values()) == acc["cases"]
+        hits = sum(p["accuracy"] * p["cases"] for p in acc[part].values())
+        assert hits == pytest.approx(acc["accuracy"] * acc["cases"])
+
+
+@pytest.mark.parametrize(("word", "value", "kind"), [
+    ("blue", "blue", "the value"), ("blue", "navy blue", "a word of it"), ("navy", "blue", "synonym"),
+    ("bluer", "blue", "synonym")])
+def test_probe_kinds(word, value, kind):
+    assert probe_kind(word, value) == kind
 
 
 def test_erasing_the_most_attended_attribute_hurts_most(report):

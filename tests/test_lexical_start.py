@@ -12,7 +12,13 @@ from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
 from recsys.metrics import ndcg_at_k
 from recsys.model_config import ModelOptions
-from training.fit import TrainConfig, choose_served, train_recommender, untrained_recommender
+from training.fit import (
+    TrainConfig,
+    choose_served,
+    choose_step,
+    train_recommender,
+    untrained_recommender,
+)
 
 NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=str), "item_idx": np.zeros(0, dtype=np.int64),
                         "label": np.zeros(0, dtype=np.float32), "weight": np.zeros(0, dtype=np.float32)})
@@ -190,6 +196,21 @@ def test_of_steps_that_beat_the_start_the_fullest_one_within_the_noise_of_the_be
     # and without the preference, the best mean
     assert choose_served({"start": start, "a": start + 0.1, "b": start + np.array([0.09, 0.1, 0.1, 0.1])},
                          "start", 2.0) == "a"
+
+
+def test_the_fitted_weights_need_less_than_a_blend_to_be_served():
+    start = np.array([0.5, 0.6, 0.4, 0.5, 0.3])
+
+    def served(*gains):  # shares 0.5 and 1 of the way to the fitted weights
+        steps = {"start": start, **{k: start + np.array(g) for k, g in zip(("half", "fitted"), gains)}}
+        return choose_step(steps, "start", "fitted", 2.0, 1.0)
+
+    one_and_a_half = [0.05, 0.05, 0.0, 0.0, 0.0]  # mean 0.02, standard error 0.0122: 1.63
+    assert served([0.0] * 5, one_and_a_half) == "fitted"
+    assert served(one_and_a_half, [0.0] * 5) == "start"  # a blend still needs two
+    assert served([0.0] * 5, [0.05, 0.0, 0.0, 0.0, 0.0]) == "start"  # one query's luck: 1.0
+    assert served([0.0] * 5, [-0.05, -0.05, 0.0, 0.0, 0.0]) == "start"
+    assert served([0.1] * 5, [0.05] * 5) == "half"  # a step that passes two is served as before
 
 
 @pytest.mark.parametrize("query", ["zxqv blorf"])

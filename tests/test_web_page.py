@@ -11,8 +11,8 @@ POST /explain, the comparison against POST /compare; sliders re-rank, `/?q=` lin
 a facet value clicked filters (the results POST /recommend gives with that filter), a "did you
 mean" link searches its query,
 and a 375 px phone viewport has no horizontal overflow; /docs and /redoc render with every request
-outside the service refused. Screenshots go to a temporary folder; `make screenshots` sets
-SCREENSHOTS_DIR to docs/ to update the README's.
+outside the service refused. `scripts/screenshots.py` (`make screenshots`, the README's images of
+the default catalogue) is run against this service into a temporary folder.
 
 Chromium comes from `scripts/install_chromium.sh` (apt-get; `make test` runs it). The test never
 downloads a browser (no `playwright install`).
@@ -21,9 +21,9 @@ downloads a browser (no `playwright install`).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import itertools
 import json
-import os
 import re
 import subprocess
 import sys
@@ -45,8 +45,6 @@ WIDTHS = {"phone": {"width": 375, "height": 812}, "desktop": {"width": 1280, "he
 # an attribute label as its key says it, "category:dress": what the page never shows as such
 RAW_KEY = r"\b[A-Za-z_]+:[^\s]"
 
-if not CHROMIUM.exists() and os.environ.get("SCREENSHOTS_DIR"):  # `make screenshots`: no silent skip
-    pytest.fail(f"{CHROMIUM} not found: no screenshots taken", pytrace=False)
 if not CHROMIUM.exists():
     pytest.skip(f"{CHROMIUM} not found: run `bash scripts/install_chromium.sh` (as root) first",
                 allow_module_level=True)
@@ -105,28 +103,6 @@ def _serving(version: Path, log: Path) -> Iterator[str]:
 def base_url(model_version, tmp_path_factory):
     with _serving(model_version, tmp_path_factory.mktemp("web-log") / "server.log") as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Iterator[Path]:
-    """Where screenshots go: a temporary folder, so that a test run leaves the tracked
-    docs/screenshot*.png alone, or SCREENSHOTS_DIR (`make screenshots`: docs/)."""
-    chosen = os.environ.get("SCREENSHOTS_DIR")
-    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    before = _tracked_images()
-    yield folder
-    if not chosen:  # `make test` must leave the README's screenshots as they are
-        assert _tracked_images() == before, "a test run rewrote images in docs/"
-
-
-def _tracked_images() -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted((ROOT / "docs").glob("*.png"))}
-
-
-def _screenshot(page: Page, path: Path) -> None:
-    page.screenshot(path=str(path))
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", path
 
 
 @pytest.fixture(scope="module")
@@ -283,7 +259,7 @@ def test_heatmap_column_headers_stay_inside_their_columns(page: Page):
             assert right <= left + 1  # no header runs into the next one
 
 
-def test_item_heatmaps_match_explain(page: Page, http, shots):
+def test_item_heatmaps_match_explain(page: Page, http):
     page.goto(f"/?{EXPLAIN}q={QUERY}")
     ids = _wait_results(page)
     first = page.locator("#results .result").first.locator("button.open")
@@ -306,9 +282,6 @@ def test_item_heatmaps_match_explain(page: Page, http, shots):
                                                abs=1e-9)
     summary = page.locator("#detail .detail-summary").text_content()
     assert summary and len(summary) > 10
-    page.set_viewport_size({"width": 1280, "height": 1500})  # tall enough for all four heatmaps
-    page.evaluate("window.scrollTo(0, 0)")
-    _screenshot(page, shots / "screenshot.png")
 
     page.keyboard.press("Escape")  # closes the item; focus returns to its button
     expect(page.locator("#detail")).to_be_hidden()
@@ -428,14 +401,13 @@ def test_controls_are_labelled(page: Page):
     assert sliders == [[h, "0", "2"] for h in ("quality", "color", "style", "other")]
 
 
-def test_phone_width_has_no_horizontal_overflow(browser, base_url, http, shots):
+def test_phone_width_has_no_horizontal_overflow(browser, base_url, http):
     context = browser.new_context(viewport={"width": 375, "height": 812}, base_url=base_url,
                                   device_scale_factor=2, is_mobile=True, has_touch=True)
     page = context.new_page()
     try:
         page.goto(f"/?{EXPLAIN}q={QUERY}")
         ids = _wait_results(page)
-        _screenshot(page, shots / "screenshot-phone.png")
         width = "Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
         assert page.evaluate(width) <= 375, "the results overflow a 375px viewport"
         page.locator("#results .result").first.locator("button.open").click()
@@ -727,3 +699,19 @@ def test_compare_table_head_names_never_wrap(browser, base_url, width):
             return [th.textContent.trim(), tops.size]; })""")
         wrapped = [name for name, n in lines if name and n > 1]
         assert not wrapped, f"wrapped in the compare table: {wrapped}"
+
+
+def test_screenshot_script_takes_both_images(browser, base_url, tmp_path):
+    """`make screenshots`' browser part, against this service: both PNGs at their widths, and
+    the tracked docs/ images untouched."""
+    spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
+    assert spec and spec.loader
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    before = {p.name: p.read_bytes() for p in (ROOT / "docs").glob("*.png")}
+    desktop, phone = script.take(browser, base_url, QUERY, tmp_path)
+    for path, width in ((desktop, 1280), (phone, 750)):  # the phone's at device scale 2
+        head = path.read_bytes()[:24]
+        assert head[:8] == b"\x89PNG\r\n\x1a\n", path
+        assert int.from_bytes(head[16:20], "big") == width, path
+    assert {p.name: p.read_bytes() for p in (ROOT / "docs").glob("*.png")} == before

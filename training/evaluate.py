@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -73,13 +73,28 @@ def judgments_from_rows(rows: pd.DataFrame) -> dict[str, dict[int, float]]:
     return out
 
 
+# how a probe's word names its value, the kinds issue 29's probes are counted by: the word is the
+# value ("blue", `color:blue`), one of its words ("blue", `color:navy blue`), or neither, so only
+# clicks can tie them (a synonym: "navy", `color:blue`)
+PROBE_KINDS = ("the value", "a word of it", "synonym")
+
+
+def probe_kind(word: str, value: str) -> str:
+    """Which of PROBE_KINDS the (lower-cased) probe word is of its (lower-cased) value."""
+    if word == value:
+        return PROBE_KINDS[0]
+    return PROBE_KINDS[1] if word in value.split() else PROBE_KINDS[2]
+
+
 def explanation_accuracy(rec: Recommender, probes: pd.DataFrame, k: int = 10) -> dict:
     """Share of cases where the probe's head puts its top weight, for the probe's word, on the
     probe's attribute. Cases: each probe x each of the query's top-k items that has the value.
+    Also per kind of probe (`PROBE_KINDS`) and per head, each {"accuracy", "cases"}: a synonym
+    the start shows as "no match" hides among the many exact cases of the overall figure.
 
     probes: query, word, facet, value (the generator knows which word names which value).
     """
-    hits = cases = 0
+    counts: dict[tuple[str, str], list[int]] = {}  # (kind, facet) -> [hits, cases]
     for query, group in probes.groupby("query", sort=False):
         state = rec.index.query_state(str(query))
         surfaces = [t.surface for t in state.tokens]
@@ -96,6 +111,18 @@ def explanation_accuracy(rec: Recommender, probes: pd.DataFrame, k: int = 10) ->
                 if word not in surfaces or value not in values:
                     continue
                 best = int(np.argmax(att.weights[surfaces.index(word)]))  # the last slot is no-match
-                cases += 1
-                hits += int(best < len(values) and values[best] == value)
+                tally = counts.setdefault((probe_kind(word, value), facet), [0, 0])
+                tally[0] += int(best < len(values) and values[best] == value)
+                tally[1] += 1
+    return {**_share(counts.values()),
+            "kinds": {kind: _share(c for (k, _), c in counts.items() if k == kind)
+                      for kind in PROBE_KINDS if any(k == kind for k, _ in counts)},
+            "heads": {facet: _share(c for (_, f), c in counts.items() if f == facet)
+                      for facet in dict.fromkeys(f for _, f in counts)}}
+
+
+def _share(tallies: Iterable[list[int]]) -> dict:
+    hits = cases = 0
+    for h, c in tallies:
+        hits, cases = hits + h, cases + c
     return {"accuracy": hits / cases if cases else 0.0, "cases": cases}

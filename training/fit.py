@@ -188,7 +188,8 @@ def fit_model(
     chosen = default_assoc
     if validation is not None:
         report.alpha_rule = (f"validation: NDCG@{cfg.selection_depth}; a weaker start must beat the default by "
-                             f"{cfg.start_assoc_z:g} standard errors, a step off the start by {cfg.selection_z:g}")
+                             f"{cfg.start_assoc_z:g} standard errors, a step off the start by {cfg.selection_z:g}, "
+                             f"the fitted weights by {cfg.fitted_z:g}")
         candidates: dict[tuple[str, float], np.ndarray] = {}
         for alpha in cfg.alphas:
             if alpha == 0.0 and default_start is not None:
@@ -209,7 +210,7 @@ def fit_model(
             start_key = choose_served(starts, ("alpha", 0.0), cfg.start_assoc_z)
             steps = {start_key: options[start_key]}
             steps.update({c: v for c, v in candidates.items() if c != ("alpha", 0.0)})
-            served = choose_served(steps, start_key, cfg.selection_z, prefer_later=True)
+            served = choose_step(steps, start_key, ("alpha", 1.0), cfg.selection_z, cfg.fitted_z)
         else:  # the caller ruled the start out: the best of the shares asked for
             served = max(candidates, key=lambda c: _mean(candidates[c]))
         if replicas is not None:  # every process serves what the one that writes chose
@@ -307,6 +308,19 @@ def choose_served(per_query: Mapping[K, np.ndarray], start: K, z: float, prefer_
             if gain >= -z * se:
                 return key
     return best
+
+
+def choose_step(steps: Mapping[K, np.ndarray], start: K, fitted: K, z: float, fitted_z: float) -> K:
+    """Of the start and the steps toward the fitted weights (NDCG per held-aside query each, in
+    order of a growing step; `fitted` the last), what `choose_served` with `prefer_later` serves
+    at `z`; and when no step passes that, the fitted weights if they alone beat the start by
+    `fitted_z` standard errors. They were named before the queries were looked at, while the
+    best of several blends is the best of several draws of the queries' noise."""
+    served = choose_served(steps, start, z, prefer_later=True)
+    if served == start and fitted in steps and \
+            choose_served({start: steps[start], fitted: steps[fitted]}, start, fitted_z) == fitted:
+        return fitted
+    return served
 
 
 def _paired_gain(scores: np.ndarray, base: np.ndarray) -> tuple[float, float]:

@@ -61,7 +61,10 @@ def print_metrics(metrics: dict) -> None:
             console.print("faithfulness\n" + format_report(systems))
             continue
         if section == "explanation_accuracy":
-            console.print(f"explanation accuracy: {systems['accuracy']:.3f} over {systems['cases']} cases")
+            kinds = ", ".join(f"{kind} {part['accuracy']:.3f} of {part['cases']}"
+                              for kind, part in systems.get("kinds", {}).items())
+            console.print(f"explanation accuracy: {systems['accuracy']:.3f} over {systems['cases']} cases"
+                          + (f" ({kinds})" if kinds else ""))
             continue
         if not isinstance(systems, dict) or "model" not in systems:
             continue
