@@ -18,6 +18,8 @@ from pydantic_core import PydanticCustomError
 
 from recsys.dataio import EVENT_LABELS
 from recsys.explain import MATCH_THRESHOLD, Explanation
+from recsys.facet_counts import MAX_VALUES as MAX_FACET_VALUES
+from recsys.facet_counts import FacetCounts
 from recsys.facets import FACET_NAME, FACETS
 from recsys.ids import MAX_ID_CHARS, item_id_problem, storable_problem
 from recsys.recommender import Recommendation
@@ -45,6 +47,11 @@ def _storable(value: str) -> str:
 ItemId = Annotated[str, AfterValidator(_valid_item_id)]
 # text the store keeps (an event's ids, a user id): the same on SQLite and PostgreSQL
 StoredText = Annotated[str, AfterValidator(_storable)]
+
+
+# a key of `facet_counts` (a filter key), and how many one request may name
+FacetKey = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+MAX_FACET_KEYS = 32
 
 
 class _Request(BaseModel):
@@ -80,6 +87,11 @@ class RecommendRequest(_Request):
         examples=[{"color": 0.0}],
     )
     explain: bool = Field(True, description="include per-head explanations")
+    facet_counts: bool | Annotated[list[FacetKey], Field(max_length=MAX_FACET_KEYS)] = Field(
+        False, description="true: each facet key's values with counts over the items that match "
+                           "the query and the filters (`facet_counts` in the answer); or a list of "
+                           "the keys to count (facets or columns, as `filters` takes them)",
+        examples=[True, ["color", "brand"]])
     user_id: StoredText | None = Field(
         None, min_length=1, max_length=256,
         description="the shopper: while an experiment runs, it picks the arm (and version) that "
@@ -275,6 +287,24 @@ class ExperimentArmOut(_Out):
     arm: str
 
 
+class FacetValueOut(_Out):
+    value: str = Field(description="as a filter on the key takes it")
+    count: int = Field(description="items a filter on this value would leave")
+
+
+class FacetCountOut(_Out):
+    key: str
+    values: list[FacetValueOut] = Field(description="values with items, the most counted first "
+                                                    f"(at most {MAX_FACET_VALUES})")
+    more: int = Field(description="values with items that are not listed")
+
+
+class FacetCountsOut(_Out):
+    matching: int = Field(description="items that match the query and pass every filter, "
+                                      "exclusion and candidate list")
+    facets: list[FacetCountOut]
+
+
 class RecommendOut(_Out):
     request_id: str = Field(description="this answer's id (also the X-Request-ID header); events "
                                         "refer to it")
@@ -288,11 +318,20 @@ class RecommendOut(_Out):
     total: int = Field(description="items that passed filters, exclusions and candidates")
     unmatched_tokens: list[str] = Field(description="query words that no item of the catalogue matches")
     items: list[RankedItemOut]
+    did_you_mean: list[str] = Field(
+        default_factory=list,
+        description="when some query word matches nothing: whole queries near it, each of whose "
+                    "words matches (near spellings of the unmatched words, then completions), "
+                    "the best first")
+    facet_counts: FacetCountsOut | None = Field(
+        None, description="when asked (`facet_counts`): per key, its values over the items that "
+                          "match the query and every filter but that key's own, the most counted first")
     took_ms: float
 
 
 def recommend_json(result: Recommendation, offset: int, took_ms: float, request_id: str,
-                   experiment: dict[str, str] | None = None) -> Response:
+                   experiment: dict[str, str] | None = None, facet_counts: FacetCounts | None = None,
+                   did_you_mean: list[str] | None = None) -> Response:
     """`RecommendOut` of a recommendation, built as plain dicts field for field in the models'
     order and serialised by orjson: validating the ranked items' dataclasses into the models cost
     more than ranking them. tests/api/test_contract.py checks it against `RecommendOut`."""
@@ -313,6 +352,8 @@ def recommend_json(result: Recommendation, offset: int, took_ms: float, request_
             "score": item.score,
             "explanation": None if item.explanation is None else _explanation(item.explanation),
         } for item in result.items],
+        "did_you_mean": did_you_mean or [],
+        "facet_counts": facet_counts,  # orjson writes a dataclass as its fields, in order
         "took_ms": took_ms,
     }
     # a query with a lone surrogate, which no JSON answer can echo, is refused by api.limits: a

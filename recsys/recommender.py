@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from .explain import (
     item_rows,
     unmatched_tokens,
 )
+from .facet_counts import FacetCounter, FacetCounts
 from .index import ScoringIndex
 from .model import FacetScorer
 from .query import QueryState, WordCache
@@ -185,6 +187,27 @@ class Recommender:
         ]
         tokens = [t.surface for t in state.tokens]
         return Recommendation(query, tokens, self.version, items, total, self._unmatched_tokens(state))
+
+    @cached_property
+    def facet_counter(self) -> FacetCounter:
+        """Facet counts over this catalogue (`recsys.facet_counts`), built on first use."""
+        return FacetCounter(self.index)
+
+    def facet_counts(self, query: str, keys: Sequence[str] | None = None,
+                     filters: Mapping[str, FilterValues] | None = None, exclude: Sequence[str] = (),
+                     candidates: Sequence[str] | None = None) -> FacetCounts:
+        """Values and counts of `keys` (None: every facet key) over the items matching `query`
+        that a `recommend` with the same filters, exclusions and candidates may return, each
+        key's own filter left out (`recsys.facet_counts`)."""
+        masks = {key: self.facet_counter.filter_mask(key, values, self._filter_mask)
+                 for key, values in (filters or {}).items()}
+        return self.facet_counter.count(self.index.query_state(query), keys,
+                                        self._eligible(None, exclude, candidates), masks)
+
+    def _filter_mask(self, key: str, values: FilterValues) -> np.ndarray:
+        mask = self._eligible({key: values}, (), None)
+        assert mask is not None  # a filter always gives one
+        return mask
 
     def _unmatched_tokens(self, state: QueryState) -> list[str]:
         """`explain.unmatched_tokens`, remembered per word in `word_matches`. Whether a word can

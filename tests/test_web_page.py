@@ -8,6 +8,8 @@ shopper's view, labels in words, hidden heads, bars on a fixed scale, the stop-w
 unbroken head names are checked at a 375 px phone width and at a desktop width. In the explain
 view the page is checked against the API it calls: bars against POST /recommend, heatmaps and erasure against
 POST /explain, the comparison against POST /compare; sliders re-rank, `/?q=` links open a query,
+a facet value clicked filters (the results POST /recommend gives with that filter), a "did you
+mean" link searches its query,
 and a 375 px phone viewport has no horizontal overflow; /docs and /redoc render with every request
 outside the service refused. `scripts/screenshots.py` (`make screenshots`, the README's images of
 the default catalogue) is run against this service into a temporary folder.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import itertools
+import json
 import re
 import subprocess
 import sys
@@ -340,6 +343,51 @@ def test_words_that_match_nothing_are_said_in_words(page: Page):
     page.goto(f"/?q={QUERY}")
     _wait_results(page)
     expect(note).to_be_hidden()
+
+
+def test_a_facet_value_filters_and_counts_stay_disjunctive(page: Page, http):
+    """Facet counts beside the results (issue 31): clicking a value adds its filter and ranks
+    again; the page then shows what POST /recommend answers with that filter."""
+    page.goto("/?q=dress")
+    _wait_results(page)
+    colours = page.locator("#facets .facet-group[data-key='color'] button")
+    value = colours.first.get_attribute("data-value")
+    shown = int(re.search(r"\((\d+)\)", colours.first.text_content()).group(1))
+    colours.first.click()
+    ids = _wait_filtered(page, {"color": [value]})
+    api = http.post("/recommend", json={"query": "dress", "k": 10, "filters": {"color": [value]},
+                                        "facet_counts": True}).json()
+    assert ids == [it["item_id"] for it in api["items"]]
+    assert all(value in it["attributes"]["color"] for it in api["items"])
+    assert api["facet_counts"]["matching"] == shown  # the count said how many the filter leaves
+    picked = page.locator(f"#facets button[data-key='color'][data-value='{value}']")
+    expect(picked).to_have_attribute("aria-pressed", "true")
+    # the other colours keep their counts (disjunctive): one more click ORs a second one in
+    assert page.locator("#facets .facet-group[data-key='color'] button").count() > 1
+    page.locator("#clear-filters").click()
+    _wait_filtered(page, {})
+
+
+def _wait_filtered(page: Page, filters: dict) -> list[str]:
+    page.wait_for_function(
+        "f => { const l = document.querySelector('#results');"
+        " return l.dataset.state === 'ready' && l.dataset.filters === f; }",
+        arg=json.dumps(filters, separators=(",", ":")))
+    return page.eval_on_selector_all("#results .result", "els => els.map(e => e.dataset.itemId)")
+
+
+def test_did_you_mean_is_a_link_on_zero_results(page: Page):
+    page.goto("/?q=drs")
+    _wait_results(page)
+    expect(page.locator("#nomatch")).to_be_visible()
+    link = page.locator("#did-you-mean a").first
+    expect(link).to_have_text("dress")
+    link.click()
+    page.wait_for_function("document.querySelector('#results').dataset.query === 'dress'")
+    _wait_results(page)
+    assert parse_qs(urlparse(page.url).query)["q"] == ["dress"]
+    expect(page.locator("#did-you-mean")).to_be_hidden()
+    expect(page.locator("#nomatch")).to_be_hidden()
 
 
 def test_controls_are_labelled(page: Page):

@@ -5,6 +5,7 @@ import time
 from fastapi import APIRouter, Request, Response
 
 from recsys.catalog import FilterValues, NumberRange
+from recsys.did_you_mean import did_you_mean, every_word_matches
 from recsys.recommender import Recommender
 
 from ..deps import get_experiments, get_model, get_scoring, get_settings
@@ -18,6 +19,7 @@ from ..schemas import (
     RecommendRequest,
     recommend_json,
 )
+from ..suggestions import Suggestions
 
 router = APIRouter(tags=["recommend"])
 
@@ -46,9 +48,10 @@ async def recommend(req: RecommendRequest, request: Request, response: Response)
         rec, experiment = arm.model, {"name": arm.experiment, "arm": arm.arm}
         response.headers[MODEL_VERSION_HEADER] = rec.version  # not the active version's
     request_id = request_id_var.get() or ""
+    suggestions = request.app.state.suggestions
     if _answers_at_once(req, rec):
-        return _recommend(req, rec, request_id, experiment)
-    return await within_budget(_recommend, req, rec, request_id, experiment, s=settings,
+        return _recommend(req, rec, request_id, experiment, suggestions)
+    return await within_budget(_recommend, req, rec, request_id, experiment, suggestions, s=settings,
                                limiter=await get_scoring(request))
 
 
@@ -62,22 +65,31 @@ def _answers_at_once(req: RecommendRequest, rec: Recommender) -> bool:
     back, the loop woken) cost 0.37 ms of CPU a request, more than ranking 3k items and
     explaining ten. So a request whose work is bounded small is answered at once: every word
     already in the index's per-word cache, no filter, candidate, exclusion or head weight, at
-    most INLINE_MAX_RANK ranks (and explanations), a catalogue of at most INLINE_MAX_ITEMS.
+    most INLINE_MAX_RANK ranks (and explanations), a catalogue of at most INLINE_MAX_ITEMS, and
+    facet counts only when every word's item mask is cached too.
     """
     return (req.offset + req.k <= INLINE_MAX_RANK and not req.filters and req.candidates is None
             and not req.exclude and not req.head_weights and rec.catalog.n_items <= INLINE_MAX_ITEMS
-            and rec.is_warm(req.query))
+            and rec.is_warm(req.query) and (not req.facet_counts or rec.facet_counter.is_warm(req.query)))
 
 
 def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
-               experiment: dict[str, str] | None) -> Response:
+               experiment: dict[str, str] | None, suggestions: Suggestions) -> Response:
     start = time.perf_counter()
     result = rec.recommend(req.query, k=req.k, offset=req.offset, filters=_filters(req),
                            exclude=req.exclude, candidates=req.candidates,
                            head_weights=req.head_weights, explain=req.explain)
+    counts = None
+    if req.facet_counts:
+        keys = None if req.facet_counts is True else req.facet_counts
+        counts = rec.facet_counts(req.query, keys, _filters(req), req.exclude, req.candidates)
+    offered = None
+    if result.unmatched_tokens:  # once per version, the first such query builds the suggester
+        offered = did_you_mean(req.query, result.unmatched_tokens, suggestions.ready_for(rec) or suggestions.build(rec),
+                               lambda text: every_word_matches(rec.index, text))
     took_ms = (time.perf_counter() - start) * 1000
     # the documented RecommendOut (response_model, for /docs), built without validating it again
-    return recommend_json(result, req.offset, round(took_ms, 3), request_id, experiment)
+    return recommend_json(result, req.offset, round(took_ms, 3), request_id, experiment, counts, offered)
 
 
 def _filters(req: RecommendRequest) -> dict[str, FilterValues] | None:

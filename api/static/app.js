@@ -25,6 +25,7 @@
     weights: {},
     query: "",
     items: [], // ranked items shown, in order
+    filters: {}, // facet key -> values picked from the facet counts (OR within a key, AND across)
     shown: null, // the last answer drawn (drawn again when GET /model brings other heads)
     total: 0,
     selected: [], // item ids ticked for comparison (at most two, oldest dropped)
@@ -220,6 +221,7 @@
   async function search(query, { push = true, keepItem = false } = {}) {
     state.query = query.trim();
     $("#q").value = state.query;
+    state.filters = {}; // a new search starts unrefined
     state.selected = [];
     if (!keepItem) { state.openItem = null; closePanel("detail"); }
     closePanel("compare");
@@ -247,6 +249,7 @@
     try {
       const data = await api("/recommend", {
         query: state.query, k: Math.min(k, 100), offset: 0, explain: true, head_weights: headWeights(),
+        filters: state.filters, facet_counts: true,
       }, ctl.signal);
       if (ctl !== state.recommendCtl) return;
       showError(null);
@@ -268,6 +271,7 @@
     try {
       const data = await api("/recommend", {
         query: state.query, k: PAGE, offset: state.items.length, explain: true, head_weights: headWeights(),
+        filters: state.filters,
       });
       state.items = state.items.concat(data.items);
       renderResults({ ...data, items: state.items }, { focusIndex: state.items.length - data.items.length });
@@ -285,12 +289,15 @@
     list.dataset.state = "ready";
     list.dataset.query = state.query;
     list.dataset.weights = weightsKey();
+    list.dataset.filters = JSON.stringify(state.filters);
     list.removeAttribute("aria-busy");
     const shown = state.items.length;
     const took = data.took_ms !== undefined ? ` in ${Math.round(data.took_ms)} ms` : "";
     setStatus(shown ? `${shown} of ${state.total} items for “${state.query}”${took}`
       : `No items for “${state.query}”`);
     renderNoMatch(data.unmatched_tokens || [], state.items, data.tokens);
+    renderDidYouMean(data.did_you_mean || []);
+    if (data.facet_counts) renderFacets(data.facet_counts);
     $("#more").hidden = shown >= state.total || shown >= 100;
     if (focusIndex !== null) {
       const btn = list.children[focusIndex]?.querySelector(".open");
@@ -325,6 +332,48 @@
     }
     note.textContent = text;
     note.hidden = !text;
+  }
+
+  // "Did you mean": whole queries near one whose words match nothing, each a link that searches it
+  function renderDidYouMean(offered) {
+    const line = $("#did-you-mean");
+    const links = offered.map((text) => el("a", {
+      href: `?q=${encodeURIComponent(text)}`, class: "did-you-mean-link", text,
+      onclick: (e) => { e.preventDefault(); search(text); },
+    }));
+    line.replaceChildren(...(links.length ? ["Did you mean ", ...links.flatMap((a, i) => (i ? [" or ", a] : [a])), "?"] : []));
+    line.hidden = !links.length;
+  }
+
+  // Facet counts beside the results: each value a toggle that adds (or drops) its filter and
+  // ranks again; a key's counts leave its own filter out, so its other values stay to be added
+  function renderFacets(counts) {
+    const groups = counts.facets.filter((f) => f.values.length).map((f) => {
+      const picked = state.filters[f.key] || [];
+      const buttons = f.values.map((v) => el("li", {}, el("button", {
+        type: "button", "data-key": f.key, "data-value": v.value, "aria-pressed": picked.includes(v.value) ? "true" : "false",
+        onclick: () => toggleFilter(f.key, v.value),
+      }, `${inWords(v.value)} (${v.count})`)));
+      return el("div", { class: "facet-group", "data-key": f.key }, el("h4", { text: capital(keyWords(f.key)) }),
+        el("ul", { class: "facet-values" }, buttons));
+    });
+    $("#facet-groups").replaceChildren(...groups);
+    $("#facets").hidden = !groups.length;
+    $("#clear-filters").hidden = !Object.keys(state.filters).length;
+  }
+
+  function toggleFilter(key, value) {
+    const picked = new Set(state.filters[key] || []);
+    if (picked.has(value)) picked.delete(value);
+    else picked.add(value);
+    if (picked.size) state.filters[key] = [...picked];
+    else delete state.filters[key];
+    refresh();
+  }
+
+  function clearFilters() {
+    state.filters = {};
+    refresh();
   }
 
   const stopWordsLine = () => `“${state.query}” ${/\s/.test(state.query) ? "are all common words" : "is a common word"} `
@@ -773,6 +822,7 @@
     $("#reset-weights").addEventListener("click", resetWeights);
     $("#compare-button").addEventListener("click", compare);
     $("#more").addEventListener("click", more);
+    $("#clear-filters").addEventListener("click", clearFilters);
     for (const btn of document.querySelectorAll("[data-close]")) {
       btn.addEventListener("click", () => closePanel(btn.dataset.close));
     }

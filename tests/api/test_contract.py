@@ -139,6 +139,7 @@ def _key_order(x):
     {"query": "", "k": 2},
     {"query": "zzqx nothing matches", "k": 4},
     {"k": 5, "candidates": []},
+    {"k": 2, "facet_counts": True, "filters": {"color": ["red"]}},
 ])
 def test_recommend_json_is_the_documented_model(client, rec, body):
     """/recommend builds its JSON without pydantic; it must be what `RecommendOut` would write."""
@@ -157,6 +158,8 @@ def test_recommend_json_is_the_documented_model(client, rec, body):
         "model_version": result.model_version,
         "offset": req.get("offset", 0), "total": result.total,
         "unmatched_tokens": result.unmatched_tokens, "items": result.items,
+        "facet_counts": rec.facet_counts(req["query"], filters=req.get("filters"))
+        if req.get("facet_counts") else None,
         "took_ms": got["took_ms"]}).model_dump(mode="json")
     assert got == expected
     assert _key_order(got) == _key_order(expected)

@@ -1,0 +1,97 @@
+"""Which items match a query: the one definition facet counts and "did you mean" share.
+
+An item *matches* a query when its explanation says `matched: true`: some query word holds at
+least MATCH_THRESHOLD of its attention on one of the item's attributes, in some head
+(`explain.Explanation.matched`). The ranking scores every item; these are the ones a shop's
+listing would call its results. A query no item of the catalogue matches (every word unmatched,
+or only stop words) is answered by prior over the whole catalogue, and then every item counts
+as matching: the listing is the ranking.
+
+A word's attention weight on attribute m of an item is e^{l_m} / (sum of e^l over the item's
+attributes of that facet + the no-match slot), so whether the word matches depends on the
+item's attribute set in each facet alone: it is found once per distinct set
+(`AttributeSets.all_sets`, its largest e^l against its denominator, in float64 as
+`explain.explain_items` computes weights) and read per item through each facet's set ids. A
+word's item mask is cached by word when no other query word couples to it
+(`QueryState.context_free`), as the index caches its ratios.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .explain import MATCH_THRESHOLD
+from .index import ScoringIndex
+from .query import CACHE_BYTES, QueryState, WordCache
+
+
+class QueryMatches:
+    """Item masks of queries over one index's catalogue (see the module's docstring)."""
+
+    def __init__(self, index: ScoringIndex):
+        self.index = index
+        sets = index.sets
+        self._sets = sets.all_sets  # (sum U, sum V), indices sorted
+        counts = np.diff(self._sets.indptr)
+        self._filled = np.flatnonzero(counts > 0)  # sets with attributes: reduceat needs them
+        self._starts = self._sets.indptr[:-1][self._filled]
+        # (sum U,) float64 multiplicity of each set's no-match slot, as explanations compute it
+        self._slot = np.concatenate([sets.slot_multiplicity(f, sets.set_length(f)) for f in index.facets])
+        self._set_facet = sets.set_facet
+        # per facet: where its sets start among all sets, and each item's set
+        self._item_sets = [(int(sets.set_offsets[h]), index.tables[f].item_set)
+                           for h, f in enumerate(index.facets)]
+        self.word_items: WordCache[np.ndarray] = WordCache(
+            "word items", max(16, CACHE_BYTES // max(index.n_items, 1)))
+
+    def is_warm(self, state: QueryState) -> bool:
+        """Every word's item mask is cached: `mask` costs an OR per word."""
+        free = state.context_free
+        return all(free is not None and bool(free[i]) and t.key in self.word_items
+                   for i, t in enumerate(state.tokens))
+
+    def mask(self, state: QueryState) -> np.ndarray:
+        """(n_items,) bool: the items matching the query (every item when none does)."""
+        n = self.index.n_items
+        out = np.zeros(n, dtype=bool)
+        for word in self._word_masks(state):
+            out |= word
+        if not out.any():
+            out[:] = True
+        return out
+
+    def _word_masks(self, state: QueryState) -> list[np.ndarray]:
+        t = len(state.tokens)
+        free = state.context_free if state.context_free is not None else np.zeros(t, dtype=bool)
+        masks: list[np.ndarray | None] = [self.word_items.get(tok.key) if free[i] else None
+                                          for i, tok in enumerate(state.tokens)]
+        missing = [i for i in range(t) if masks[i] is None]
+        if missing:
+            flat, flat_nm = state.flat_logits, state.flat_no_match
+            if flat is None:  # a state built by hand
+                flat = np.concatenate([state.logits[f] for f in self.index.facets], axis=1)
+                flat_nm = np.stack([state.no_match[f] for f in self.index.facets], axis=1)
+            assert flat_nm is not None  # set with flat_logits
+            matched_sets = self._matched_sets(flat[missing], flat_nm[missing])  # (m, sum U)
+            for j, i in enumerate(missing):
+                items = np.zeros(self.index.n_items, dtype=bool)
+                for offset, item_set in self._item_sets:
+                    items |= matched_sets[j, offset + item_set]
+                masks[i] = items
+                if free[i]:
+                    self.word_items.put(state.tokens[i].key, items)
+        return [m for m in masks if m is not None]
+
+    def _matched_sets(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
+        """(m, sum U) bool: whether each of m words matches an attribute of each set, from its
+        logits (m, sum V) and no-match logits (m, H)."""
+        e = np.exp(flat.astype(np.float64))[:, self._sets.indices]  # (m, nnz) each entry's e^l
+        out = np.zeros((len(flat), len(self._slot)), dtype=bool)
+        if not len(self._filled):
+            return out
+        den = np.add.reduceat(e, self._starts, axis=1)  # (m, filled) sum over each set
+        best = np.maximum.reduceat(e, self._starts, axis=1)  # (m, filled)
+        slot = np.exp(flat_nm.astype(np.float64))[:, self._set_facet[self._filled]]  # (m, filled)
+        den = den + slot * self._slot[self._filled]
+        out[:, self._filled] = best / den >= MATCH_THRESHOLD
+        return out

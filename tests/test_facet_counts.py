@@ -1,0 +1,84 @@
+"""Facet counts (issue 31, point 3) on the planted catalogue, where every count is known: 4
+colours x 2 styles x 3 categories x 2 brands, one item each (tests/planted.py).
+
+The items counted are those an explanation calls matched (`recsys.query_match`): held equal to
+`explain_items` on every item for queries that match some, all or none of the catalogue. Counts
+are disjunctive: a key's own filter is left out of its counts, every other one applies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recsys.errors import InputError
+from recsys.explain import explain_items
+from tests.planted import CATEGORIES, COLORS, STYLES
+
+
+def _counts(rec, query, **kw) -> tuple[int, dict[str, dict[str, int]]]:
+    got = rec.facet_counts(query, **kw)
+    return got.matching, {f.key: {v.value: v.count for v in f.values} for f in got.facets}
+
+
+@pytest.mark.parametrize("query", ["red dress", "scarlet gown", "acme", "formal shoes blue", "zxqv blorf",
+                                   "the of", "dres"])
+def test_matching_items_are_the_explanations_matched_ones(planted_model, query):
+    rec = planted_model
+    state = rec.index.query_state(query)
+    everything = np.arange(rec.catalog.n_items)
+    explained = explain_items(rec.index, state, everything, np.ones(len(rec.facets), dtype=np.float32))
+    expected = np.array([e.matched for e in explained])
+    if not expected.any():  # answered by prior: the listing is the whole ranking
+        expected[:] = True
+    rec.facet_counter.matches.word_items.clear()
+    assert (rec.facet_counter.matches.mask(state) == expected).all()
+    assert (rec.facet_counter.matches.mask(state) == expected).all()  # from the per-word cache
+
+
+def test_a_query_that_matches_nothing_counts_every_item(planted_model):
+    matching, counts = _counts(planted_model, "zxqv blorf")
+    n = planted_model.catalog.n_items
+    assert matching == n
+    assert counts["color"] == {c: n // len(COLORS) for c in COLORS}
+    assert counts["category"] == {c: n // len(CATEGORIES) for c in CATEGORIES}
+
+
+def test_default_keys_are_the_catalogues_columns(planted_model):
+    # the planted items' columns (item_id and title aside); `other` is listed by its keys
+    assert planted_model.facet_counter.default_keys() == ["category", "color", "price", "quality", "style"]
+
+
+def test_counts_are_disjunctive(planted_model):
+    rec = planted_model
+    per_combo = rec.catalog.n_items // (len(COLORS) * len(STYLES) * len(CATEGORIES))  # brands
+    dress = rec.catalog.n_items // len(CATEGORIES)
+    matching, counts = _counts(rec, "dress")
+    assert matching == dress and counts["category"] == {"dress": dress}
+    # a filter on colour: colour still counts every colour of the dresses, the others red ones
+    matching, counts = _counts(rec, "dress", filters={"colour": ["red"]})
+    assert matching == per_combo * len(STYLES)
+    assert counts["color"] == {c: per_combo * len(STYLES) for c in COLORS}
+    assert counts["style"] == {s: per_combo for s in STYLES}
+    # two keys filtered: each counts under the other's filter alone
+    matching, counts = _counts(rec, "dress", filters={"color": ["red", "blue"], "style": ["formal"]})
+    assert matching == 2 * per_combo
+    assert counts["color"] == {c: per_combo for c in COLORS}
+    assert counts["style"] == {s: 2 * per_combo for s in STYLES}
+    assert counts["category"] == {"dress": 2 * per_combo}
+
+
+def test_exclusions_and_candidates_restrict_the_counts(planted_model):
+    rec = planted_model
+    red_dresses = [rec.catalog.item_ids[i] for i in range(rec.catalog.n_items)
+                   if {"red", "category:dress"} <= {a for labels in rec.catalog.attribute_labels(i).values()
+                                                    for a in labels}]
+    _, counts = _counts(rec, "dress", keys=["color"], candidates=red_dresses[:3])
+    assert counts == {"color": {"red": 3}}
+    matching, counts = _counts(rec, "dress", keys=["Colour"], exclude=red_dresses)
+    assert "red" not in counts["color"] and matching == rec.catalog.n_items // len(CATEGORIES) - len(red_dresses)
+
+
+def test_an_unknown_key_is_named(planted_model):
+    with pytest.raises(InputError, match=r"facet_counts: unknown key 'colr'; count one of: category, color"):
+        planted_model.facet_counts("dress", keys=["colr"])
