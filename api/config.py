@@ -88,8 +88,10 @@ class Settings(BaseSettings):
     profile_users: int = Field(
         10_000, ge=1, description="shoppers' profiles each process keeps at most (the least "
                                   "recently used dropped first)")
+    # about 60 searches of ten impressions and their choices
     profile_events: int = Field(
-        200, ge=1, description="a shopper's newest clicks, carts and purchases a profile is built from")
+        1000, ge=1, description="a shopper's newest events (impressions, clicks, carts, purchases) a "
+                                "profile is built from")
     standby_versions: int = Field(
         1, ge=0, description="versions besides the served one each process keeps loaded (the "
                              "newest): activating one, or rolling back to the one just replaced, "

@@ -66,7 +66,8 @@ class Profiles:
         generation = self._generation
         now = datetime.now(UTC).replace(tzinfo=None)  # naive UTC, as stored
         catalog = rec.catalog
-        history = [HistoryEvent(catalog.idx(e.item_id), e.type, (now - e.timestamp).total_seconds() / 86_400)
+        history = [HistoryEvent(catalog.idx(e.item_id), e.type, (now - e.timestamp).total_seconds() / 86_400,
+                                e.query, e.request_id or "", e.position)
                    for e in shopper_events(self.db, user_id, self.max_events) if catalog.has(e.item_id)]
         profile = build_profile(catalog, history, rec.featurizer.attribute_df)
         with self._lock:

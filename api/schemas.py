@@ -291,8 +291,9 @@ class HistoryOut(_Out):
     personalized: bool = Field(description="the history words were ranked with the query")
     words: list[str] = Field(description="the shopper's preferences as words, strongest first, "
                                          "those the query did not say already")
-    weights: dict[str, float] = Field(description="word -> its weight: its items' events, purchase 3, "
-                                                  "cart 2, click 1, halving every 14 days")
+    weights: dict[str, float] = Field(description="word -> its lift: the weight of the shopper's events "
+                                                  "on items saying it (purchase 3, cart 2, click 1, halving "
+                                                  "every 14 days) less what they would have chosen anyway")
     drawn_by: dict[str, list[str]] = Field(description="word -> the attributes of the shopper's items "
                                                        "it came from")
     events: int = Field(description="the shopper's events the profile was built from")

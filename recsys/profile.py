@@ -12,10 +12,22 @@ An event's weight is its kind's label (`dataio.EVENT_LABELS`: click 1, cart 2, p
 impression 0), the same grading a retrain from events gives it: a shopper pays more for a
 purchase than a click, so it says more. It halves every `HALF_LIFE_DAYS`: tastes drift, and last
 week's purchases say more about today than last year's.
+
+What an item's words say is a preference only beyond what the shopper would have chosen
+anyway, so a word's weight is its lift: the weight of the chosen items that say it, less the
+share of the items they chose among that say it (times the chosen weight). "Among" is what the
+answer showed them, when the history has its impressions (`request`): a search for "dress"
+shows only dresses, so choosing one says nothing about dresses, and every answer has some
+quality grade and price bucket. Without impressions it is the catalogue (the word's share of
+items, its document frequency). The words of the query an event answered never count: the
+shopper asked for them. On the simulated shoppers of benchmarks/shopper_loop.py, profiles of raw
+event weights were quality grades, rating and price buckets and the queries' words, and made
+typed queries worse; lifts find the preference.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,15 +35,19 @@ import numpy as np
 
 from .catalog import Catalog
 from .dataio import EVENT_LABELS
-from .similar import item_query
+from .similar import ItemQuery, item_query
+from .tokenize import words
 
 HALF_LIFE_DAYS = 14.0  # an event's weight halves every two weeks
 PROFILE_WORDS = 4  # words at most: more would outweigh a typed query of two or three words
 # a word is kept only with more than this share of the strongest word's weight: a word one item
 # of many said is what that item was, not what the shopper prefers
 MIN_SHARE = 0.5
-NO_HISTORY = ("no history for this shopper (no click, cart or purchase of an item of this catalogue): "
-              "this answer is not personalised")
+# a word is a preference only when the shopper chose items saying it in at least this many
+# answers (searches, pages): one answer's choice is what that item was, a lasting taste recurs
+MIN_ANSWERS = 2
+NO_HISTORY = ("no history for this shopper (no click, cart or purchase of an item of this catalogue "
+              "beyond what they searched for): this answer is not personalised")
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,9 @@ class HistoryEvent:
     item_idx: int  # the item, in the catalogue's order
     kind: str  # click, cart, purchase (an impression counts for nothing)
     age_days: float  # how long ago, >= 0
+    query: str = ""  # what the shopper had searched for: its words are not a preference
+    request: str = ""  # the answer it came from (its impressions are what was shown); "": unknown
+    position: int | None = None  # 1-based rank it was shown at, if known
 
 
 @dataclass(frozen=True)
@@ -62,30 +81,59 @@ def event_weight(kind: str, age_days: float) -> float:
     return float(EVENT_LABELS.get(kind, 0.0) * 0.5 ** (max(age_days, 0.0) / HALF_LIFE_DAYS))
 
 
+def examined(position: int | None) -> float:
+    """How often a shopper looks at an item shown at `position`: 1 / position (the closed loop's
+    examination model, DCG's discount); 1 where the position is unknown."""
+    return 1.0 / position if position else 1.0
+
+
 def build_profile(catalog: Catalog, events: Sequence[HistoryEvent],
                   attribute_df: Callable[[str], np.ndarray], max_words: int = PROFILE_WORDS) -> Profile:
-    """The profile of `events`: each item's own query words (`similar.item_query`) weighted by
-    the sum of its events' weights, at most `max_words` of them with more than MIN_SHARE of the strongest's
-    weight, strongest first (ties: first seen in the newest events first)."""
-    per_item: dict[int, float] = {}
-    counted = 0
+    """The profile of `events`: per word of the chosen items' own query words
+    (`similar.item_query`) but their query's, its lift (the module's docstring); at most
+    `max_words` words with more than MIN_SHARE of the strongest's lift, strongest first (ties:
+    first seen in the newest events first)."""
+    asked: dict[int, ItemQuery] = {}
+
+    def item_words(item_idx: int) -> ItemQuery:
+        if item_idx not in asked:
+            asked[item_idx] = item_query(catalog, item_idx, attribute_df)
+        return asked[item_idx]
+
+    answers: dict[str, tuple[list[HistoryEvent], dict[int, float]]] = {}  # request -> (chosen, shown)
     for e in sorted(events, key=lambda e: e.age_days):
-        w = event_weight(e.kind, e.age_days)
-        if w > 0 and 0 <= e.item_idx < catalog.n_items:
-            per_item[e.item_idx] = per_item.get(e.item_idx, 0.0) + w
-            counted += 1
-    if not per_item:
-        return Profile([], {}, {}, 0, NO_HISTORY)
-    weights: dict[str, float] = {}
+        if 0 <= e.item_idx < catalog.n_items:
+            chosen, shown = answers.setdefault(e.request, ([], {}))
+            if e.kind == "impression" and e.request:
+                shown[e.item_idx] = examined(e.position)
+            elif event_weight(e.kind, e.age_days) > 0:
+                chosen.append(e)
+    lift: dict[str, float] = {}
     drawn_by: dict[str, list[str]] = {}
-    for item_idx, w in per_item.items():
-        asked = item_query(catalog, item_idx, attribute_df)
-        for word, labels in asked.drawn_by.items():
-            weights[word] = weights.get(word, 0.0) + w
-            known = drawn_by.setdefault(word, [])
-            known.extend(label for label in labels if label not in known)
-    order = {w: i for i, w in enumerate(weights)}
-    ranked = sorted(weights, key=lambda w: (-weights[w], order[w]))
-    strongest = weights[ranked[0]]
-    kept = [w for w in ranked[:max_words] if weights[w] > MIN_SHARE * strongest]
-    return Profile(kept, {w: round(weights[w], 6) for w in kept}, {w: drawn_by[w] for w in kept}, counted)
+    support: Counter[str] = Counter()  # answers in which the shopper chose an item saying the word
+    for chosen, shown in answers.values():
+        said: Counter[str] = Counter()  # shown items saying each word, each as often as it was examined
+        for i, p in shown.items():
+            said.update({w: p for w in item_words(i).drawn_by})
+        seen = sum(shown.values())
+        df: dict[str, float] = {}  # the chosen items' words -> items of the catalogue saying them
+        for e in chosen:
+            item, searched = item_words(e.item_idx), set(words(e.query))
+            for word, labels in item.drawn_by.items():
+                if word not in searched:
+                    lift[word] = lift.get(word, 0.0) + event_weight(e.kind, e.age_days)
+                    df[word] = item.df[word]
+                    known = drawn_by.setdefault(word, [])
+                    known.extend(label for label in labels if label not in known)
+        total = sum(event_weight(e.kind, e.age_days) for e in chosen)
+        support.update(df)
+        for word, n in df.items():
+            lift[word] -= total * (said[word] / seen if shown else n / catalog.n_items)
+    counted = sum(len(chosen) for chosen, _ in answers.values())
+    ranked = sorted((w for w in lift if lift[w] > 0 and support[w] >= MIN_ANSWERS),
+                    key=lambda w: -lift[w])  # stable: first seen first
+    if not ranked:
+        return Profile([], {}, {}, counted, NO_HISTORY)
+    kept = [w for w in ranked[:max_words] if lift[w] > MIN_SHARE * lift[ranked[0]]]
+    return Profile(kept, {w: round(lift[w], 6) for w in kept}, {w: drawn_by[w] for w in kept}, counted)
+

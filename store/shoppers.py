@@ -12,7 +12,8 @@ from .db import Database
 from .events import utc_naive
 from .tables import events, forgotten_shoppers
 
-HISTORY_TYPES = ("click", "cart", "purchase")  # what a profile is built from: impressions say nothing
+# what a profile is built from: what the shopper chose, and what they were shown (the baseline)
+HISTORY_TYPES = ("impression", "click", "cart", "purchase")
 
 
 @dataclass(frozen=True)
@@ -20,15 +21,19 @@ class ShopperEvent:
     item_id: str
     type: str
     timestamp: datetime  # naive UTC, as stored
+    query: str
+    request_id: str | None
+    position: int | None
 
 
 def shopper_events(db: Database, user_id: str, limit: int) -> list[ShopperEvent]:
-    """The `limit` newest clicks, carts and purchases of `user_id`, newest first."""
-    query = (select(events.c.item_id, events.c.type, events.c.timestamp)
+    """The `limit` newest impressions, clicks, carts and purchases of `user_id`, newest first."""
+    query = (select(events.c.item_id, events.c.type, events.c.timestamp, events.c.query, events.c.request_id,
+                    events.c.position)
              .where(events.c.user_id == user_id, events.c.type.in_(HISTORY_TYPES))
              .order_by(events.c.timestamp.desc(), events.c.id.desc()).limit(limit))
     with db.engine.connect() as conn:
-        return [ShopperEvent(str(i), str(t), ts) for i, t, ts in conn.execute(query).all()]
+        return [ShopperEvent(str(i), str(t), ts, str(q), r, p) for i, t, ts, q, r, p in conn.execute(query).all()]
 
 
 def forget_shopper(db: Database, user_id: str) -> int:

@@ -59,7 +59,23 @@ def test_what_the_shopper_bought_in_common_is_the_profile(rec):
     profile = build_profile(rec.catalog, _bought(rec), rec.featurizer.attribute_df)
     assert profile.words == ["navy", "linen"]  # each item's own words (category, brand) half as strong
     assert profile.drawn_by == {"navy": ["color:navy"], "linen": ["material:linen"]}
-    assert profile.events == 2 and profile.weights["navy"] == pytest.approx(2 * event_weight("purchase", 1.0))
+    # the lift: the purchases' weight less that weight times the share of the catalogue saying navy
+    bought = 2 * event_weight("purchase", 1.0)
+    assert profile.events == 2 and profile.weights["navy"] == pytest.approx(bought * (1 - 18 / 54))
+
+
+def test_what_every_shown_item_said_is_no_preference(rec):
+    """Two searches that showed only navy items, where the shopper chose the two navy linen ones
+    at the top: navy says nothing (every item shown had it), linen does (four of six shown,
+    examined as 1 / position)."""
+    navy = [*BOUGHT, "C000", "C001", "C002", "C003"]
+    assert all(_row(i)["color"] == "navy" for i in navy)
+    shown = [HistoryEvent(rec.catalog.idx(i), "impression", 1.0, "summer", "r1", n + 1) for n, i in enumerate(navy)]
+    chosen = [HistoryEvent(rec.catalog.idx(i), "click", 1.0, "summer", "r1", 1) for i in BOUGHT]
+    profile = build_profile(rec.catalog, [*shown, *chosen, *(HistoryEvent(e.item_idx, e.kind, e.age_days, e.query, "r2")
+                                                            for e in [*shown, *chosen])],
+                            rec.featurizer.attribute_df)
+    assert "navy" not in profile.words and "linen" in profile.words, profile
 
 
 def test_old_events_fade_behind_recent_ones(rec):
