@@ -184,11 +184,11 @@ def _ci(x: list[float]) -> str:
 
 def table(rows: list[dict]) -> str:
     head = ("| seed | NDCG@10 unpersonalised | personalised | difference | home page NDCG@10 "
-            "unpersonalised -> personalised | CTR unpersonalised | CTR personalised |\n"
-            "|---|---|---|---|---|---|---|\n")
+            "unpersonalised | personalised | CTR unpersonalised | personalised |\n"
+            "|---|---|---|---|---|---|---|---|\n")
     return head + "\n".join(
-        f"| {r['seed']} | {_ci(r['ndcg']['plain'])} | **{_ci(r['ndcg']['personal'])}** | "
-        f"{_ci(r['ndcg_difference'])} | {r['home_ndcg']['plain'][0]:.3f} -> {r['home_ndcg']['personal'][0]:.3f} | "
+        f"| {r['seed']} | {_ci(r['ndcg']['plain'])} | {_ci(r['ndcg']['personal'])} | "
+        f"{_ci(r['ndcg_difference'])} | {_ci(r['home_ndcg']['plain'])} | {_ci(r['home_ndcg']['personal'])} | "
         f"{_ci(r['ctr']['plain'])} | {_ci(r['ctr']['personal'])} |" for r in rows)
 
 
