@@ -21,8 +21,9 @@ shows only dresses, so choosing one says nothing about dresses, and every answer
 quality grade and price bucket. Without impressions it is the catalogue (the word's share of
 items, its document frequency). The words of the query an event answered never count: the
 shopper asked for them. On the simulated shoppers of benchmarks/shopper_loop.py, profiles of raw
-event weights were quality grades, rating and price buckets and the queries' words, and made
-typed queries worse; lifts find the preference.
+event weights were quality grades, rating and price buckets and the queries' words; lifts take
+most of those out, though from 30 searches they still find a colour preference for only about a
+tenth of the colour shoppers (docs/results.md, "For this shopper").
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class HistoryEvent:
     """One event of a shopper's history, as the library sees it."""
 
     item_idx: int  # the item, in the catalogue's order
-    kind: str  # click, cart, purchase (an impression counts for nothing)
+    kind: str  # click, cart, purchase (chosen), or impression (shown: the lift's baseline)
     age_days: float  # how long ago, >= 0
     query: str = ""  # what the shopper had searched for: its words are not a preference
     request: str = ""  # the answer it came from (its impressions are what was shown); "": unknown
@@ -67,7 +68,7 @@ class Profile:
     """A shopper's preferences as query words; empty when the history says nothing."""
 
     words: list[str]  # strongest first
-    weights: dict[str, float]  # word -> its decayed event weight
+    weights: dict[str, float]  # word -> its lift (the module's docstring)
     drawn_by: dict[str, list[str]]  # word -> the attributes of the shopper's items it came from
     events: int = 0  # the events that counted (a known item, a kind with a weight)
     note: str = field(default="")  # why the profile is empty, when it is
@@ -100,10 +101,11 @@ def build_profile(catalog: Catalog, events: Sequence[HistoryEvent],
             asked[item_idx] = item_query(catalog, item_idx, attribute_df)
         return asked[item_idx]
 
-    answers: dict[str, tuple[list[HistoryEvent], dict[int, float]]] = {}  # request -> (chosen, shown)
-    for e in sorted(events, key=lambda e: e.age_days):
+    # request -> (chosen, shown): an event without its request is an answer of its own
+    answers: dict[str, tuple[list[HistoryEvent], dict[int, float]]] = {}
+    for n, e in enumerate(sorted(events, key=lambda e: e.age_days)):
         if 0 <= e.item_idx < catalog.n_items:
-            chosen, shown = answers.setdefault(e.request, ([], {}))
+            chosen, shown = answers.setdefault(e.request or f"#{n}", ([], {}))
             if e.kind == "impression" and e.request:
                 shown[e.item_idx] = examined(e.position)
             elif event_weight(e.kind, e.age_days) > 0:
@@ -126,7 +128,7 @@ def build_profile(catalog: Catalog, events: Sequence[HistoryEvent],
                     known = drawn_by.setdefault(word, [])
                     known.extend(label for label in labels if label not in known)
         total = sum(event_weight(e.kind, e.age_days) for e in chosen)
-        support.update(df)
+        support.update(df.keys())
         for word, n in df.items():
             lift[word] -= total * (said[word] / seen if shown else n / catalog.n_items)
     counted = sum(len(chosen) for chosen, _ in answers.values())

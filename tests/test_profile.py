@@ -118,3 +118,10 @@ def test_a_history_word_the_shopper_typed_counts_once(rec):
     result = rec.recommend("navy shirt", k=3, history=["navy", "linen"])
     assert result.history == ["linen"] and result.tokens == ["navy", "shirt"]
     assert navy_linen(_row(result.items[0].item_id))
+
+
+def test_one_choice_is_what_that_item_was_not_a_taste(rec):
+    once = build_profile(rec.catalog, _bought(rec)[:1], rec.featurizer.attribute_df)
+    assert not once and once.events == 1  # every word of the item said in one answer only
+    twice = build_profile(rec.catalog, [*_bought(rec)[:1], *_bought(rec, "click")[:1]], rec.featurizer.attribute_df)
+    assert "navy" in twice.words  # the same item chosen again: its words recur
