@@ -103,9 +103,9 @@ def build_profile(catalog: Catalog, events: Sequence[HistoryEvent],
 
     # request -> (chosen, shown): an event without its request is an answer of its own
     answers: dict[str, tuple[list[HistoryEvent], dict[int, float]]] = {}
-    for n, e in enumerate(sorted(events, key=lambda e: e.age_days)):
+    for order, e in enumerate(sorted(events, key=lambda e: e.age_days)):
         if 0 <= e.item_idx < catalog.n_items:
-            chosen, shown = answers.setdefault(e.request or f"#{n}", ([], {}))
+            chosen, shown = answers.setdefault(e.request or f"#{order}", ([], {}))
             if e.kind == "impression" and e.request:
                 shown[e.item_idx] = examined(e.position)
             elif event_weight(e.kind, e.age_days) > 0:
