@@ -80,6 +80,18 @@ class Settings(BaseSettings):
                                "store's newest activation and running experiment (0 = never)"
     )
     graceful_timeout_s: int = Field(10, ge=0, description="seconds in-flight requests get at shutdown")
+    # a few seconds: a shopper's click shows in their next answers soon, while a shopper paging
+    # or refining a search is answered from memory, one store read per user per few seconds
+    profile_ttl_s: float = Field(
+        5.0, ge=0, description="seconds a shopper's profile (POST /recommend with a user_id) is "
+                               "kept per process before the store is read again (0: every request)")
+    profile_users: int = Field(
+        10_000, ge=1, description="shoppers' profiles each process keeps at most (the least "
+                                  "recently used dropped first)")
+    # about 60 searches of ten impressions and their choices
+    profile_events: int = Field(
+        1000, ge=1, description="a shopper's newest events (impressions, clicks, carts, purchases) a "
+                                "profile is built from")
     standby_versions: int = Field(
         1, ge=0, description="versions besides the served one each process keeps loaded (the "
                              "newest): activating one, or rolling back to the one just replaced, "

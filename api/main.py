@@ -22,9 +22,11 @@ from .experiments import Experiments
 from .jobs import JobManager
 from .middleware import BodyLimitMiddleware, RequestContextMiddleware
 from .model_store import ModelStore, PointerWatcher
+from .profiles import Profiles
 from .routes import (
     admin,
     admin_items,
+    admin_users,
     compare,
     docs,
     events,
@@ -68,6 +70,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.state.db = db
     app.state.experiments = Experiments(store, db, telemetry)
     app.state.suggestions = Suggestions(db)
+    app.state.profiles = Profiles(db, settings.profile_ttl_s, settings.profile_users, settings.profile_events)
     app.state.standby = StandbyLoader(store, standby, settings.watch_interval_s)
     app.state.jobs = JobManager(store, telemetry, db, settings.max_queued_jobs)
     app.state.initial_model = recommender
@@ -78,7 +81,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
     for r in (health, recommend, explain, compare, similar, suggest, items, model, metrics, events, admin, admin_items,
-              experiments, page, docs):
+              admin_users, experiments, page, docs):
         app.include_router(r.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
@@ -108,7 +111,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # the running experiment first: when it has ended, the winner's activation is taken from
     # its arms already in memory
     watcher = PointerWatcher(store, settings.watch_interval_s,
-                             followers=(schema.ensure, experiments.follow))
+                             followers=(schema.ensure, experiments.follow, app.state.profiles.follow))
     if app.state.initial_model is not None:
         store.mark_activations_seen()
         store.install(app.state.initial_model)

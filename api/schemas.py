@@ -94,9 +94,14 @@ class RecommendRequest(_Request):
         examples=[True, ["color", "brand"]])
     user_id: StoredText | None = Field(
         None, min_length=1, max_length=256,
-        description="the shopper: while an experiment runs, it picks the arm (and version) that "
-                    "answers, the same one every time; send the same user_id with the events. "
-                    "Without it the active version answers, in no arm")
+        description="the shopper: their recent clicks, carts and purchases (the events sent with "
+                    "this user_id) personalise the answer (`personalize`, `history`); while an "
+                    "experiment runs, it also picks the arm (and version) that answers, the same "
+                    "one every time. Without it the active version answers, in no arm, not "
+                    "personalised")
+    personalize: bool = Field(
+        True, description="with a `user_id`: rank the shopper's history words with the query, in the "
+                          "same heads (false: the answer any shopper would get)")
 
     @field_validator("filters", mode="before")
     @classmethod
@@ -237,6 +242,11 @@ class ExplanationOut(_Out):
     matched: bool = Field(description="some query word matched one of its attributes (an attention "
                           f"share of at least {MATCH_THRESHOLD}, the match threshold)")
     heads: list[HeadOut] = Field(description="one per head, always all of them, in facet order")
+    history: list[str] = Field(
+        default_factory=list,
+        description="the shopper's history words (the answer's `history.words`) that matched this "
+                    "item: their rows in `heads` are the matches with these `query_token`s, and "
+                    "the summary ends `your history: navy, linen`")
 
 
 class ItemOut(_Out):
@@ -305,6 +315,21 @@ class FacetCountsOut(_Out):
     facets: list[FacetCountOut]
 
 
+class HistoryOut(_Out):
+    """The shopper's profile an answer was ranked with (POST /recommend with a `user_id`)."""
+
+    personalized: bool = Field(description="the history words were ranked with the query")
+    words: list[str] = Field(description="the shopper's preferences as words, strongest first, "
+                                         "those the query did not say already")
+    weights: dict[str, float] = Field(description="word -> its lift: the weight of the shopper's events "
+                                                  "on items saying it (purchase 3, cart 2, click 1, halving "
+                                                  "every 14 days) less what they would have chosen anyway")
+    drawn_by: dict[str, list[str]] = Field(description="word -> the attributes of the shopper's items "
+                                                       "it came from")
+    events: int = Field(description="the shopper's events the profile was built from")
+    note: str = Field(description="why the answer is not personalised, when it is not")
+
+
 class RecommendOut(_Out):
     request_id: str = Field(description="this answer's id (also the X-Request-ID header); events "
                                         "refer to it")
@@ -317,6 +342,10 @@ class RecommendOut(_Out):
     offset: int
     total: int = Field(description="items that passed filters, exclusions and candidates")
     unmatched_tokens: list[str] = Field(description="query words that no item of the catalogue matches")
+    history: HistoryOut | None = Field(
+        None, description="with a `user_id`: the shopper's profile the answer was ranked with, or a "
+                          "note saying why it was not personalised (no history yet, `personalize` "
+                          "false); null without a user_id")
     items: list[RankedItemOut]
     did_you_mean: list[str] = Field(
         default_factory=list,
@@ -331,7 +360,7 @@ class RecommendOut(_Out):
 
 def recommend_json(result: Recommendation, offset: int, took_ms: float, request_id: str,
                    experiment: dict[str, str] | None = None, facet_counts: FacetCounts | None = None,
-                   did_you_mean: list[str] | None = None) -> Response:
+                   did_you_mean: list[str] | None = None, history: dict | None = None) -> Response:
     """`RecommendOut` of a recommendation, built as plain dicts field for field in the models'
     order and serialised by orjson: validating the ranked items' dataclasses into the models cost
     more than ranking them. tests/api/test_contract.py checks it against `RecommendOut`."""
@@ -344,6 +373,7 @@ def recommend_json(result: Recommendation, offset: int, took_ms: float, request_
         "offset": offset,
         "total": result.total,
         "unmatched_tokens": result.unmatched_tokens,
+        "history": history,
         "items": [{
             "item_id": item.item_id,
             "title": item.title,
@@ -373,6 +403,7 @@ def _explanation(e: Explanation) -> dict:
             "matches": [{"query_token": m.query_token, "attribute": m.attribute, "weight": m.weight}
                         for m in h.matches],
         } for h in e.heads],
+        "history": e.history,
     }
 
 
@@ -596,6 +627,11 @@ class EndExperimentOut(_Out):
     serving: str = Field(description="the winner's version, now active")
     previous: str | None
     experiment: ExperimentReportOut
+
+
+class ForgottenOut(_Out):
+    user_id: str
+    deleted_events: int = Field(description="the shopper's events deleted from the store")
 
 
 class ErrorOut(_Out):

@@ -54,6 +54,8 @@ class Explanation:
     heads: list[HeadExplanation]
     # the item's count of attributes (BM25's length): more of them weaken each match's attention
     length: float | None = None
+    # the shopper's history words that matched one of its attributes (`Recommender.recommend`)
+    history: list[str] = field(default_factory=list)
     # some query word matched one of the item's attributes (MATCH_THRESHOLD)
     matched: bool = field(init=False)
 

@@ -15,7 +15,7 @@ in the catalogue kept (a rare word says more about the item than one most items 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +34,8 @@ class ItemQuery:
     item_id: str
     query: str  # the chosen words, space-joined, in the item's own order
     drawn_by: dict[str, list[str]]  # query word -> the item's attribute labels it came from
+    # query word -> how many items say the rarest of its attributes (`attribute_df`)
+    df: dict[str, float] = field(default_factory=dict)
 
 
 def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np.ndarray]) -> ItemQuery:
@@ -62,7 +64,8 @@ def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np
         order = {w: i for i, w in enumerate(chosen)}
         rarest = set(sorted(chosen, key=lambda w: (df[w], order[w]))[:MAX_WORDS])
         chosen = [w for w in chosen if w in rarest]
-    return ItemQuery(catalog.item_ids[item_idx], " ".join(chosen), {w: sources[w] for w in chosen})
+    return ItemQuery(catalog.item_ids[item_idx], " ".join(chosen), {w: sources[w] for w in chosen},
+                     {w: df[w] for w in chosen})
 
 
 def _named(facet: str, label: str) -> str:

@@ -36,6 +36,15 @@ events = Table(
     Column("timestamp", DateTime(timezone=False), nullable=False),
     Column("received_at", DateTime(timezone=False), nullable=False),
     Index("ix_events_timestamp", "timestamp"),
+    Index("ix_events_user_id", "user_id", "timestamp"),  # a shopper's history, newest first
+)
+
+# one row per DELETE /admin/users/{user_id}, without the user id (forgotten means forgotten):
+# every serving process drops its cached profiles when the newest id changes (`api.profiles`)
+forgotten_shoppers = Table(
+    "forgotten_shoppers", metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    Column("forgotten_at", DateTime(timezone=False), nullable=False),
 )
 
 # why each trained version is or is not served (written once, when its job publishes it)

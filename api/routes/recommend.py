@@ -6,12 +6,14 @@ from fastapi import APIRouter, Request, Response
 
 from recsys.catalog import FilterValues, NumberRange
 from recsys.did_you_mean import did_you_mean, every_word_matches
+from recsys.profile import Profile
 from recsys.recommender import Recommender
 
 from ..deps import get_experiments, get_model, get_scoring, get_settings
 from ..limits import check_recommend, within_budget
 from ..logs import request_id_var
 from ..middleware import MODEL_VERSION_HEADER
+from ..profiles import OFF, history_out
 from ..schemas import (
     SCORING_RESPONSES,
     FilterRange,
@@ -22,6 +24,7 @@ from ..schemas import (
 from ..suggestions import Suggestions
 
 router = APIRouter(tags=["recommend"])
+NOT_ASKED = Profile([], {}, {}, 0, OFF)  # a user_id with personalize false
 
 # the most a request answered on the event loop may ask for (`_answers_at_once`): at 100k items a
 # warm top 10 takes 0.75 ms (p99 1.7 ms, `recsys bench`); ten explanations 0.3-0.6 ms at 3k items
@@ -49,13 +52,16 @@ async def recommend(req: RecommendRequest, request: Request, response: Response)
         response.headers[MODEL_VERSION_HEADER] = rec.version  # not the active version's
     request_id = request_id_var.get() or ""
     suggestions = request.app.state.suggestions
-    if _answers_at_once(req, rec):
-        return _recommend(req, rec, request_id, experiment, suggestions)
-    return await within_budget(_recommend, req, rec, request_id, experiment, suggestions, s=settings,
+    profile = None if req.user_id is None else (
+        await request.app.state.profiles.profile(req.user_id, rec) if req.personalize else NOT_ASKED)
+    if _answers_at_once(req, rec, profile):
+        return _recommend(req, rec, request_id, experiment, suggestions, profile)
+    return await within_budget(_recommend, req, rec, request_id, experiment, suggestions, profile,
+                               s=settings,
                                limiter=await get_scoring(request))
 
 
-def _answers_at_once(req: RecommendRequest, rec: Recommender) -> bool:
+def _answers_at_once(req: RecommendRequest, rec: Recommender, profile: Profile | None) -> bool:
     """Whether the request is answered on the event loop rather than in a worker thread.
 
     A thread keeps a long request (words never seen: up to 0.4 ms each on Home Depot, 32 of
@@ -70,15 +76,18 @@ def _answers_at_once(req: RecommendRequest, rec: Recommender) -> bool:
     """
     return (req.offset + req.k <= INLINE_MAX_RANK and not req.filters and req.candidates is None
             and not req.exclude and not req.head_weights and rec.catalog.n_items <= INLINE_MAX_ITEMS
-            and rec.is_warm(req.query) and (not req.facet_counts or rec.facet_counter.is_warm(req.query)))
+            and rec.is_warm(" ".join([req.query, *(profile.words if profile else ())]))
+            and (not req.facet_counts or rec.facet_counter.is_warm(req.query)))
 
 
 def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
-               experiment: dict[str, str] | None, suggestions: Suggestions) -> Response:
+               experiment: dict[str, str] | None, suggestions: Suggestions,
+               profile: Profile | None) -> Response:
     start = time.perf_counter()
     result = rec.recommend(req.query, k=req.k, offset=req.offset, filters=_filters(req),
                            exclude=req.exclude, candidates=req.candidates,
-                           head_weights=req.head_weights, explain=req.explain)
+                           head_weights=req.head_weights, explain=req.explain,
+                           history=profile.words if profile else ())
     counts = None
     if req.facet_counts:
         keys = None if req.facet_counts is True else req.facet_counts
@@ -89,7 +98,8 @@ def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
                                lambda text: every_word_matches(rec.index, text))
     took_ms = (time.perf_counter() - start) * 1000
     # the documented RecommendOut (response_model, for /docs), built without validating it again
-    return recommend_json(result, req.offset, round(took_ms, 3), request_id, experiment, counts, offered)
+    return recommend_json(result, req.offset, round(took_ms, 3), request_id, experiment, counts, offered,
+                          history_out(profile, result.history))
 
 
 def _filters(req: RecommendRequest) -> dict[str, FilterValues] | None:

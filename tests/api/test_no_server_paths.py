@@ -156,6 +156,10 @@ def test_no_answer_names_a_server_path(server, v1, v2, rec):
     ask("DELETE", "/admin/items/{item_id}", "/admin/items/NOPATH-1", headers=AUTH)
     ask("DELETE", "/admin/items/{item_id}", "/admin/items/NO-SUCH-ITEM", headers=AUTH)
 
+    # a shopper's personalised answer, then the shopper forgotten
+    ask("POST", "/recommend", json={"query": "", "user_id": "nopath-shopper"})
+    ask("DELETE", "/admin/users/{user_id}", "/admin/users/nopath-shopper", headers=AUTH)
+
     # experiments
     ask("POST", "/admin/experiments", json={"name": "np", "arms": {"A": v1.name, "B": v2.name}},
         headers=AUTH)

@@ -1,0 +1,127 @@
+"""For this shopper (issue 32): a history of events becomes query words, ranked in the same heads
+and explained as the shopper's, on a planted clothing catalogue whose right answers are known:
+every (category, colour, material, brand) once, so a shopper who bought navy linen items of
+different kinds and brands prefers exactly navy and linen."""
+
+from __future__ import annotations
+
+import itertools
+
+import pandas as pd
+import pytest
+
+from recsys.catalog import Catalog
+from recsys.explain import additivity_gap
+from recsys.profile import HALF_LIFE_DAYS, NO_HISTORY, HistoryEvent, build_profile, event_weight
+from recsys.recommender import HISTORY_LABEL
+from tests.test_similar import NO_EVENTS
+from training.fit import TrainConfig, untrained_recommender
+
+CATEGORIES, COLOURS, MATERIALS, BRANDS = ("shirt", "trousers", "dress"), ("navy", "red", "white"), \
+    ("linen", "cotton", "wool"), ("Ostra", "Velde")
+# the planted shopper's purchases: navy linen trousers of one brand, a navy linen dress of the other
+BOUGHT = ("C018", "C037")
+
+
+def clothing() -> pd.DataFrame:
+    rows = [{"item_id": f"C{n:03d}", "title": f"{brand} {material} {category}", "color": colour,
+             "material": material, "category": category}
+            for n, (category, colour, material, brand) in
+            enumerate(itertools.product(CATEGORIES, COLOURS, MATERIALS, BRANDS))]
+    return pd.DataFrame(rows)
+
+
+def navy_linen(row: dict) -> bool:
+    return row["color"] == "navy" and row["material"] == "linen"
+
+
+@pytest.fixture(scope="module")
+def rec():
+    return untrained_recommender(Catalog.build(clothing()), NO_EVENTS, TrainConfig(seed=0))
+
+
+def _row(item_id: str) -> dict:
+    return clothing().set_index("item_id").loc[item_id].to_dict()
+
+
+def _bought(rec, kind: str = "purchase", age_days: float = 1.0) -> list[HistoryEvent]:
+    return [HistoryEvent(rec.catalog.idx(i), kind, age_days) for i in BOUGHT]
+
+
+def test_an_event_weighs_its_kind_and_halves_every_half_life():
+    assert event_weight("purchase", 0) > event_weight("cart", 0) > event_weight("click", 0) > 0
+    assert event_weight("impression", 0) == 0
+    assert event_weight("click", HALF_LIFE_DAYS) == pytest.approx(event_weight("click", 0) / 2)
+
+
+def test_what_the_shopper_bought_in_common_is_the_profile(rec):
+    assert [_row(i)["color"] for i in BOUGHT] == ["navy", "navy"] and _row(BOUGHT[0])["category"] == "trousers"
+    profile = build_profile(rec.catalog, _bought(rec), rec.featurizer.attribute_df)
+    assert profile.words == ["navy", "linen"]  # each item's own words (category, brand) half as strong
+    assert profile.drawn_by == {"navy": ["color:navy"], "linen": ["material:linen"]}
+    # the lift: the purchases' weight less that weight times the share of the catalogue saying navy
+    bought = 2 * event_weight("purchase", 1.0)
+    assert profile.events == 2 and profile.weights["navy"] == pytest.approx(bought * (1 - 18 / 54))
+
+
+def test_what_every_shown_item_said_is_no_preference(rec):
+    """Two searches that showed only navy items, where the shopper chose the two navy linen ones
+    at the top: navy says nothing (every item shown had it), linen does (four of six shown,
+    examined as 1 / position)."""
+    navy = [*BOUGHT, "C000", "C001", "C002", "C003"]
+    assert all(_row(i)["color"] == "navy" for i in navy)
+    shown = [HistoryEvent(rec.catalog.idx(i), "impression", 1.0, "summer", "r1", n + 1) for n, i in enumerate(navy)]
+    chosen = [HistoryEvent(rec.catalog.idx(i), "click", 1.0, "summer", "r1", 1) for i in BOUGHT]
+    profile = build_profile(rec.catalog, [*shown, *chosen, *(HistoryEvent(e.item_idx, e.kind, e.age_days, e.query, "r2")
+                                                            for e in [*shown, *chosen])],
+                            rec.featurizer.attribute_df)
+    assert "navy" not in profile.words and "linen" in profile.words, profile
+
+
+def test_old_events_fade_behind_recent_ones(rec):
+    red_wool = [HistoryEvent(rec.catalog.idx(i), "purchase", 10 * HALF_LIFE_DAYS) for i in ("C010", "C011")]
+    assert all(_row(i)["color"] == "red" and _row(i)["material"] == "wool" for i in ("C010", "C011"))
+    profile = build_profile(rec.catalog, [*red_wool, *_bought(rec, "click")], rec.featurizer.attribute_df)
+    # undecayed, red and wool (two purchases) would outweigh navy and linen (two clicks) threefold
+    assert profile.words[:2] == ["navy", "linen"] and not {"red", "wool"} & set(profile.words), profile
+
+
+@pytest.mark.parametrize("query", ["", "shirt"])
+def test_a_navy_linen_shopper_gets_navy_linen_first_explained_as_their_history(rec, query):
+    profile = build_profile(rec.catalog, _bought(rec), rec.featurizer.attribute_df)
+    result = rec.recommend(query, k=6, history=profile.words)
+    rows = [_row(item.item_id) for item in result.items]
+    first = 6 if query == "" else 2  # six navy linen items in all, two of them shirts
+    assert all(navy_linen(r) for r in rows[:first]), rows
+    if query:
+        assert all(r["category"] == "shirt" for r in rows[:first])  # neither of them bought
+    assert result.history == ["navy", "linen"] and result.tokens == query.split()
+    for item in result.items[:first]:
+        e = item.explanation
+        assert e.history == ["navy", "linen"] and e.summary.endswith(f"{HISTORY_LABEL}: navy, linen")
+        drawn = {(m.query_token, m.attribute) for h in e.heads for m in h.matches}
+        assert {("navy", "navy"), ("linen", "material:linen")} <= drawn, drawn
+    for item in result.items:
+        assert additivity_gap(item.score, item.explanation) is None
+
+
+def test_without_history_the_answer_is_the_unpersonalised_one(rec):
+    profile = build_profile(rec.catalog, [HistoryEvent(0, "impression", 0.0)], rec.featurizer.attribute_df)
+    assert not profile and profile.note == NO_HISTORY
+    plain, empty = rec.recommend("shirt", k=5), rec.recommend("shirt", k=5, history=profile.words)
+    assert [(i.item_id, i.score, i.explanation) for i in plain.items] == \
+        [(i.item_id, i.score, i.explanation) for i in empty.items]
+    assert empty.history == [] and all(i.explanation.history == [] for i in empty.items)
+
+
+def test_a_history_word_the_shopper_typed_counts_once(rec):
+    result = rec.recommend("navy shirt", k=3, history=["navy", "linen"])
+    assert result.history == ["linen"] and result.tokens == ["navy", "shirt"]
+    assert navy_linen(_row(result.items[0].item_id))
+
+
+def test_one_choice_is_what_that_item_was_not_a_taste(rec):
+    once = build_profile(rec.catalog, _bought(rec)[:1], rec.featurizer.attribute_df)
+    assert not once and once.events == 1  # every word of the item said in one answer only
+    twice = build_profile(rec.catalog, [*_bought(rec)[:1], *_bought(rec, "click")[:1]], rec.featurizer.attribute_df)
+    assert "navy" in twice.words  # the same item chosen again: its words recur
