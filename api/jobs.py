@@ -4,7 +4,7 @@ The worker is a fresh interpreter (multiprocessing "spawn"): training cannot blo
 loop, hold the GIL of the serving threads, or leave state behind in the service. It trains into
 a hidden staging folder inside the artifacts folder and reports progress through a queue; the
 service then moves the new version next to the others (same file system: an atomic rename) and
-decides whether to serve it (training/activation.py): only when it was evaluated on the same data
+decides whether to serve it (recsys/promotion.py): only when it was evaluated on the same data
 as the served version (same catalogue, the served version replayed on its held-out queries) and
 is not worse there, or when forced. The decision and its reason go to the store, with the job. A
 failed or cancelled job leaves no version behind and the served model untouched.
@@ -35,12 +35,14 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from recsys.artifact import TempDir, hold_lock
+from recsys.promotion import decide
 from store.db import Database, unavailable
 from store.records import (
     cancel_job_row,
@@ -50,7 +52,6 @@ from store.records import (
     record_decision,
     save_job,
 )
-from training.activation import decide
 
 from .errors import redact
 from .model_store import ModelStore, StoreOutage
@@ -58,6 +59,10 @@ from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api.jobs")
 _POLL_S = 0.2
+# trains one job into its staging folder, in the spawned worker process: (the job's arguments,
+# the staging folder, a progress callback (step, total, loss)) -> {"version", "metrics",
+# "manifest"}; a module-level function, so that it reaches the spawned process by name
+TrainRunner = Callable[[dict[str, Any], Path, Callable[[int, int, float], None]], dict[str, Any]]
 _PROGRESS_EVERY_S = 0.2
 _WATCHDOG_S = 1.0
 _SAVE_PROGRESS_EVERY_S = 1.0
@@ -170,8 +175,12 @@ def job_out(row: dict) -> dict:
 
 
 class JobManager:
-    def __init__(self, store: ModelStore, telemetry: Telemetry, db: Database, max_queued: int = 8):
+    def __init__(self, store: ModelStore, telemetry: Telemetry, db: Database, max_queued: int = 8,
+                 runner: TrainRunner | None = None):
+        """`runner`: what trains a job in its worker process (`training.train_job.run_train_job`,
+        handed over by the command line, cli/app.py); without one, a job fails with the reason."""
         self.store, self.telemetry, self.db, self.max_queued = store, telemetry, db, max_queued
+        self.runner = runner
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self._saved_at: dict[str, float] = {}
         self._jobs: dict[str, Job] = {}
@@ -366,7 +375,7 @@ class JobManager:
             served = self.store.current
             baseline = self.store.served_dir()
             args = {**job.spec.worker_args(), "baseline": str(baseline) if baseline else None}
-            proc = ctx.Process(target=train_worker, args=(args, str(staging.path), messages),
+            proc = ctx.Process(target=train_worker, args=(self.runner, args, str(staging.path), messages),
                                name=f"recsys-train-{job.id}", daemon=True)
             with self._lock:
                 if job.status != "queued":
@@ -551,16 +560,15 @@ def _limit_memory(mb: int) -> None:
         pass
 
 
-def train_worker(args: dict, staging: str, messages) -> None:
-    """Runs in the spawned process: train into `staging`, report progress and the outcome."""
+def train_worker(runner: TrainRunner | None, args: dict, staging: str, messages) -> None:
+    """Runs in the spawned process: train into `staging` (`runner`), report progress and the
+    outcome."""
     die_with_parent(args["parent_pid"])
     lock = hold_lock(Path(staging))  # noqa: F841 - held until this process ends
     with contextlib.suppress(OSError):
         os.nice(10)  # serving requests come first
     _limit_memory(args.get("memory_mb", 0))
     from recsys.errors import RecsysError
-    from training.config import TrainConfig
-    from training.train import TrainInputs, train
 
     last = 0.0
 
@@ -571,27 +579,11 @@ def train_worker(args: dict, staging: str, messages) -> None:
             last = now
             messages.put(("progress", (int(step), int(total), float(loss))))
 
-    def path(name: str) -> Path | None:
-        return Path(args[name]) if args.get(name) else None
-
     try:
-        cfg = TrainConfig().overriding(epochs=args["epochs"], seed=args["seed"], threads=args["threads"])
-        events = args.get("events")
-        if events:
-            from training.events import inputs_from_events
-
-            since = datetime.fromisoformat(events["since"]) if events.get("since") else None
-            inputs = inputs_from_events(events["url"], since, Path(staging), cfg.held_out_fraction,
-                                        items=path("items"), schema=path("schema"),
-                                        served=path("baseline"), judgments=path("judgments"),
-                                        probes=path("probes"))
-        else:
-            inputs = TrainInputs(items=Path(args["items"]), interactions=Path(args["interactions"]),
-                                 schema=path("schema"), judgments=path("judgments"),
-                                 probes=path("probes"), baseline=path("baseline"))
-        result = train(inputs, staging, cfg, on_step)
-        messages.put(("done", {"version": result.version_dir.name, "metrics": result.metrics,
-                               "manifest": result.manifest}))
+        if runner is None:
+            raise RecsysError("this service was built without a trainer: create_app(train_runner=...), "
+                              "as `recsys serve` builds it (cli/app.py)")
+        messages.put(("done", runner(args, Path(staging), on_step)))
     except RecsysError as exc:
         messages.put(("failed", str(exc)))
     except MemoryError:

@@ -19,7 +19,7 @@ from store.db import Database, unavailable
 from . import errors, openapi
 from .config import Settings, get_settings
 from .experiments import Experiments
-from .jobs import JobManager
+from .jobs import JobManager, TrainRunner
 from .middleware import BodyLimitMiddleware, RequestContextMiddleware
 from .model_store import ModelStore, PointerWatcher
 from .profiles import Profiles
@@ -51,12 +51,15 @@ log = logging.getLogger("recsys.api")
 
 def create_app(settings: Settings | None = None, *, model_path: Path | None = None,
                recommender: Recommender | None = None,
-               before_serving: Callable[[], None] | None = None) -> FastAPI:
+               before_serving: Callable[[], None] | None = None,
+               train_runner: TrainRunner | None = None) -> FastAPI:
     """`model_path`: a version folder to serve (pinned) instead of the artifacts' current one.
     `recommender`: an already loaded model to serve from the start (tests, embedding).
     `before_serving`: a worker of several (api/server.py): the model is loaded before the app
     accepts a request, then this is called (off the event loop) and serving starts when it
-    returns."""
+    returns.
+    `train_runner`: what trains the retrain jobs (api/jobs.py); the command line's app
+    (cli/app.py) has training's, an app without one fails its jobs with the reason."""
     settings = settings or get_settings()
     telemetry = Telemetry()
     db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
@@ -72,7 +75,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.state.suggestions = Suggestions(db)
     app.state.profiles = Profiles(db, settings.profile_ttl_s, settings.profile_users, settings.profile_events)
     app.state.standby = StandbyLoader(store, standby, settings.watch_interval_s)
-    app.state.jobs = JobManager(store, telemetry, db, settings.max_queued_jobs)
+    app.state.jobs = JobManager(store, telemetry, db, settings.max_queued_jobs, train_runner)
     app.state.initial_model = recommender
     app.state.before_serving = before_serving
     errors.install(app)

@@ -1,8 +1,7 @@
-"""`recsys serve`: make sure there is a model, then serve it from one process or several.
+"""`recsys serve`: serve a model from one process or several.
 
-With no model under the artifacts folder and no --model, the default synthetic catalogue is
-generated and trained first, with a progress bar, so a fresh checkout serves something useful.
-That happens once, here, before any worker starts.
+With no model under the artifacts folder and no --model, the command line has the default
+synthetic catalogue generated and trained first (cli/serve.py), once, before any worker starts.
 
 One worker (`--workers 1`) is uvicorn in this process. More than one is a supervisor (this
 process, which serves nothing) and N spawned worker processes, each a uvicorn with its own model,
@@ -38,8 +37,6 @@ RECSYS_WATCH_INTERVAL_S, and a retraining job runs in the worker that took the r
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import logging
 import multiprocessing as mp
 import os
@@ -47,31 +44,36 @@ import signal
 import socket
 import time
 from collections import deque
+from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 
-from recsys.artifact import FORMAT_VERSION, current_version, resolve_version_dir
+from recsys.artifact import resolve_version_dir
 from recsys.errors import InputError
 from store.db import Database
 
 from .config import Settings
-from .jobs import die_with_parent
+from .jobs import TrainRunner, die_with_parent
 from .logs import configure_logging
 from .main import create_app
 
 log = logging.getLogger("recsys.api")
 
 _RESTART_WINDOW_S = 60.0
-_BOOTSTRAP_LOCK = ".bootstrap.lock"  # a dot name: not a version, and kept by remove_stale_temp
 _BACKLOG = 2048  # connections the kernel queues while every worker is busy (uvicorn's default)
 
 
 def serve(settings: Settings, host: str | None = None, port: int | None = None,
-          model: Path | None = None, workers: int | None = None) -> int:
-    """Serve until stopped; returns the exit code (0 after SIGTERM, 1 when workers kept dying)."""
+          model: Path | None = None, workers: int | None = None, *,
+          train_runner: TrainRunner | None = None,
+          ensure_a_model: Callable[[Settings], object] | None = None) -> int:
+    """Serve until stopped; returns the exit code (0 after SIGTERM, 1 when workers kept dying).
+    `train_runner`: what trains the retrain jobs (api/jobs.py); `ensure_a_model`: builds the
+    default model when the artifacts folder has none, once, before any worker exists (both from
+    the command line, cli/serve.py)."""
     configure_logging(settings.log_level)
     n = workers if workers is not None else (settings.workers or os.cpu_count() or 1)
     if n < 1:
@@ -84,13 +86,13 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None,
         else:  # an artifacts folder: serve (and activate versions in) that one
             resolve_version_dir(model)  # ArtifactError, a clean CLI message, when it has no model
             settings = settings.model_copy(update={"artifacts_dir": model})
-    else:
-        _ensure_a_model(settings)  # once, before any worker exists
+    elif ensure_a_model is not None:
+        ensure_a_model(settings)
     host, port = host or settings.host, port or settings.port
     if n == 1:
-        _serve_here(settings, pinned, host, port)
+        _serve_here(settings, pinned, host, port, train_runner)
         return 0
-    return Supervisor(settings, pinned, host, port, n).run()
+    return Supervisor(settings, pinned, host, port, n, train_runner).run()
 
 
 def _uvicorn_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn.Config:
@@ -98,11 +100,12 @@ def _uvicorn_config(app: Any, settings: Settings, host: str, port: int) -> uvico
                           lifespan="on", timeout_graceful_shutdown=settings.graceful_timeout_s)
 
 
-def _serve_here(settings: Settings, pinned: Path | None, host: str, port: int) -> None:
+def _serve_here(settings: Settings, pinned: Path | None, host: str, port: int,
+                train_runner: TrainRunner | None) -> None:
     """One process: requests share the loaded model (plain top-k ones on the event loop, heavier
     ones in its thread pool, see api/routes/recommend.py); asyncio sets TCP_NODELAY on the
     sockets of the server it creates."""
-    app = create_app(settings, model_path=pinned)
+    app = create_app(settings, model_path=pinned, train_runner=train_runner)
     uvicorn.Server(_uvicorn_config(app, settings, host, port)).run()
 
 
@@ -140,8 +143,10 @@ class _Worker:
 class Supervisor:
     """Starts N workers on one socket, restarts the ones that die, stops them all on SIGTERM."""
 
-    def __init__(self, settings: Settings, pinned: Path | None, host: str, port: int, n: int):
+    def __init__(self, settings: Settings, pinned: Path | None, host: str, port: int, n: int,
+                 train_runner: TrainRunner | None = None):
         self.settings, self.pinned, self.host, self.port, self.n = settings, pinned, host, port, n
+        self.train_runner = train_runner
         self._ctx = mp.get_context("spawn")  # fresh interpreters: no torch state forked mid-use
         self._workers: dict[int, _Worker] = {}
         self._slots = iter(range(1 << 30))  # every process started gets a slot of its own
@@ -182,7 +187,7 @@ class Supervisor:
         ours, theirs = self._ctx.Pipe()
         process = self._ctx.Process(
             target=worker_main, name=f"recsys-{'spare' if spare else 'worker'}-{slot}",
-            args=(self.settings, self.pinned, self.sock, theirs, os.getpid()))
+            args=(self.settings, self.pinned, self.sock, theirs, os.getpid(), self.train_runner))
         process.start()  # not a daemon: a worker starts training jobs, processes of its own
         theirs.close()
         self._workers[slot] = _Worker(slot, process, ours, spare)
@@ -305,7 +310,7 @@ class Supervisor:
 
 
 def worker_main(settings: Settings, pinned: Path | None, sock: socket.socket, conn: Connection,
-                parent_pid: int) -> None:
+                parent_pid: int, train_runner: TrainRunner | None = None) -> None:
     """A worker process: load the model, tell the supervisor, wait for its go, then serve."""
     die_with_parent(parent_pid)
     configure_logging(settings.log_level)
@@ -317,68 +322,6 @@ def worker_main(settings: Settings, pinned: Path | None, sock: socket.socket, co
             conn.send("loaded")
             conn.recv()
 
-    app = create_app(settings, model_path=pinned, before_serving=before_serving)
+    app = create_app(settings, model_path=pinned, before_serving=before_serving,
+                     train_runner=train_runner)
     uvicorn.Server(_uvicorn_config(app, settings, "", 0)).run(sockets=[sock])
-
-
-def _ensure_a_model(settings: Settings) -> None:
-    """Build the default model when the artifacts folder has none (or an old-format default).
-    Replicas starting together on one shared folder take turns on a lock in it: the first
-    builds, the others find its version when they get the lock."""
-    root = Path(settings.artifacts_dir)
-    if current_version(root) is not None and not _stale_default(settings):
-        return
-    root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / _BOOTSTRAP_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # released when this process ends, however it ends
-        if current_version(root) is None or _stale_default(settings):
-            build_default_model(settings)
-    finally:
-        os.close(fd)
-
-
-def build_default_model(settings: Settings) -> Path:
-    """Generate the default synthetic data (if missing) and train the first version on it."""
-    from recsys.synthetic import generate
-    from training.config import TrainConfig
-    from training.render import print_metrics, progress_bar
-    from training.train import TrainInputs, train
-
-    data = settings.default_data_dir
-    if not (data / "items.csv").is_file() or not (data / "interactions.csv").is_file():
-        log.info("no model yet: generating the default synthetic catalogue", extra={"dir": str(data)})
-        generate(data, n_items=settings.default_items, n_queries=settings.default_queries, seed=0)
-    inputs = TrainInputs(items=data / "items.csv", interactions=data / "interactions.csv",
-                         judgments=_optional(data / "judgments.csv"),
-                         probes=_optional(data / "probes.csv"))
-    log.info("training the default model", extra={"artifacts_dir": str(settings.artifacts_dir)})
-    with progress_bar("training the default model") as on_step:
-        cfg = TrainConfig().overriding(epochs=settings.train_epochs)
-        result = train(inputs, settings.artifacts_dir, cfg, on_step)
-    print_metrics(result.metrics)
-    return result.version_dir
-
-
-def _stale_default(settings: Settings) -> bool:
-    """The current version is the default model written by an older release (another model
-    format): it is retrained rather than served as an error. A model trained on the user's own
-    data is never replaced; the store reports its format and asks for a retrain. So does it
-    report a manifest it cannot read (GET /ready, 503 with the file and the problem)."""
-    folder = resolve_version_dir(settings.artifacts_dir)
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        items = manifest["data"]["items"]["file"]
-    except Exception:  # noqa: BLE001 - unreadable: not a default model to retrain
-        return False
-    if manifest.get("format") == FORMAT_VERSION:
-        return False
-    stale = Path(str(items)).resolve().parent == Path(settings.default_data_dir).resolve()
-    if stale:
-        log.warning("the default model is in an older format: training it again",
-                    extra={"version": folder.name, "format": manifest.get("format")})
-    return stale
-
-
-def _optional(path: Path) -> Path | None:
-    return path if path.is_file() else None

@@ -47,7 +47,7 @@ from safetensors.torch import load_file as load_tensors
 from safetensors.torch import save_file as save_tensors
 
 from .catalog import Attribute, Catalog, NumericBuckets, attribute_entry, attribute_from_entry
-from .dataio import fingerprint
+from .dataio import Schema, fingerprint
 from .encoding import Featurizer
 from .errors import ArtifactError, DataError
 from .evidence import Evidence
@@ -340,6 +340,23 @@ def kept_items_file(version_dir: str | Path) -> Path | None:
     if not os.path.lexists(folder / ITEMS_FILE):
         return None
     return _inside(folder, ITEMS_FILE)
+
+
+def served_catalogue(version_dir: Path) -> tuple[Path, Schema]:
+    """The items file and schema a version was trained on: the copy kept in its folder, if it is
+    still as it was. The manifest's `data.items.file` (where training read it) is never opened:
+    it may lie anywhere, and a manifest naming /etc/passwd there must not get it parsed."""
+    manifest = read_manifest(version_dir)
+    data = manifest.get("data") or {}
+    items = data.get("items") or {}
+    path = kept_items_file(version_dir)
+    if path is None or fingerprint(path) != items.get("fingerprint"):
+        state = ("changed since it was saved" if path is not None else
+                 "not kept in its folder (saved without one, or by an older release)")
+        raise DataError(f"{version_dir.name}/{ITEMS_FILE}",
+                        f"the items file of the served version {version_dir.name} is {state}: give "
+                        f"the items file to train on (--items, or \"items\" in the admin request)")
+    return path, Schema.from_json(data.get("schema"))
 
 
 def check_version(version_dir: str | Path) -> dict[str, Any]:

@@ -235,7 +235,7 @@ def _naming(n: int) -> str:
 
 def _block(entries: list[str]) -> str:
     """The `[rename]` entries as one line to paste at the top of a schema file: an inline TOML
-    table, the same as a `[rename]` table (a failure is one line, training/cli.py)."""
+    table, the same as a `[rename]` table (a failure is one line, cli/main.py)."""
     return f" e.g. its [rename] table in one line, at the top: rename = {{{', '.join(entries)}}}"
 
 

@@ -47,7 +47,7 @@ def _default_service(workdir: Path) -> Iterator[str]:
                RECSYS_DEFAULT_DATA_DIR=str(workdir / "data" / "generated" / "default"))
     log = workdir / "serve.log"
     with open(log, "wb") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "training.cli", "serve", "--host", "127.0.0.1",
+        proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--host", "127.0.0.1",
                                  "--port", str(port), "--workers", "1"],
                                 cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"

@@ -247,7 +247,7 @@ def material_trained(material_paths, tmp_path_factory):
     out = tmp_path_factory.mktemp("material-artifacts")
     p = {k: str(v) for k, v in material_paths.items()}
     done = subprocess.run(
-        [sys.executable, "-m", "training.cli", "train", "--items", p["items"], "--interactions",
+        [sys.executable, "-m", "cli.main", "train", "--items", p["items"], "--interactions",
          p["interactions"], "--schema", p["schema"], "--epochs", "2", "--out", str(out), "--json"],
         capture_output=True, text=True, cwd=ROOT, timeout=600,
         env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})

@@ -1,10 +1,10 @@
-"""The activation rule of retrains (training/activation.py) on planted manifests."""
+"""The activation rule of retrains (recsys/promotion.py) on planted manifests."""
 
 from __future__ import annotations
 
 import pytest
 
-from training.activation import decide, plain_summary, same_catalogue
+from recsys.promotion import decide, plain_summary, same_catalogue
 
 SCHEMA = {"columns": {}, "rename": {}, "missing": [], "lexicon": {}}
 

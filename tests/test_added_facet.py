@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.artifact import FORMAT_VERSION, load_version
 from recsys.catalog import Catalog
 from recsys.dataio import Schema, read_items
@@ -30,7 +30,7 @@ QUERY = "wool dress"
 
 
 def recsys(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from training.bench import format_report
-from training.cli import main
+from cli.bench import format_report
+from cli.main import main
 
 ENGINES = ("model", "recommend", "index", "index_cold", "reference", "bm25s", "tantivy")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from recsys.dataio import Schema, read_interactions, read_items
 from recsys.errors import DataError
-from training.cli import main
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
 GOOD = Path(__file__).parent / "fixtures" / "good"
@@ -22,7 +22,7 @@ ITEM_IDS = {"A1", "A2", "A3"}
 def recsys(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "RECSYS_ARTIFACTS_DIR": str(cwd / "artifacts") if cwd else "artifacts",
            "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True,
                           text=True, cwd=cwd, env={**env, "PYTHONPATH": str(Path(__file__).parents[1])},
                           timeout=600)
 
@@ -158,7 +158,7 @@ def test_an_unexpected_error_is_one_line(planted_artifacts, monkeypatch, capsys,
 
 def test_output_closed_early_ends_quietly(planted_artifacts, planted_model):
     item = planted_model.catalog.item_ids[0]
-    cmd = (f"{sys.executable} -m training.cli explain 'scarlet gown' {item} --model "
+    cmd = (f"{sys.executable} -m cli.main explain 'scarlet gown' {item} --model "
            f"{planted_artifacts[0]} --json | head -c 10")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     out = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True,
@@ -184,7 +184,7 @@ def test_a_reader_gone_before_anything_is_written_ends_quietly(planted_artifacts
     read, write = os.pipe()
     os.close(read)
     try:
-        out = subprocess.run([sys.executable, "-m", "training.cli", *args], stdout=write,
+        out = subprocess.run([sys.executable, "-m", "cli.main", *args], stdout=write,
                              stderr=subprocess.PIPE, text=True, timeout=300,
                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
     finally:

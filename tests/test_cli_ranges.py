@@ -3,7 +3,7 @@
 
 import pytest
 
-from training.cli import main
+from cli.main import main
 
 
 @pytest.mark.parametrize("argv, shown", [

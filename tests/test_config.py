@@ -9,8 +9,8 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from api.config import Settings
+from cli.main import _parser
 from recsys.model_config import ModelConfig, ModelOptions
-from training.cli import _parser
 from training.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +58,7 @@ def test_every_trainer_starts_from_train_configs_defaults(monkeypatch):
 
 def test_the_training_defaults_load_without_torch():
     """`recsys --help` shows them: importing them must not cost torch's import."""
-    code = "import sys, training.cli; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys, cli.main; assert 'torch' not in sys.modules, 'torch imported'"
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          timeout=60)
     assert run.returncode == 0, run.stderr

@@ -86,7 +86,7 @@ def test_two_processes_sum_to_the_one_process_gradient(planted_paths, tmp_path):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True,
                           check=False)
 
 

@@ -57,7 +57,7 @@ def test_the_http_reference_has_every_route_of_the_openapi_schema(site):
 
 
 def test_the_cli_reference_has_every_command_and_option(site):
-    from training.cli import _parser
+    from cli.main import _parser
 
     page = (site / "reference" / "cli.html").read_text(encoding="utf-8")
     parser = _parser()

@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cli.main import main
 from recsys.dataio import InteractionStream, read_interactions, read_items, read_judgments
 from recsys.errors import DataError
 from tests.test_dataio import rename_hint
-from training.cli import main
 from training.train import TrainInputs, load_training_data
 
 # a products export as shops write them: their own id, title and description columns

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
+from cli.main import main
 from recsys.catalog import Catalog
 from recsys.similar import MAX_WORDS, item_query
-from training.cli import main
 from training.fit import TrainConfig, untrained_recommender
 
 CATEGORIES, WOODS, STYLES, BRANDS = ("chair", "table", "sofa"), ("walnut", "oak", "pine"), \
@@ -87,7 +87,7 @@ def test_description_words_only_when_the_item_says_little_else_and_the_rarest_ke
 
 def test_over_http_get_items_similar(rec, tmp_path):
     from api.config import Settings
-    from api.main import create_app
+    from cli.app import create_app
 
     settings = Settings(artifacts_dir=tmp_path / "artifacts", data_dir=tmp_path / "data",
                         default_data_dir=tmp_path / "data" / "default", watch_interval_s=0,

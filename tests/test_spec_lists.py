@@ -86,7 +86,7 @@ def test_a_product_that_names_the_word_everywhere_beats_one_short_spec_that_ment
 
 
 def test_recsys_train_says_what_spec_list_it_found(tmp_path, capsys):
-    from training.cli import main
+    from cli.main import main
 
     rows = _filler(8)
     rows["attributes"][0] = "brand:Acme;Ports:usb|bluetooth:No"  # a negative value is no pair

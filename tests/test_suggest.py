@@ -83,7 +83,7 @@ def test_logged_searches_count_distinct_shoppers(db):
 def test_over_http_searches_join_once_two_shoppers_made_them(tmp_path, monkeypatch):
     import api.suggestions
     from api.config import Settings
-    from api.main import create_app
+    from cli.app import create_app
     from tests.test_similar import NO_EVENTS, furniture
     from training.fit import TrainConfig, untrained_recommender
 

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cli.main import main
 from recsys.artifact import ITEMS_FILE, current_version, read_manifest
 from store.db import Database
 from store.events import Event, add_events, read_events
-from training.cli import main
 from training.events import MAX_WEIGHT, events_to_interactions, recent_queries
 from training.train import queries_fingerprint
 

@@ -58,7 +58,7 @@ LAUNCHER = textwrap.dedent("""
     from pathlib import Path
     import uvicorn
     from api.config import Settings
-    from api.main import create_app
+    from cli.app import create_app
     version, data, port = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     settings = Settings(artifacts_dir=version.parent, data_dir=data, default_data_dir=data / "default",
                         watch_interval_s=0, log_level="warning")

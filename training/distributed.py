@@ -1,7 +1,7 @@
 """Training on several processes with torch.distributed: `recsys train --nproc N` on one machine,
 or torchrun across machines (docs/cli.md, "Distributed training and long logs"):
 
-    torchrun --nproc-per-node N -m training.distributed --items F --interactions F [train options]
+    torchrun --nproc-per-node N -m cli.distributed --items F --interactions F [train options]
 
 runs the training `recsys train` runs. Every process reads the same files and builds the same
 catalogue, word and evidence tables, split and groups (all deterministic; checked before the
@@ -24,9 +24,6 @@ is present the collectives run over NCCL on copies in the process's GPU.
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
-from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -185,49 +182,3 @@ class Replicas:
             raise InputError(f"training process(es) {differ} built other training data or weights "
                              f"than process 0: every process must read the same --items and "
                              f"--interactions files (same bytes) with the same options")
-
-
-def launch(nproc: int, train_argv: Sequence[str]) -> int:
-    """`recsys train --nproc N`: torchrun's launcher (the elastic agent `torch.distributed.run`
-    calls) on this machine, N processes of `training.distributed` with these `recsys train`
-    options. Returns their exit code: 0, or the first failing process's (2 for bad input, which
-    that process has said on stderr in one line; the agent's own report of it is not repeated)."""
-    import logging
-    import uuid
-
-    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
-    from torch.distributed.launcher.api import LaunchConfig, elastic_launch
-
-    if nproc < 1:
-        raise InputError(f"--nproc must be at least 1, got {nproc}")
-    # the workers inherit this environment: one thread each for BLAS and OpenMP too, so that N
-    # processes on N cores do not oversubscribe them (torchrun's default as well)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    logging.getLogger("torch.distributed.elastic").setLevel(logging.CRITICAL)
-    config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=nproc, run_id=str(uuid.uuid4()),
-                          rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0)
-    try:
-        elastic_launch(config, sys.executable)("-m", "training.distributed", *train_argv)
-    except ChildFailedError as error:
-        _, first = error.get_first_failure()
-        return first.exitcode if first.exitcode > 0 else 1
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """One training process (torchrun starts N): `recsys train` with these options."""
-    from training.cli import main as cli_main
-
-    replicas = Replicas.start()
-    try:
-        return cli_main(["train", *(sys.argv[1:] if argv is None else argv)])
-    finally:
-        replicas.close()
-
-
-if __name__ == "__main__":
-    # run as the imported module, whose `current()` training/cli.py reads (under `python -m`
-    # this file is also `__main__`, a second copy with a state of its own)
-    from training.distributed import main as module_main
-
-    sys.exit(module_main())

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recsys.artifact import ITEMS_FILE, kept_items_file, read_manifest
-from recsys.dataio import EVENT_LABELS, Schema, csv_bytes, fingerprint
+from recsys.artifact import served_catalogue
+from recsys.dataio import EVENT_LABELS, csv_bytes
 from recsys.errors import DataError, InputError
 from store.db import Database
 from store.events import read_events
@@ -95,23 +95,6 @@ def prepare(url: str, since: datetime | None, folder: Path, held_out_fraction: f
               "until": events["timestamp"].max().isoformat(), "n_events": len(events),
               "by_type": by_type, "propensity": {"eta": ETA, "max_weight": MAX_WEIGHT}}
     return EventData(path, recent_queries(events, interactions, held_out_fraction), source)
-
-
-def served_catalogue(version_dir: Path) -> tuple[Path, Schema]:
-    """The items file and schema a version was trained on: the copy kept in its folder, if it is
-    still as it was. The manifest's `data.items.file` (where training read it) is never opened:
-    it may lie anywhere, and a manifest naming /etc/passwd there must not get it parsed."""
-    manifest = read_manifest(version_dir)
-    data = manifest.get("data") or {}
-    items = data.get("items") or {}
-    path = kept_items_file(version_dir)
-    if path is None or fingerprint(path) != items.get("fingerprint"):
-        state = ("changed since it was saved" if path is not None else
-                 "not kept in its folder (saved without one, or by an older release)")
-        raise DataError(f"{version_dir.name}/{ITEMS_FILE}",
-                        f"the items file of the served version {version_dir.name} is {state}: give "
-                        f"the items file to train on (--items, or \"items\" in the admin request)")
-    return path, Schema.from_json(data.get("schema"))
 
 
 def inputs_from_events(url: str, since: datetime | None, folder: Path, held_out_fraction: float, *,

@@ -26,9 +26,9 @@ from recsys.dataio import (
 )
 from recsys.errors import DataError
 from recsys.metrics import evaluate_rankings, group_judgments
+from recsys.promotion import same_catalogue
 from recsys.recommender import Recommender
 
-from .activation import same_catalogue
 from .config import TrainConfig
 from .evaluate import Judgments, evaluate_all, judgments_from_rows, make_baselines, model_rankings
 from .evaluate_version import read_probes
@@ -53,7 +53,7 @@ class TrainInputs:
     on_bad_lines: str = "error"
     unknown_items: str = UNKNOWN_ITEMS[0]  # interactions naming an item not in the items file
     # the served version: replayed on this training's evaluation sets (when its catalogue is the
-    # same), so that the two are compared on the same queries (training/activation.py)
+    # same), so that the two are compared on the same queries (recsys/promotion.py)
     baseline: Path | None = None
     # the held-out queries, chosen by the caller (events: the most recent ones); None: a random
     # slice of the interactions' queries (TrainConfig.held_out_fraction, seeded)
@@ -114,7 +114,7 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
 
 
 def _read_notes(report: ReadReport) -> dict:
-    """What a file's report says that its reader should be told (training/cli.py prints it): the
+    """What a file's report says that its reader should be told (cli/main.py prints it): the
     columns read under another name, and the notices."""
     return {"columns": report.renamed, "notices": report.notices}
 

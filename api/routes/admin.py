@@ -27,8 +27,8 @@ from starlette.datastructures import FormData, UploadFile
 from recsys.artifact import TempDir
 from recsys.dataio import Schema, check_header
 from recsys.errors import ArtifactError, DataError
+from recsys.promotion import same_catalogue
 from store.records import read_decisions
-from training.activation import same_catalogue
 
 from ..config import Settings
 from ..deps import AdminDep, DatabaseDep, JobsDep, SettingsDep, StoreDep

@@ -18,11 +18,11 @@ from __future__ import annotations
 import pandas as pd
 from fastapi import APIRouter, HTTPException
 
+from recsys.artifact import served_catalogue
 from recsys.dataio import Schema, items_from_records, read_items
 from recsys.errors import ArtifactError, DataError
 from recsys.recommender import Recommender
 from recsys.revision import Change, remove, save_revision, upsert
-from training.events import served_catalogue
 
 from ..deps import AdminDep, SettingsDep, StoreDep
 from ..limits import field_error

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.artifact import load_version
 from recsys.synthetic import generate
 from training.fit import TrainConfig

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
 from api.model_store import held_out_ndcg
+from cli.app import create_app
 from recsys.artifact import current_version, read_manifest
 from recsys.synthetic import generate
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.artifact import current_version, load_version, read_manifest
 from recsys.dataio import MAX_CELL_CHARS
 

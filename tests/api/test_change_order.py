@@ -28,7 +28,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.artifact import current_version
 from store.db import Database
 from store.tables import activations

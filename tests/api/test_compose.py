@@ -15,8 +15,8 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from api.config import Settings
+from cli.main import _parser
 from tests.live_server import free_port
-from training.cli import _parser
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -61,7 +61,7 @@ def test_services():
 def test_command_is_the_console_script(name):
     command = SERVICES[name]["command"]
     command = shlex.split(command) if isinstance(command, str) else command
-    assert command[0] in SCRIPTS and SCRIPTS[command[0]] == "training.cli:main"
+    assert command[0] in SCRIPTS and SCRIPTS[command[0]] == "cli.main:main"
     args = _parser().parse_args(command[1:])  # SystemExit on an unknown subcommand or option
     assert args.command == {"api": "serve", "train": "train"}[name]
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.facets import FACETS
 
 from api_support import make_artifacts, make_settings, wait_ready
@@ -237,8 +237,8 @@ def test_a_request_over_its_time_budget_is_503(rec, v1, data_dir, tmp_path, monk
 
     from fastapi.testclient import TestClient
 
-    from api.main import create_app
     from api.routes import recommend as rec_route
+    from cli.app import create_app
 
     from api_support import make_artifacts, make_settings
 

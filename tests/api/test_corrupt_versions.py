@@ -21,12 +21,11 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
-from recsys.artifact import ITEMS_FILE, load_version, set_current
+from cli.app import create_app
+from cli.main import main
+from recsys.artifact import ITEMS_FILE, load_version, served_catalogue, set_current
 from recsys.dataio import fingerprint
 from recsys.errors import ArtifactError, DataError
-from training.cli import main
-from training.events import served_catalogue
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 from api_support import wait_ready as wait_app_ready
@@ -90,7 +89,7 @@ def test_the_command_line_refuses_it_in_one_line(corpus, name, capsys):
                                   "manifest a list"])
 def test_the_command_line_process_survives_it(corpus, name):
     """In a process of its own: an out-of-range index once was a segmentation fault."""
-    r = subprocess.run([sys.executable, "-m", "training.cli", "recommend", "dress", "--model",
+    r = subprocess.run([sys.executable, "-m", "cli.main", "recommend", "dress", "--model",
                         str(corpus[name])], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and CORRUPTIONS[name][1] in r.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.artifact import ITEMS_FILE
 
 from api_support import ADMIN_TOKEN, EVENTS_APP_TOKEN, make_artifacts, make_settings

@@ -14,7 +14,7 @@ import math
 
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.abtest import assign_arm
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings

@@ -8,7 +8,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.artifact import current_version, load_version
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings

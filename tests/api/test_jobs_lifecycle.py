@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.artifact import TempDir, current_version, remove_stale_temp
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings

@@ -12,7 +12,7 @@ import time
 
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from recsys.synthetic import generate
 from store.db import Database
 from store.records import load_jobs

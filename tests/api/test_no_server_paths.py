@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
 from api.profiles import Profiles
+from cli.app import create_app
 from recsys.catalog import Catalog
 from recsys.profile import NO_HISTORY
 from store.db import Database

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from api.main import create_app
 from api.routes import admin_items
+from cli.app import create_app
 from recsys.artifact import current_version
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings, wait_ready

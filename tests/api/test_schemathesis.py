@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode, checks
 
-from api.main import create_app
+from cli.app import create_app
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 

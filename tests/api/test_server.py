@@ -123,7 +123,7 @@ def test_serve_with_a_missing_model_fails_cleanly(tmp_path):
 ])
 def test_only_a_default_model_of_an_older_format_is_retrained(tmp_path, fmt, items_dir, stale):
     from api.config import Settings
-    from api.server import _stale_default
+    from cli.serve import _stale_default
     from recsys.artifact import FORMAT_VERSION
 
     version = tmp_path / "artifacts" / "v1"

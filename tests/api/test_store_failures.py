@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from store.db import Database
 from store.records import load_jobs
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import create_app
+from cli.app import create_app
 from tests.test_dataio import rename_hint
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings

@@ -38,10 +38,9 @@ from recsys.errors import MissingExtraError
 from recsys.recommender import Recommender, top_k
 from recsys.synthetic import generate
 from recsys.tokenize import match_keys
-
-from .examples import make_groups
-from .fit import TrainConfig, build_featurizer, fit_model, new_model
-from .train import TrainInputs, load_training_data
+from training.examples import make_groups
+from training.fit import TrainConfig, build_featurizer, fit_model, new_model
+from training.train import TrainInputs, load_training_data
 
 K = 10
 REFERENCE_BLOCK = 8192  # items per call of the reference forward

@@ -190,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--rounds", type=int,
                    help="runs of every engine over the queries, one engine after another in each; "
                         "ratios are the median over them, as the machine's speed drifts "
-                        "(default: training.bench.ROUNDS)")
+                        "(default: cli.bench.ROUNDS)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(run=cmd_bench)
     return p
@@ -229,13 +229,13 @@ def cmd_train(args) -> int:
     if args.nproc != 1:
         if args.events is not None:
             raise InputError("--nproc goes with --interactions: training from events runs in one process")
-        from training.distributed import launch
+        from .distributed import launch
 
         return launch(args.nproc, _options(args.parser, args, leave_out={"nproc"}))
+    from cli.render import print_metrics, progress_bar
     from recsys.dataio import Schema
     from training.distributed import current
     from training.evaluate_version import read_probes
-    from training.render import print_metrics, progress_bar
     from training.train import TrainInputs, train_replica
 
     replicas = current()  # set when torchrun started this process (training/distributed.py)
@@ -261,7 +261,7 @@ def cmd_train(args) -> int:
                                    make_current=False)
     if result is None:  # another process of a distributed run writes the version and reports
         return 0
-    from training.activation import plain_summary
+    from recsys.promotion import plain_summary
 
     decision = _activate_if_allowed(Path(out), inputs.baseline, result, args.activate)
     _print_data_notes(result.manifest.get("data", {}))
@@ -286,12 +286,12 @@ def _current_dir(artifacts: Path) -> Path | None:
 
 
 def _activate_if_allowed(artifacts: Path, served: Path | None, result, force: bool):
-    """The same rule as the service's retrains (training/activation.py): the new version becomes
+    """The same rule as the service's retrains (recsys/promotion.py): the new version becomes
     current on its own only when it was evaluated on the served one's data and is not worse
     there; a server watching the folder follows `current`, so a run on another catalogue must
     not replace what it serves without --activate."""
     from recsys.artifact import read_manifest, set_current
-    from training.activation import decide
+    from recsys.promotion import decide
 
     name = result.version_dir.name
     served_manifest = read_manifest(served) if served is not None else None
@@ -366,8 +366,8 @@ def _print_data_notes(data: dict) -> None:
 
 
 def cmd_evaluate(args) -> int:
+    from cli.render import print_metrics
     from training.evaluate_version import evaluate_version
-    from training.render import print_metrics
 
     report = evaluate_version(_model_path(args.model), args.items, args.judgments, args.probes,
                               args.schema, args.encoding, args.on_bad_lines)
@@ -379,8 +379,8 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_recommend(args) -> int:
+    from cli.render import print_recommendation
     from recsys.artifact import load_version
-    from training.render import print_recommendation
 
     rec = load_version(_model_path(args.model))
     result = rec.recommend(args.query, k=args.k)
@@ -392,8 +392,8 @@ def cmd_recommend(args) -> int:
 
 
 def cmd_similar(args) -> int:
+    from cli.render import print_recommendation
     from recsys.artifact import load_version
-    from training.render import print_recommendation
 
     rec = load_version(_model_path(args.model))
     asked, result = rec.similar(args.item_id, k=args.k)
@@ -407,8 +407,8 @@ def cmd_similar(args) -> int:
 
 
 def cmd_explain(args) -> int:
+    from cli.render import print_explanation
     from recsys.artifact import load_version
-    from training.render import print_explanation
 
     rec = load_version(_model_path(args.model))
     detail = rec.explain(args.query, args.item_id)
@@ -420,14 +420,14 @@ def cmd_explain(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from api.server import serve
+    from .serve import serve
 
     settings = _settings()
     return serve(settings, host=args.host, port=args.port, model=args.model, workers=args.workers)
 
 
 def cmd_bench(args) -> int:
-    from training.bench import format_report, run_bench
+    from cli.bench import format_report, run_bench
 
     result = run_bench(args.items, args.queries, args.seed, args.sessions, args.reference_seconds,
                        rounds=args.rounds)

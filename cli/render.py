@@ -17,7 +17,7 @@ from recsys.recommender import ItemDetail, Recommendation
 class _Console(Console):
     def on_broken_pipe(self) -> None:
         """stdout's reader left (`recsys recommend ... | head`): rich would exit with status 1
-        here; the command line ends quietly instead (training.cli.main)."""
+        here; the command line ends quietly instead (cli.main.main)."""
         self.quiet = True
         raise BrokenPipeError(errno.EPIPE, "the reader of stdout has gone")
 
@@ -56,7 +56,7 @@ def progress_bar(label: str) -> Iterator:
 def print_metrics(metrics: dict) -> None:
     for section, systems in metrics.items():
         if section == "faithfulness":
-            from .faithfulness import format_report
+            from training.faithfulness import format_report
 
             console.print("faithfulness\n" + format_report(systems))
             continue
