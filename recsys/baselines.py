@@ -19,8 +19,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .errors import NotFittedError
+from .index.topk import fast_top_k
 from .tokenize import content_keys, match_keys
-from .topk import fast_top_k
 
 INTERACTION_COLUMNS = ("query", "item_id_idx", "label")
 

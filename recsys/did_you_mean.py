@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from .explain import unmatched_tokens
-from .index import ScoringIndex
+from .index.scoring import ScoringIndex
 from .spelling import NearWords
 from .suggest import Suggester
 from .tokenize import words

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from .catalog import Catalog
 from .formula import bm25_idf, covered, partial_worth
-from .kernels import compiled
+from .index.kernels import compiled
 from .model_config import ModelOptions
 from .words import WordTable, query_tokens
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .attribute_sets import ItemRows
-from .index import ScoringIndex
+from .index.attribute_sets import ItemRows
+from .index.query import QueryState
+from .index.scoring import ScoringIndex
 from .match_evidence import cell_evidence
-from .query import QueryState
 
 NO_MATCH = "(no match)"
 # A query word matches an attribute when the attribute holds at least this share of the word's

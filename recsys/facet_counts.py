@@ -24,8 +24,8 @@ import scipy.sparse as sp
 from .catalog import Catalog, FilterValues
 from .errors import InputError
 from .facets import DESCRIPTION, TITLE
-from .index import ScoringIndex
-from .query import CACHE_BYTES, QueryState, WordCache
+from .index.query import CACHE_BYTES, QueryState, WordCache
+from .index.scoring import ScoringIndex
 from .query_match import QueryMatches
 
 MAX_VALUES = 100  # values listed per key, the most counted first; `more` says how many are left out

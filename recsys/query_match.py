@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .explain import MATCH_THRESHOLD
-from .index import ScoringIndex
-from .query import CACHE_BYTES, QueryState, WordCache
+from .index.query import CACHE_BYTES, QueryState, WordCache
+from .index.scoring import ScoringIndex
 
 
 class QueryMatches:

@@ -27,11 +27,11 @@ from .explain import (
     unmatched_tokens,
 )
 from .facet_counts import FacetCounter, FacetCounts
-from .index import ScoringIndex
+from .index.query import QueryState, WordCache
+from .index.scoring import ScoringIndex
+from .index.topk import fast_top_k
 from .model import FacetScorer
-from .query import QueryState, WordCache
 from .similar import ItemQuery, item_query
-from .topk import fast_top_k
 
 
 @dataclass

@@ -17,7 +17,7 @@ import torch
 
 from recsys.explain import HeadAttention, head_attention
 from recsys.facets import FACETS
-from recsys.query import QueryState
+from recsys.index.query import QueryState
 from recsys.recommender import top_k
 from training.evaluate import probe_kind
 from training.faithfulness import (

@@ -17,16 +17,16 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-import recsys.attribute_sets as sets_module
-from recsys.attribute_sets import _distinct_rows, _prefix_tree
+import recsys.index.attribute_sets as sets_module
 from recsys.catalog import Catalog
 from recsys.dataio import read_items
 from recsys.facets import FACETS
 from recsys.formula import bm25_idf, partial_worth
-from recsys.index import ScoringIndex
-from recsys.kernels import compiled
-from recsys.query import QueryState, WordCache
-from recsys.topk import fast_top_k
+from recsys.index.attribute_sets import _distinct_rows, _prefix_tree
+from recsys.index.kernels import compiled
+from recsys.index.query import QueryState, WordCache
+from recsys.index.scoring import ScoringIndex
+from recsys.index.topk import fast_top_k
 from training.fit import TrainConfig, build_featurizer, new_model
 
 from .reference import sorted_top_k, ties_at_the_cut
@@ -429,7 +429,7 @@ def test_the_compiled_maximum_is_numpys():
     length around its lanes, the maximum planted at each position: the same float as max()."""
     if compiled() is None:
         pytest.skip("numba is not installed")
-    from recsys.kernels import _max_of
+    from recsys.index.kernels import _max_of
 
     rng = np.random.default_rng(6)
     for n in (1, 2, 7, 8, 9, 15, 16, 17, 100):

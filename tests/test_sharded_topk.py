@@ -11,7 +11,7 @@ import pandas as pd
 
 from recsys.catalog import Catalog
 from recsys.encoding import Featurizer
-from recsys.index import ScoringIndex
+from recsys.index.scoring import ScoringIndex
 from recsys.recommender import Recommender
 
 SHARDS = 3

@@ -1,6 +1,6 @@
 """How faithful the per-head explanations are to the scorer: measured after every training run.
 
-Four checks, each read off the same exact computation the ranking uses (recsys/index.py):
+Four checks, each read off the same exact computation the ranking uses (recsys/index/scoring.py):
 
 (a) **explanation accuracy** on probes: the generator knows which query word names which facet
     value; the share of cases where that facet's head puts the word's top weight on that value
@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from recsys.explain import HeadAttention, head_attention
-from recsys.index import ScoringIndex
+from recsys.index.scoring import ScoringIndex
 from recsys.metrics import evaluate_rankings, group_judgments
 from recsys.recommender import Recommender, top_k
 

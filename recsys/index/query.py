@@ -17,11 +17,11 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from .encoding import Featurizer
-from .formula import ASSOC, EXACT, N_KINDS, NEAR, covered
+from ..encoding import Featurizer
+from ..formula import ASSOC, EXACT, N_KINDS, NEAR, covered
+from ..model import FacetScorer
+from ..words import QueryToken
 from .kernels import Kernels
-from .model import FacetScorer
-from .words import QueryToken
 
 CACHE_BYTES = 32 << 20  # bound of each per-word cache of an index (rows of floats per word)
 V = TypeVar("V")  # what a WordCache holds per word

@@ -10,14 +10,14 @@ the top k equals sorting every score (tests/test_index.py against tests/referenc
 
 The index is three parts with one job each, put together by `ScoringIndex`:
 
-- `recsys.query.QueryTables` (the query side): per query word, one (D,) @ (D, sum V + H) product
+- `recsys.index.query.QueryTables` (the query side): per query word, one (D,) @ (D, sum V + H) product
   gives every facet's q.k / sqrt(d_k) and no-match pre-activation, and its evidence rows are read
   straight from the CSR tables; its `word_rows` cache keeps them per word. A query's logits are
   a `QueryState`.
-- `recsys.attribute_sets.AttributeSets` (the item side): each facet is computed once per DISTINCT
+- `recsys.index.attribute_sets.AttributeSets` (the item side): each facet is computed once per DISTINCT
   attribute set, the sets' attribute lists forming a prefix tree, so a word's per-set ratios take
   one add per tree node.
-- `recsys.topk.GroupTables` (scoring and top-k): facets whose sets combine into few joint
+- `recsys.index.topk.GroupTables` (scoring and top-k): facets whose sets combine into few joint
   signatures are merged into groups, so an item's score is a sum of 1-2 lookups in small tables,
   and `top_k` rules out whole table entries from a lower bound of the k-th best score.
 
@@ -26,7 +26,7 @@ multi-word attribute (coverage), so `ScoringIndex` caches them per word with the
 groups' tables (`word_parts`); a score is the sum of the query words' cached table parts plus the
 prior's. Head weights other than 1 are applied per set before the tables are built.
 
-What runs per query is compiled with numba (`recsys.kernels`: a numpy call on arrays this small is
+What runs per query is compiled with numba (`recsys.index.kernels`: a numpy call on arrays this small is
 mostly dispatch); the numpy code does the same, in the same order of operations, when numba cannot
 compile (`use_kernel = False` forces it; tests run both).
 """
@@ -37,10 +37,10 @@ from typing import cast
 
 import numpy as np
 
+from ..encoding import Featurizer
+from ..model import FacetScorer
 from .attribute_sets import AttributeSets
-from .encoding import Featurizer
 from .kernels import Kernels, compiled
-from .model import FacetScorer
 from .query import CACHE_BYTES, QueryState, QueryTables, WordCache
 from .topk import GroupTables, _Group
 

@@ -1,5 +1,6 @@
 """The compiled parts of the production scorer (numba), each the same computation as the numpy
-code of the index (`recsys.query`, `recsys.attribute_sets`, `recsys.topk`) that serves when numba cannot compile here.
+code of the index (`recsys.index.query`, `recsys.index.attribute_sets`, `recsys.index.topk`) that
+serves when numba cannot compile here.
 
 Per query the index makes a handful of operations on arrays of a few hundred to a few thousand
 floats; numpy spends most of such a call in dispatch, so the steps that run on every query
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .formula import EXACT, N_KINDS
+from ..formula import EXACT, N_KINDS
 
 try:
     import numba
@@ -65,7 +66,7 @@ def compiled() -> Kernels | None:
                                   _pair_evidence)
                 _warm_up(kernels)
             except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
-                warnings.warn(f"recsys.kernels: compiled scoring unavailable ({exc}); using numpy",
+                warnings.warn(f"recsys.index.kernels: compiled scoring unavailable ({exc}); using numpy",
                               stacklevel=2)
                 kernels = None
         _KERNELS.append(kernels)

@@ -17,9 +17,9 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from .catalog import Catalog
-from .formula import quantized_length
-from .model import FacetScorer
+from ..catalog import Catalog
+from ..formula import quantized_length
+from ..model import FacetScorer
 
 
 @dataclass
