@@ -38,7 +38,7 @@ class Settings(BaseSettings):
     max_offset: int = 10_000
     max_list_items: int = 1_000  # candidates, exclude, filter values
     max_filter_keys: int = 32
-    # an id's length (an item id, a filter key or value) is no setting: recsys.ids.MAX_ID_CHARS,
+    # an id's length (an item id, a filter key or value) is no setting: recsys.io.ids.MAX_ID_CHARS,
     # which the items CSV, catalogue changes and every request share
     max_body_bytes: int = 1_000_000
     max_upload_bytes: int = 200_000_000

@@ -11,7 +11,7 @@ import anyio.to_thread
 from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
 
-from recsys.ids import MAX_ID_CHARS
+from recsys.io.ids import MAX_ID_CHARS
 from recsys.tokenize import words
 
 from .config import Settings
@@ -92,7 +92,7 @@ def _check_list(values: list[str], loc: tuple, s: Settings) -> None:
 
 
 def _check_lengths(values: Iterable[str], loc: tuple) -> None:
-    """A filter key or value: no longer than an item id may be (`recsys.ids`)."""
+    """A filter key or value: no longer than an item id may be (`recsys.io.ids`)."""
     for v in values:
         if len(v) > MAX_ID_CHARS:
             raise field_error(loc, f"a filter key or value must be at most {MAX_ID_CHARS} "

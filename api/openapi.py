@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from recsys.ids import MAX_ID_CHARS
+from recsys.io.ids import MAX_ID_CHARS
 
 from .config import Settings
 from .schemas import ErrorOut, error_responses

@@ -16,12 +16,12 @@ from fastapi import Response
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from recsys.dataio import EVENT_LABELS
 from recsys.explain import MATCH_THRESHOLD, Explanation
 from recsys.facet_counts import MAX_VALUES as MAX_FACET_VALUES
 from recsys.facet_counts import FacetCounts
 from recsys.facets import FACET_NAME, FACETS
-from recsys.ids import MAX_ID_CHARS, item_id_problem, storable_problem
+from recsys.io.contract import EVENT_LABELS
+from recsys.io.ids import MAX_ID_CHARS, item_id_problem, storable_problem
 from recsys.recommender import Recommendation
 
 HeadName = Annotated[str, Field(pattern=FACET_NAME.pattern, examples=list(FACETS))]
@@ -42,7 +42,7 @@ def _storable(value: str) -> str:
     return value
 
 
-# an item id as `recsys.ids` defines it, the same for every field, list and URL that names items
+# an item id as `recsys.io.ids` defines it, the same for every field, list and URL that names items
 # (its maxLength in the OpenAPI document: api.openapi)
 ItemId = Annotated[str, AfterValidator(_valid_item_id)]
 # text the store keeps (an event's ids, a user id): the same on SQLite and PostgreSQL

@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from recsys.catalog import Catalog  # noqa: E402
-from recsys.dataio import Schema, read_items  # noqa: E402
 from recsys.errors import RecsysError  # noqa: E402
 from recsys.facets import FACETS  # noqa: E402
+from recsys.io.readers import read_items  # noqa: E402
+from recsys.io.schema import Schema  # noqa: E402
 
 DEFAULT_ITEMS = ROOT.parent / "shared" / "data" / "fashion" / "styles.csv"
 DEFAULT_SCHEMA = ROOT / "data" / "fashion_schema.toml"

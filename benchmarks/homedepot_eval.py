@@ -41,8 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from recsys.catalog import Catalog  # noqa: E402
-from recsys.dataio import read_interactions, read_items  # noqa: E402
 from recsys.facets import FACETS  # noqa: E402
+from recsys.io.readers import read_interactions, read_items  # noqa: E402
 from recsys.lexicon import LexiconConfig  # noqa: E402
 from training.evaluate import evaluate_all, judgments_from_rows, make_baselines  # noqa: E402
 from training.examples import split_queries  # noqa: E402

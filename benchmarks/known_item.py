@@ -51,7 +51,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from recsys.baselines import BM25Ranker  # noqa: E402
 from recsys.catalog import Catalog  # noqa: E402
-from recsys.dataio import Schema, read_items  # noqa: E402
+from recsys.io.readers import read_items  # noqa: E402
+from recsys.io.schema import Schema  # noqa: E402
 from recsys.tokenize import STOPWORDS, words  # noqa: E402
 from training.fit import TrainConfig, untrained_recommender  # noqa: E402
 

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from recsys.catalog import Catalog  # noqa: E402
-from recsys.dataio import read_interactions, read_items  # noqa: E402
+from recsys.io.readers import read_interactions, read_items  # noqa: E402
 from recsys.metrics import evaluate_rankings  # noqa: E402
 from training.evaluate import judgments_from_rows, make_baselines, model_rankings  # noqa: E402
 from training.examples import split_queries  # noqa: E402

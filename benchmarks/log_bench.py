@@ -1,7 +1,7 @@
 """Training on logs of growing length in bounded memory: `recsys train`'s whole run (read the log a
 chunk at a time, train, evaluate, write) on interactions files of several lengths with the same
 distinct queries (benchmarks/big_log.py), each in a fresh process whose peak RSS is reported.
-With `--whole`, also the peak of reading the first log whole (`recsys.dataio.read_interactions`,
+With `--whole`, also the peak of reading the first log whole (`recsys.io.readers.read_interactions`,
 how training read it before), for comparison.
 
     .venv/bin/recsys generate --out /tmp/syn
@@ -54,7 +54,7 @@ def train_one(data: Path, log: Path, out: Path) -> dict:
 
 
 def read_whole(data: Path, log: Path) -> dict:
-    from recsys.dataio import read_interactions, read_items
+    from recsys.io.readers import read_interactions, read_items
 
     items, _ = read_items(data / "items.csv")
     before = _peak_mb()

@@ -32,7 +32,7 @@ def _peak_mb() -> float:
 
 def catalog_step(data: Path) -> dict:
     from recsys.catalog import Catalog
-    from recsys.dataio import read_items
+    from recsys.io.readers import read_items
 
     t0 = time.perf_counter()
     items, _ = read_items(data / "items.csv")

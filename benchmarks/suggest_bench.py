@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from recsys.catalog import Catalog  # noqa: E402
-from recsys.dataio import read_items  # noqa: E402
+from recsys.io.readers import read_items  # noqa: E402
 from recsys.suggest import Suggester  # noqa: E402
 from recsys.synthetic import generate  # noqa: E402
 

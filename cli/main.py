@@ -13,8 +13,8 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from recsys.dataio import UNKNOWN_ITEMS
 from recsys.errors import InputError, RecsysError
+from recsys.io.readers import UNKNOWN_ITEMS
 from training.config import TrainConfig
 
 EXIT_BAD_INPUT = 2
@@ -233,7 +233,7 @@ def cmd_train(args) -> int:
 
         return launch(args.nproc, _options(args.parser, args, leave_out={"nproc"}))
     from cli.render import print_metrics, progress_bar
-    from recsys.dataio import Schema
+    from recsys.io.schema import Schema
     from training.distributed import current
     from training.evaluate_version import read_probes
     from training.train import TrainInputs, train_replica
@@ -343,7 +343,7 @@ def _print_data_notes(data: dict) -> None:
     file's columns read under another name (`products.csv: product_id -> item_id, ...`), the
     interactions skipped for an unknown item, the spec list found in an `attributes` column, and
     with `--on-bad-lines skip` the lines left out."""
-    from recsys.headers import HeaderMap
+    from recsys.io.headers import HeaderMap
 
     for name in ("items", "interactions"):
         entry = data.get(name) or {}

@@ -6,7 +6,7 @@ A version folder holds `manifest.json` (version, dates, data fingerprints, metri
 on (what catalogue changes and retrains from events read). Nothing is unpickled: a replaced file
 can at worst fail to load, never run code.
 
-The manifest's `files` maps every other file to its sha256 (`dataio.fingerprint`), verified on
+The manifest's `files` maps every other file to its sha256 (`recsys.io.text.fingerprint`), verified on
 load: a damaged file is refused by name. Every file a version is read from must resolve (symlinks
 followed) inside its folder; the manifest's `data.*.file` paths say where training read its
 inputs (provenance, often outside) and are never opened.
@@ -47,11 +47,12 @@ from safetensors.torch import load_file as load_tensors
 from safetensors.torch import save_file as save_tensors
 
 from .catalog import Attribute, Catalog, NumericBuckets, attribute_entry, attribute_from_entry
-from .dataio import Schema, fingerprint
 from .encoding import Featurizer
 from .errors import ArtifactError, DataError
 from .evidence import Evidence
 from .facets import facet_name_problem
+from .io.schema import Schema
+from .io.text import fingerprint
 from .model import FacetScorer
 from .model_config import ModelConfig
 from .recommender import Recommender

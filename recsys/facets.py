@@ -3,7 +3,7 @@
 Facets are data: a model has one attention head per entry of its `ModelConfig.facets`, in that
 order, and every output (explanations, schemas, metrics) iterates over the model's (or the
 catalogue's) facets rather than naming heads. `FACETS` is only what a new model gets when its
-schema adds none (`[facets] add = ["material"]`, see `recsys.dataio.Schema`); a loaded model's
+schema adds none (`[facets] add = ["material"]`, see `recsys.io.schema.Schema`); a loaded model's
 facets come from its artifact.
 """
 

@@ -8,7 +8,7 @@ like typed ones, in the same heads (`Recommender.recommend`'s `history`): every 
 score is still prior + heads, and each match of a history word is explained as one ("your
 history: navy, linen").
 
-An event's weight is its kind's label (`dataio.EVENT_LABELS`: click 1, cart 2, purchase 3, an
+An event's weight is its kind's label (`recsys.io.contract.EVENT_LABELS`: click 1, cart 2, purchase 3, an
 impression 0), the same grading a retrain from events gives it: a shopper pays more for a
 purchase than a click, so it says more. It halves every `HALF_LIFE_DAYS`: tastes drift, and last
 week's purchases say more about today than last year's.
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .catalog import Catalog
-from .dataio import EVENT_LABELS
+from .io.contract import EVENT_LABELS
 from .similar import ItemQuery, item_query
 from .tokenize import words
 

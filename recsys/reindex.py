@@ -13,11 +13,11 @@ import scipy.sparse as sp
 import torch
 
 from .catalog import Catalog
-from .dataio import Schema
 from .encoding import Featurizer
 from .errors import InputError
 from .evidence import Evidence, build_exact, catalog_word_keys
 from .facets import FACETS
+from .io.schema import Schema
 from .model import FacetScorer
 from .model_config import ModelConfig
 from .recommender import Recommender

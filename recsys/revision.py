@@ -22,8 +22,9 @@ from typing import Any
 import pandas as pd
 
 from .artifact import save_version
-from .dataio import Schema, csv_bytes, fingerprint
 from .errors import InputError, UnknownItemError
+from .io.schema import Schema
+from .io.text import csv_bytes, fingerprint
 from .recommender import Recommender
 from .reindex import with_catalog
 

@@ -18,8 +18,9 @@ from fastapi.testclient import TestClient
 from cli.app import create_app
 from recsys.artifact import FORMAT_VERSION, load_version
 from recsys.catalog import Catalog
-from recsys.dataio import Schema, read_items
 from recsys.errors import ArtifactError, InputError
+from recsys.io.readers import read_items
+from recsys.io.schema import Schema
 from recsys.reindex import with_catalog
 
 from .planted import MATERIALS

@@ -200,7 +200,7 @@ def test_lexicon_can_be_turned_off_or_extended():
 
 
 def test_a_schema_file_sets_columns_and_lexicon(tmp_path):
-    from recsys.dataio import Schema
+    from recsys.io.schema import Schema
 
     path = tmp_path / "schema.toml"
     path.write_text('[columns]\nusage = "style"\n[lexicon.color]\nteal = ["peacock"]\n'
@@ -297,7 +297,7 @@ def test_rows_from_every_source_in_the_order_they_are_read():
 def test_a_missing_description_gives_no_words_and_the_word_nan_is_a_word(tmp_path):
     # the readers make a missing cell "" (an empty CSV cell, a record's None), which gives no
     # words; "nan" written in a description is a word like any other
-    from recsys.dataio import items_from_records, read_items
+    from recsys.io.readers import items_from_records, read_items
     from recsys.lexicon import LexiconConfig
 
     path = tmp_path / "items.csv"

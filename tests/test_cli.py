@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from recsys.dataio import Schema, read_interactions, read_items
 from recsys.errors import DataError
+from recsys.io.readers import read_interactions, read_items
+from recsys.io.schema import Schema
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
 GOOD = Path(__file__).parent / "fixtures" / "good"

@@ -7,18 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from recsys.dataio import (
-    MAX_CELL_CHARS,
-    ReadReport,
-    Schema,
-    fingerprint,
-    read_interactions,
-    read_items,
-    read_judgments,
-    read_table,
-)
 from recsys.errors import DataError, InputError
-from recsys.ids import MAX_ID_CHARS
+from recsys.io.ids import MAX_ID_CHARS
+from recsys.io.readers import read_interactions, read_items, read_judgments, read_table
+from recsys.io.schema import Schema
+from recsys.io.text import MAX_CELL_CHARS, ReadReport, fingerprint
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -379,7 +372,7 @@ def test_binary_content_after_a_bad_byte_is_what_the_file_is_told_by(tmp_path: P
                                                                      block_bytes: int) -> None:
     # one pass checks each block for binary content and decodes it: a bad byte is held until
     # the whole file is found free of binary content, in whichever block either of them is
-    from recsys.dataio import _check_text
+    from recsys.io.text import check_text
 
     head = b"item_id,title\nA1,caf\xe9\nA2,"  # 0xe9 at byte 20, row 2
     cases = [
@@ -394,13 +387,13 @@ def test_binary_content_after_a_bad_byte_is_what_the_file_is_told_by(tmp_path: P
     for data, expected in cases:
         path = _write(tmp_path, "items.csv", data)
         with pytest.raises(DataError) as caught:
-            _check_text(path, None, block_bytes)
+            check_text(path, None, block_bytes)
         assert str(caught.value) == f"{path}, {expected}"
     zipped = _write(tmp_path, "items.zip", b"PK\x03\x04\x14\x00\xe9")
     with pytest.raises(DataError, match="looks like a zip archive"):
-        _check_text(zipped, "klingon")  # before the encoding that is not one
+        check_text(zipped, "klingon")  # before the encoding that is not one
     path = _write(tmp_path, "items.csv", b"item_id,title\nA1,\xe2\x82\xac\n")
-    _check_text(path, None, block_bytes)
+    check_text(path, None, block_bytes)
     assert read_items(path)[0].to_numpy().tolist() == [["A1", "\u20ac"]]
 
 
@@ -773,7 +766,7 @@ def test_skipping_bad_lines_skips_interactions_with_unknown_items_and_says_which
 ])
 def test_an_item_id_no_url_or_event_could_use_is_refused(tmp_path: Path, cell: bytes,
                                                         problem: str) -> None:
-    """recsys.ids: the items file takes the ids the API takes, no more (a 300-character id
+    """recsys.io.ids: the items file takes the ids the API takes, no more (a 300-character id
     was read, then refused by /events; '..' was read, then unreachable by its URL)."""
     path = _write(tmp_path, "items.csv", b"item_id,title\nA1,Red dress\n" + cell + b",Blue\n")
     message = _message(path)

@@ -19,7 +19,6 @@ import torch
 
 import recsys.index.attribute_sets as sets_module
 from recsys.catalog import Catalog
-from recsys.dataio import read_items
 from recsys.facets import FACETS
 from recsys.formula import bm25_idf, partial_worth
 from recsys.index.attribute_sets import _distinct_rows, _prefix_tree
@@ -27,6 +26,7 @@ from recsys.index.kernels import compiled
 from recsys.index.query import QueryState, WordCache
 from recsys.index.scoring import ScoringIndex
 from recsys.index.topk import fast_top_k
+from recsys.io.readers import read_items
 from training.fit import TrainConfig, build_featurizer, new_model
 
 from .reference import sorted_top_k, ties_at_the_cut

@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 
 from recsys.catalog import Catalog
-from recsys.dataio import Schema, read_interactions, read_items
 from recsys.errors import DataError
+from recsys.io.readers import read_interactions, read_items
+from recsys.io.schema import Schema
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "data"

@@ -1,13 +1,13 @@
 """Catalogue revisions' item changes (recsys/revision.py) and items given as records
-(recsys.dataio.items_from_records), on planted rows."""
+(recsys.io.readers.items_from_records), on planted rows."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from recsys.dataio import items_from_records
 from recsys.errors import DataError, InputError, UnknownItemError
+from recsys.io.readers import items_from_records
 from recsys.revision import remove, upsert, write_catalogue
 
 BASE = pd.DataFrame({"item_id": ["a", "b", "c"], "title": ["A", "B", "C"], "color": ["red", "blue", ""]})

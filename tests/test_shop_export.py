@@ -1,5 +1,5 @@
 """A shop's own export trains in one command (issue 28 item 1): its column names are mapped to
-the contracts (recsys/headers.py), [rename] settles the rest in every file, and interactions of
+the contracts (recsys/io/headers.py), [rename] settles the rest in every file, and interactions of
 items no longer in the catalogue are skipped and counted."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from cli.main import main
-from recsys.dataio import InteractionStream, read_interactions, read_items, read_judgments
 from recsys.errors import DataError
+from recsys.io.readers import InteractionStream, read_interactions, read_items, read_judgments
 from tests.test_dataio import rename_hint
 from training.train import TrainInputs, load_training_data
 

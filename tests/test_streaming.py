@@ -1,4 +1,4 @@
-"""Logs larger than memory: interactions.csv read a chunk at a time (recsys.dataio.InteractionStream)
+"""Logs larger than memory: interactions.csv read a chunk at a time (recsys.io.readers.InteractionStream)
 and kept as distinct (query, item, label) rows with counts (training.examples.InteractionCounts)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from recsys.baselines import ClickAssociationRanker, PopularityRanker
-from recsys.dataio import InteractionStream, read_interactions
 from recsys.errors import DataError
+from recsys.io.readers import InteractionStream, read_interactions
 from training.examples import InteractionCounts, make_groups
 
 ITEMS = {"A1", "B2", "C3", "Dé"}

@@ -8,9 +8,11 @@ from pathlib import Path
 import pandas as pd
 
 from recsys.artifact import load_version
-from recsys.dataio import Schema, fingerprint, read_items, read_judgments
 from recsys.errors import DataError
-from recsys.headers import PROBES, check_rename, map_header
+from recsys.io.headers import PROBES, check_rename, map_header
+from recsys.io.readers import read_items, read_judgments
+from recsys.io.schema import Schema
+from recsys.io.text import fingerprint
 from recsys.metrics import group_judgments
 from recsys.reindex import with_catalog
 
@@ -40,7 +42,7 @@ def evaluate_version(model: Path, items: Path, judgments: Path, probes: Path | N
 def read_probes(path: Path, rename: Mapping[str, str] | None = None) -> pd.DataFrame:
     """probes.csv (query, word, facet, value: which query word names which facet value), checked:
     a DataError naming the file and what is missing, never a KeyError from deep inside. Its
-    header is mapped as every file's is (`recsys.headers`: a schema's `rename`, then common
+    header is mapped as every file's is (`recsys.io.headers`: a schema's `rename`, then common
     names)."""
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)

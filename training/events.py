@@ -1,7 +1,7 @@
 """Shopper events (the store) -> the interactions the trainer reads, and the held-out slice.
 
 One row per (query, item): `label` is the strongest event type the item got for the query
-(`recsys.dataio.EVENT_LABELS`: impression 0, click 1, cart 2, purchase 3), so an item shown and
+(`recsys.io.contract.EVENT_LABELS`: impression 0, click 1, cart 2, purchase 3), so an item shown and
 not chosen is a 0 (shown-not-chosen). Position bias: in a position-based model a shopper
 examines rank r with probability (1 / r) ** ETA, so a choice made at rank r stands for r ** ETA
 choices (inverse propensity weighting, Joachims et al. 2017), clipped at MAX_WEIGHT to bound the
@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from recsys.artifact import served_catalogue
-from recsys.dataio import EVENT_LABELS, csv_bytes
 from recsys.errors import DataError, InputError
+from recsys.io.contract import EVENT_LABELS
+from recsys.io.text import csv_bytes
 from store.db import Database
 from store.events import read_events
 

@@ -15,16 +15,10 @@ import pandas as pd
 
 from recsys.artifact import load_version, read_manifest, save_version
 from recsys.catalog import Catalog, spec_list_summary
-from recsys.dataio import (
-    UNKNOWN_ITEMS,
-    InteractionStream,
-    ReadReport,
-    Schema,
-    fingerprint,
-    read_items,
-    read_judgments,
-)
 from recsys.errors import DataError
+from recsys.io.readers import UNKNOWN_ITEMS, InteractionStream, read_items, read_judgments
+from recsys.io.schema import Schema
+from recsys.io.text import ReadReport, fingerprint
 from recsys.metrics import evaluate_rankings, group_judgments
 from recsys.promotion import same_catalogue
 from recsys.recommender import Recommender

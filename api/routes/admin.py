@@ -5,7 +5,7 @@ POST /admin/train takes either a multipart upload (`items`, `interactions` files
 files under the data folder (RECSYS_DATA_DIR); a path that leads outside it is refused. A JSON
 body with `"source": "events"` trains from the store's events instead of an interactions file
 (on the served version's catalogue unless it names `items`). Each file's header is checked
-before the answer (`recsys.dataio.check_header`, with the schema's `[rename]`): columns that
+before the answer (`recsys.io.readers.check_header`, with the schema's `[rename]`): columns that
 cannot be used are a 422 naming the columns found and what is missing, not a job that fails.
 """
 
@@ -25,8 +25,9 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
 from recsys.artifact import TempDir
-from recsys.dataio import Schema, check_header
 from recsys.errors import ArtifactError, DataError
+from recsys.io.readers import check_header
+from recsys.io.schema import Schema
 from recsys.promotion import same_catalogue
 from store.records import read_decisions
 

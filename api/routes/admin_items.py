@@ -19,8 +19,9 @@ import pandas as pd
 from fastapi import APIRouter, HTTPException
 
 from recsys.artifact import served_catalogue
-from recsys.dataio import Schema, items_from_records, read_items
 from recsys.errors import ArtifactError, DataError
+from recsys.io.readers import items_from_records, read_items
+from recsys.io.schema import Schema
 from recsys.recommender import Recommender
 from recsys.revision import Change, remove, save_revision, upsert
 

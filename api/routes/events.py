@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from recsys.dataio import EVENT_LABELS
+from recsys.io.contract import EVENT_LABELS
 from recsys.recommender import Recommender
 from store.events import Event, add_events, event_counts
 

@@ -27,7 +27,7 @@ from safetensors.torch import load_file as load_tensors
 from safetensors.torch import save_file as save_tensors
 
 from recsys.artifact import ITEMS_FILE
-from recsys.dataio import fingerprint
+from recsys.io.text import fingerprint
 
 ARRAYS, MODEL, MANIFEST, CATALOG, WORDS = (
     "arrays.safetensors", "model.safetensors", "manifest.json", "catalog.json", "words.json")

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from cli.app import create_app
 from recsys.artifact import current_version, load_version, read_manifest
-from recsys.dataio import MAX_CELL_CHARS
+from recsys.io.text import MAX_CELL_CHARS
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings, wait_ready
 

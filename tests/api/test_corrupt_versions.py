@@ -24,8 +24,8 @@ from fastapi.testclient import TestClient
 from cli.app import create_app
 from cli.main import main
 from recsys.artifact import ITEMS_FILE, load_version, served_catalogue, set_current
-from recsys.dataio import fingerprint
 from recsys.errors import ArtifactError, DataError
+from recsys.io.text import fingerprint
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 from api_support import wait_ready as wait_app_ready

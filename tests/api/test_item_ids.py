@@ -1,5 +1,5 @@
 """Ids are one contract (issue 27, points 4 and 5): an item id `PUT /admin/items` takes is one
-that /events, /explain and its URL take too, with the same length limit (recsys.ids); an id
+that /events, /explain and its URL take too, with the same length limit (recsys.io.ids); an id
 that would break the catalogue (a NUL), or that no URL reaches ('.', '..'), is a 422 naming the
 field, and the text the store keeps is refused alike on SQLite and PostgreSQL."""
 
@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from cli.app import create_app
 from recsys.artifact import current_version
-from recsys.ids import MAX_ID_CHARS
+from recsys.io.ids import MAX_ID_CHARS
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 
@@ -76,7 +76,7 @@ def test_an_id_no_url_reaches_is_refused(sqlite_shop, item_id):
 
 def test_the_same_id_limit_everywhere(sqlite_shop):
     """An id of 300 characters was accepted by PUT but refused by /events and /explain: the
-    limit is one number, recsys.ids.MAX_ID_CHARS, and an id at it works everywhere."""
+    limit is one number, recsys.io.ids.MAX_ID_CHARS, and an id at it works everywhere."""
     _, client = sqlite_shop
     longest, over = "L" * MAX_ID_CHARS, "L" * (MAX_ID_CHARS + 1)
     limit = f"at most {MAX_ID_CHARS} characters, got {MAX_ID_CHARS + 1}"

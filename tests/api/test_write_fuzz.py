@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_events import ADMIN, PUSH, stats  # app_client: tests/api/conftest.py, both stores
 
-from recsys.ids import item_id_problem
+from recsys.io.ids import item_id_problem
 
 
 def fuzz(examples: int) -> settings:
@@ -76,7 +76,7 @@ def test_fuzzed_catalogue_changes_are_served_as_acknowledged_never_a_5xx(app_cli
     for item_id, title in last_title.items():
         r = c.get(f"/items/{quote(item_id, safe='')}")
         assert r.status_code == 200, (item_id, r.status_code, r.text)
-        # a carriage return is stored as a line break (recsys.dataio.csv_bytes), cells are stripped
+        # a carriage return is stored as a line break (recsys.io.text.csv_bytes), cells are stripped
         stored = title.replace("\r\n", "\n").replace("\r", "\n").strip()
         assert r.json()["title"] == stored, (item_id, r.json()["title"], title)
 

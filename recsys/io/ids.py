@@ -1,5 +1,5 @@
 """What a valid item id is, the one definition every way in applies: the items CSV
-(`recsys.dataio`), `PUT /admin/items`, the ids of `/events`, `/explain`, `/compare`,
+(`recsys.io`), `PUT /admin/items`, the ids of `/events`, `/explain`, `/compare`,
 `/recommend` (exclude, candidates) and of the URLs `/items/{item_id}`, `/admin/items/{item_id}`.
 
 An id that one of them takes must work in all the others: the revision's items CSV must read

@@ -1,0 +1,218 @@
+"""The contract pass of reading a CSV file: its columns mapped to the contract's names, and
+every cell value checked (ids, labels, weights, duplicates, unknown items, empty-cell markers).
+Each problem is a `DataError` naming the file, the row, the column, what was expected and what
+was found."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from recsys.errors import DataError
+
+from .headers import (
+    HeaderMap,
+    check_rename,
+    map_header,
+)
+from .ids import item_id_problem
+from .text import Table, and_more, counted, show_value
+
+EVENT_LABELS: dict[str, float] = {"impression": 0.0, "click": 1.0, "cart": 2.0, "purchase": 3.0}
+
+
+_EXAMPLES = 3  # rows shown of those skipped for an unknown item
+_ERROR_INSTEAD = "; --unknown-items error stops at them instead"
+
+
+# --- contract pass: columns and values ----------------------------------------------------------
+
+
+def map_columns(table: Table, contract: str, rename: Mapping[str, str] | None) -> HeaderMap:
+    """Rename the table's columns to `contract`'s names (`recsys.headers.map_header`), said in
+    the report."""
+    header = map_header(table.name, table.header_line, list(table.frame.columns), contract,
+                        check_rename(dict(rename), "rename") if rename else None)
+    if header.renamed:
+        table.frame = table.frame.rename(columns=header.renamed)
+        table.report.renamed = dict(header.renamed)
+        table.report.warnings.append(f"renamed columns: {header.describe()}")
+    return header
+
+
+def _fail(
+    table: Table, mask: pd.Series | np.ndarray, column: str, expected: str, more: str = ""
+) -> None:
+    """Raise for the first row where `mask` is true, counting the others."""
+    mask = np.asarray(mask, dtype=bool)
+    if not mask.any():
+        return
+    first = int(mask.argmax())
+    others = int(mask.sum()) - 1
+    more = more or and_more(others, "row", "the same problem")
+    found = show_value(table.frame[column].iloc[first])
+    message = f"expected {expected}, found {found}{more}"
+    raise DataError(table.name, message, table.lines[first], column)
+
+
+def check_nonempty(table: Table, column: str) -> None:
+    _fail(table, table.frame[column] == "", column, f"a non-empty {column}")
+
+
+def check_item_ids(table: Table) -> None:
+    """Every item_id valid as `recsys.ids` defines it (the first bad one named, the others
+    counted)."""
+    problems = [item_id_problem(v) for v in table.frame["item_id"]]
+    bad = [i for i, p in enumerate(problems) if p is not None]
+    if not bad:
+        return
+    first = bad[0]
+    found = show_value(table.frame["item_id"].iloc[first])
+    more = and_more(len(bad) - 1, "row", "a bad item_id")
+    raise DataError(table.name, f"{problems[first]} (found {found}){more}", table.lines[first],
+                    "item_id")
+
+
+def check_unique(table: Table, column: str) -> None:
+    values = table.frame[column]
+    repeated = values.duplicated().to_numpy()
+    if not repeated.any():
+        return
+    later = int(repeated.argmax())
+    earlier = int((values == values.iloc[later]).to_numpy().argmax())
+    others = int(repeated.sum()) - 1
+    more = and_more(others, "row", f"a repeated {column}")
+    raise DataError(
+        table.name,
+        f"{column} {show_value(values.iloc[later])} already appears on row {table.lines[earlier]}; "
+        f"{column}s must be unique{more}",
+        table.lines[later],
+        column,
+    )
+
+
+def skip_unknown(table: Table, item_ids: set[str], examples: list[tuple[int, str, str]],
+                  instead: str = _ERROR_INSTEAD) -> None:
+    """Rows whose item is not in the catalogue (discontinued items, in a search log) are skipped:
+    counted, listed in the report's skipped lines, the first few kept in `examples` and shown in
+    a warning."""
+    known = table.frame["item_id"].isin(item_ids).to_numpy()
+    if known.all():
+        return
+    unknown = np.flatnonzero(~known)
+    for i in unknown[:max(0, _EXAMPLES - len(examples))]:
+        examples.append((table.lines[i], table.frame["query"].iloc[i], table.frame["item_id"].iloc[i]))
+    skipped = [table.lines[i] for i in unknown]
+    table.frame = table.frame[known].reset_index(drop=True)
+    table.lines = [line for line, ok in zip(table.lines, known) if ok]
+    table.report.skipped_lines = sorted(table.report.skipped_lines + skipped)
+    table.report.unknown_items += len(skipped)
+    table.report.warnings.append(unknown_items_warning(skipped, examples, instead))
+    table.report.notices.append(table.report.warnings[-1])
+
+
+def unknown_items_warning(skipped: list[int], examples: list[tuple[int, str, str]],
+                           instead: str = _ERROR_INSTEAD) -> str:
+    shown = ", ".join(str(line) for line in skipped[:10]) + (", ..." if len(skipped) > 10 else "")
+    rows = "; ".join(f"line {line}: {query!r}, {show_value(item)}" for line, query, item in examples)
+    return (f"skipped {counted(len(skipped), 'row')} whose item_id is not in the items file: lines "
+            f"{shown} (first: {rows}){instead}")
+
+
+def label_scale_note(header: HeaderMap, lowest: float) -> list[str]:
+    """A note when a graded relevance read as the label never says "not relevant" (0)."""
+    source = header.graded_label()
+    if source is None or lowest < 1:
+        return []
+    return [f"every label (from {source!r}) is {lowest:g} or more, so every row counts as "
+            f"chosen; if {lowest:g} means not relevant, subtract it in the file so that not "
+            "relevant is 0"]
+
+
+def check_known(table: Table, item_ids: set[str]) -> None:
+    values = table.frame["item_id"]
+    unknown = ~values.isin(item_ids).to_numpy()
+    if not unknown.any():
+        return
+    others = int(unknown.sum()) - 1
+    distinct = values[unknown].nunique()
+    more = and_more(others, "row", f"unknown item_ids ({distinct:,} distinct)")
+    _fail(table, unknown, "item_id", "an item_id from the items file", more)
+
+
+def numbers(
+    table: Table, column: str, *, positive: bool, default: float | None = None
+) -> pd.Series:
+    text = table.frame[column]
+    if default is not None:
+        text = text.mask(text == "", str(default))
+    values = pd.to_numeric(text, errors="coerce").astype(float)
+    bad = ~np.isfinite(values) | ((values <= 0) if positive else (values < 0))
+    _fail(table, bad, column, f"a finite number {'> 0' if positive else '>= 0'}")
+    return values
+
+
+def labels(table: Table) -> pd.Series:
+    if "label" in table.frame.columns:  # else `event` (map_header requires one of them)
+        return numbers(table, "label", positive=False)
+    events = table.frame["event"].str.lower()
+    _fail(table, ~events.isin(EVENT_LABELS), "event", f"one of {', '.join(EVENT_LABELS)}")
+    return events.map(EVENT_LABELS).astype(float)
+
+
+def weights(table: Table) -> pd.Series:
+    if "weight" not in table.frame.columns:
+        return pd.Series(1.0, index=table.frame.index)
+    empty = int((table.frame["weight"] == "").sum())
+    if empty:
+        table.report.warnings.append(empty_weights_warning(empty))
+    return numbers(table, "weight", positive=True, default=1.0)
+
+
+def empty_weights_warning(empty: int) -> str:
+    return f"{counted(empty, 'empty weight cell')} taken as 1.0"
+
+
+def note_ignored(table: Table, used: set[str]) -> None:
+    ignored = [column for column in table.frame.columns if column not in used]
+    if ignored:
+        table.report.warnings.append(f"ignored columns: {', '.join(ignored)}")
+
+
+def drop_duplicates(table: Table, frame: pd.DataFrame) -> pd.DataFrame:
+    repeated = frame.duplicated().to_numpy()
+    count = int(repeated.sum())
+    if count:
+        table.report.warnings.append(duplicates_warning(count, table.lines[int(repeated.argmax())]))
+        frame = frame[~repeated].reset_index(drop=True)
+    table.report.dropped_duplicates = count
+    table.report.rows = len(frame)
+    return frame
+
+
+def duplicates_warning(count: int, first: int) -> str:
+    return f"dropped {counted(count, 'duplicate row')} identical to an earlier row (first on row {first})"
+
+
+# --- empty-cell markers --------------------------------------------------------------------------
+
+
+def blank_missing(table: Table, markers: tuple[str, ...]) -> None:
+    counts: dict[str, int] = {}
+    frame = table.frame.copy()
+    for column in frame.columns:
+        if column in ("item_id", "title"):
+            continue
+        hit = frame[column].isin(markers)
+        if hit.any():
+            counts[column] = int(hit.sum())
+            frame[column] = frame[column].mask(hit, "")
+    table.frame = frame
+    if counts:
+        shown = ", ".join(f"{c} {n:,}" for c, n in counts.items())
+        table.report.warnings.append(
+            f"{counted(sum(counts.values()), 'cell')} holding {' or '.join(map(repr, markers))} "
+            f"taken as empty ({shown})"
+        )
