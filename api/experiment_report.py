@@ -16,9 +16,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from recsys.abtest import ALPHA, Rate, assign_arm, compare_rates, wilson
 from store.db import Database
 from store.experiments import Experiment, counts_by_user
+
+from .abtest import ALPHA, Rate, assign_arm, compare_rates, wilson
 
 # metric -> (numerator event type, what it is called in a sentence)
 METRICS = {"ctr": ("click", "CTR"), "cart_rate": ("cart", "cart rate"),

@@ -4,7 +4,7 @@ split of shoppers between them.
 The experiment itself lives in the store (`store.experiments`), so every server process sharing
 it agrees: the one that starts or ends it acts at once, the others follow at their next poll
 (`PointerWatcher`, every RECSYS_WATCH_INTERVAL_S). A request with a `user_id` is answered by
-its arm's version (`recsys.abtest.assign_arm`: a hash of the experiment name and the user id);
+its arm's version (`api.abtest.assign_arm`: a hash of the experiment name and the user id);
 one without is answered by the active version and is in no arm.
 
 Memory: an arm whose version is the one being served shares its model; any other arm's model
@@ -19,7 +19,6 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 
-from recsys.abtest import assign_arm
 from recsys.errors import ArtifactError
 from recsys.recommender import Recommender
 from store.db import Database
@@ -33,6 +32,7 @@ from store.experiments import (
     start_experiment,
 )
 
+from .abtest import assign_arm
 from .model_store import ModelStore, freeze_heap
 from .telemetry import Telemetry
 

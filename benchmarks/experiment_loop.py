@@ -30,7 +30,7 @@ import httpx
 import numpy as np
 import torch
 
-from recsys.abtest import assign_arm, compare_rates, wilson
+from api.abtest import assign_arm, compare_rates, wilson
 from recsys.artifact import load_version, read_manifest, save_version
 from recsys.synthetic import generate
 

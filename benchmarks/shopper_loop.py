@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from closed_loop import ATTRACT_SLOPE, ETA, P_CART, P_MISS, P_NOISE_CLICK, Shoppers  # noqa: E402
 
-from recsys.abtest import wilson  # noqa: E402
+from api.abtest import wilson  # noqa: E402
 from recsys.artifact import load_version  # noqa: E402
 from recsys.metrics import ndcg_at_k  # noqa: E402
 from recsys.profile import HistoryEvent, build_profile  # noqa: E402

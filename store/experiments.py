@@ -1,6 +1,6 @@
 """Experiments between model versions: their rows, and the events counted per user in a window.
 
-Which arm a user is in is not stored: it is a hash of the user id (`recsys.abtest`), so the
+Which arm a user is in is not stored: it is a hash of the user id (`api.abtest`), so the
 service derives it from the events' `user_id` and the store only groups events by user.
 """
 

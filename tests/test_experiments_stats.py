@@ -1,4 +1,4 @@
-"""recsys.abtest on planted numbers: the split of users between arms, Wilson's interval,
+"""api.abtest on planted numbers: the split of users between arms, Wilson's interval,
 Newcombe's interval of a difference and the two-proportion z-test, against published values."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from scipy.stats import chi2_contingency
 
-from recsys.abtest import assign_arm, compare_rates, hash_unit, wilson
+from api.abtest import assign_arm, compare_rates, hash_unit, wilson
 
 HALF = [("A", 0.5), ("B", 0.5)]
 

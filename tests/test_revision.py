@@ -1,4 +1,4 @@
-"""Catalogue revisions' item changes (recsys/revision.py) and items given as records
+"""Catalogue revisions' item changes (api/revision.py) and items given as records
 (recsys.io.readers.items_from_records), on planted rows."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from api.revision import remove, upsert, write_catalogue
 from recsys.errors import DataError, InputError, UnknownItemError
 from recsys.io.readers import items_from_records
-from recsys.revision import remove, upsert, write_catalogue
 
 BASE = pd.DataFrame({"item_id": ["a", "b", "c"], "title": ["A", "B", "C"], "color": ["red", "blue", ""]})
 

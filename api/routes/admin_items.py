@@ -1,7 +1,7 @@
 """Catalogue changes without retraining: PUT /admin/items upserts a batch, DELETE
 /admin/items/{item_id} removes one. Behind the admin token.
 
-Each change is a new catalogue revision (`recsys.revision`): the served weights over the changed
+Each change is a new catalogue revision (`api.revision`): the served weights over the changed
 items, saved as a new version and activated, so it is served at once (new items scored from
 their attributes), survives a restart, and a rollback is activating the version before it.
 Changes are serialised across every process sharing the store and the artifacts folder
@@ -23,11 +23,11 @@ from recsys.errors import ArtifactError, DataError
 from recsys.io.readers import items_from_records, read_items
 from recsys.io.schema import Schema
 from recsys.recommender import Recommender
-from recsys.revision import Change, remove, save_revision, upsert
 
 from ..deps import AdminDep, SettingsDep, StoreDep
 from ..limits import field_error
 from ..model_store import ModelStore
+from ..revision import Change, remove, save_revision, upsert
 from ..schemas import CatalogueChangeOut, ItemId, ItemsUpsertRequest, error_responses
 
 router = APIRouter(prefix="/admin/items", tags=["admin"], dependencies=[AdminDep],

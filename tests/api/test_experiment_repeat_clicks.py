@@ -14,8 +14,8 @@ import math
 
 from fastapi.testclient import TestClient
 
+from api.abtest import assign_arm
 from cli.app import create_app
-from recsys.abtest import assign_arm
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 
@@ -76,7 +76,7 @@ def test_more_clicks_than_impressions_is_a_report_not_a_500(tmp_path, v1, v2, da
         for a in report["arms"]:
             for metric in ("ctr", "cart_rate", "purchase_rate"):
                 low, high = a[metric]["ci95"]
-                # (recsys.abtest.wilson's bound at 0 successes is 5.6e-17, a rounding: tolerated)
+                # (api.abtest.wilson's bound at 0 successes is 5.6e-17, a rounding: tolerated)
                 assert 0.0 <= low <= a[metric]["rate"] + 1e-12 and a[metric]["rate"] <= high <= 1.0, \
                     (a["arm"], metric, a[metric])
         assert all(math.isfinite(x) for x in _numbers(report))

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from fastapi.testclient import TestClient
 
+from api.abtest import assign_arm, compare_rates, wilson
 from cli.app import create_app
-from recsys.abtest import assign_arm, compare_rates, wilson
 from store.db import Database
 from store.records import latest_activation
 
