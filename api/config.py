@@ -10,6 +10,8 @@ from pathlib import Path
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from recsys.synthetic import DEFAULT_ITEMS, DEFAULT_QUERIES
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RECSYS_", extra="ignore")
@@ -54,8 +56,8 @@ class Settings(BaseSettings):
     log_level: str = "info"
 
     # the default model `recsys serve` builds when there is none
-    default_items: int = Field(3000, ge=1)
-    default_queries: int = Field(4000, ge=1)
+    default_items: int = Field(DEFAULT_ITEMS, ge=1)
+    default_queries: int = Field(DEFAULT_QUERIES, ge=1)
     # training's defaults are TrainConfig's (training/config.py): these only override them for
     # this server's own runs, and unset leaves them as they are
     train_epochs: int | None = Field(

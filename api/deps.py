@@ -19,15 +19,15 @@ from .config import Settings
 from .experiments import Experiments
 from .jobs import JobManager
 from .middleware import MODEL_VERSION_HEADER
-from .model_store import ModelStore
+from .served_versions import ServedVersions
 
 
 async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-async def get_store(request: Request) -> ModelStore:
-    return request.app.state.store
+async def get_versions(request: Request) -> ServedVersions:
+    return request.app.state.versions
 
 
 async def get_jobs(request: Request) -> JobManager:
@@ -44,8 +44,8 @@ async def get_scoring(request: Request) -> anyio.CapacityLimiter:
 
 
 async def get_model(request: Request, response: Response) -> Recommender:
-    """The model this request uses from start to end, read once (see `ModelStore`)."""
-    rec = request.app.state.store.current
+    """The model this request uses from start to end, read once (see `ServedVersions`)."""
+    rec = request.app.state.versions.current
     if rec is None:
         raise HTTPException(503, detail="no model is loaded yet; see GET /ready",
                             headers={"Retry-After": "5"})
@@ -83,7 +83,7 @@ async def require_events(request: Request) -> None:
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-StoreDep = Annotated[ModelStore, Depends(get_store)]
+VersionsDep = Annotated[ServedVersions, Depends(get_versions)]
 JobsDep = Annotated[JobManager, Depends(get_jobs)]
 ModelDep = Annotated[Recommender, Depends(get_model)]
 ScoringDep = Annotated[anyio.CapacityLimiter, Depends(get_scoring)]

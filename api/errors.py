@@ -37,7 +37,7 @@ from store.db import StoreError, unavailable
 
 from .config import Settings
 from .logs import request_id_var
-from .model_store import NotServedYet, PinnedError
+from .served_versions import NotServedYet, PinnedError
 
 log = logging.getLogger("recsys.api")
 # seconds a client is told to wait when the store is unavailable: a restart or a failover of

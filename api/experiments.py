@@ -33,7 +33,7 @@ from store.experiments import (
 )
 
 from .abtest import assign_arm
-from .model_store import ModelStore, freeze_heap
+from .served_versions import ServedVersions, freeze_heap
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api.experiments")
@@ -70,7 +70,7 @@ class Assignment:
 
 
 class Experiments:
-    def __init__(self, store: ModelStore, db: Database, telemetry: Telemetry):
+    def __init__(self, store: ServedVersions, db: Database, telemetry: Telemetry):
         self.store, self.db, self.telemetry = store, db, telemetry
         self._serving: Serving | None = None
         self._lock = threading.Lock()  # one start, end or follow at a time in this process
@@ -135,7 +135,7 @@ class Experiments:
             return exp
 
     def end(self, exp: Experiment, winner: str) -> tuple[Experiment | None, str | None]:
-        """Activate the winner's version (ModelStore.activate, recorded like any activation),
+        """Activate the winner's version (ServedVersions.activate, recorded like any activation),
         then mark the experiment ended; from then on all traffic goes to the active version.
         Returns (the ended experiment or None when another request ended it meanwhile, the
         version served before). ArtifactError when the winner cannot be activated: the

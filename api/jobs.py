@@ -54,7 +54,7 @@ from store.records import (
 )
 
 from .errors import redact
-from .model_store import ModelStore, StoreOutage
+from .served_versions import ServedVersions, StoreOutage
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api.jobs")
@@ -175,7 +175,7 @@ def job_out(row: dict) -> dict:
 
 
 class JobManager:
-    def __init__(self, store: ModelStore, telemetry: Telemetry, db: Database, max_queued: int = 8,
+    def __init__(self, store: ServedVersions, telemetry: Telemetry, db: Database, max_queued: int = 8,
                  runner: TrainRunner | None = None):
         """`runner`: what trains a job in its worker process (`training.train_job.run_train_job`,
         handed over by the command line, cli/app.py); without one, a job fails with the reason."""

@@ -21,7 +21,6 @@ from .config import Settings, get_settings
 from .experiments import Experiments
 from .jobs import JobManager, TrainRunner
 from .middleware import BodyLimitMiddleware, RequestContextMiddleware
-from .model_store import ModelStore, PointerWatcher
 from .profiles import Profiles
 from .routes import (
     admin,
@@ -42,6 +41,7 @@ from .routes import (
     suggest,
 )
 from .routes.page import STATIC
+from .served_versions import PointerWatcher, ServedVersions
 from .standby import Standby, StandbyLoader
 from .suggestions import Suggestions
 from .telemetry import Telemetry
@@ -64,12 +64,12 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     telemetry = Telemetry()
     db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
     standby = Standby(settings.artifacts_dir, settings.standby_versions)
-    store = ModelStore(settings.artifacts_dir, pinned=model_path,
+    store = ServedVersions(settings.artifacts_dir, pinned=model_path,
                        on_swap=lambda rec: telemetry.model_served(rec.version), db=db,
                        standby=standby if model_path is None else None)
     app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0", lifespan=_lifespan,
                   docs_url=None, redoc_url=None)  # api.routes.docs: the same pages, without a CDN
-    app.state.settings, app.state.telemetry, app.state.store = settings, telemetry, store
+    app.state.settings, app.state.telemetry, app.state.versions = settings, telemetry, store
     app.state.db = db
     app.state.experiments = Experiments(store, db, telemetry)
     app.state.suggestions = Suggestions(db)
@@ -94,7 +94,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
-    store: ModelStore = app.state.store
+    store: ServedVersions = app.state.versions
     db: Database = app.state.db
     standby: StandbyLoader = app.state.standby
     # the schema at Alembic's head before anything reads or writes it; with the store
@@ -150,7 +150,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         log.info("service stopped")
 
 
-def _load_then_follow(store: ModelStore, experiments: Experiments) -> None:
+def _load_then_follow(store: ServedVersions, experiments: Experiments) -> None:
     """The served model, then the running experiment's arms (sharing the served model)."""
     store.load_initial()
     _follow_experiment(experiments)

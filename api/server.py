@@ -29,7 +29,7 @@ accepting on one listening socket the supervisor made and bound:
   finishes its requests (RECSYS_GRACEFUL_TIMEOUT_S) and runs its shutdown; workers die with the
   supervisor even when it is SIGKILLed (parent-death signal, api.jobs.die_with_parent).
 
-Workers agree through the store and the artifacts folder (api/model_store.py, api/jobs.py), as
+Workers agree through the store and the artifacts folder (api/served_versions.py, api/jobs.py), as
 replicas on other machines do: an activation on one is followed by the others within
 RECSYS_WATCH_INTERVAL_S, and a retraining job runs in the worker that took the request.
 """

@@ -5,7 +5,7 @@ Loading a version takes about a second at 100,000 items on an idle core and seve
 others when they next poll the store (RECSYS_WATCH_INTERVAL_S), and if each then had to load the
 version, "every process serves it within 2 s" would not hold. So each process keeps the
 RECSYS_STANDBY_VERSIONS newest versions other than the served one loaded (and the version a
-swap replaced, while it is among them: a rollback is a swap too). `ModelStore._load` takes a
+swap replaced, while it is among them: a rollback is a swap too). `ServedVersions._load` takes a
 version from here when its files are unchanged since it was loaded; otherwise it loads it.
 
 A version that appears while the service runs (a retrain's) is loaded here within a poll; one
@@ -24,7 +24,7 @@ from recsys.artifact import VERSION_NAME, load_version
 from recsys.errors import ArtifactError
 from recsys.recommender import Recommender
 
-from .model_store import ModelStore, PointerWatcher, _signature
+from .served_versions import PointerWatcher, ServedVersions, _signature
 
 log = logging.getLogger("recsys.api.standby")
 
@@ -112,7 +112,7 @@ class StandbyLoader(PointerWatcher):
     """Keeps a store's standby up to date, polling like the PointerWatcher but in a thread of
     its own: a load (seconds) never delays the watcher's polls of the store."""
 
-    def __init__(self, store: ModelStore, standby: Standby, interval_s: float):
+    def __init__(self, store: ServedVersions, standby: Standby, interval_s: float):
         super().__init__(store, interval_s)
         self.standby = standby
         self._thread.name = "standby-loader"

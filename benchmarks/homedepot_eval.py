@@ -45,8 +45,8 @@ from recsys.facets import FACETS  # noqa: E402
 from recsys.io.readers import read_interactions, read_items  # noqa: E402
 from recsys.lexicon import LexiconConfig  # noqa: E402
 from training.evaluate import evaluate_all, judgments_from_rows, make_baselines  # noqa: E402
-from training.examples import split_queries  # noqa: E402
 from training.fit import TrainConfig, train_recommender  # noqa: E402
+from training.groups import split_queries  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "homedepot"
 TARGET_SECONDS = 600.0

@@ -38,8 +38,8 @@ from recsys.errors import MissingExtraError
 from recsys.recommender import Recommender, top_k
 from recsys.synthetic import generate
 from recsys.tokenize import match_keys
-from training.examples import make_groups
 from training.fit import TrainConfig, build_featurizer, fit_model, new_model
+from training.groups import make_groups
 from training.train import TrainInputs, load_training_data
 
 K = 10

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from recsys.errors import InputError, RecsysError
 from recsys.io.readers import UNKNOWN_ITEMS
+from recsys.synthetic import DEFAULT_ITEMS, DEFAULT_QUERIES
 from training.config import TrainConfig
 
 EXIT_BAD_INPUT = 2
@@ -111,8 +112,8 @@ def _parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("generate", help="write a synthetic catalogue with a known ground truth")
     g.add_argument("--out", required=True, type=Path)
-    g.add_argument("--items", type=int, default=3000)
-    g.add_argument("--queries", type=int, default=4000)
+    g.add_argument("--items", type=int, default=DEFAULT_ITEMS)
+    g.add_argument("--queries", type=int, default=DEFAULT_QUERIES)
     g.add_argument("--seed", type=int, default=0)
     g.set_defaults(run=cmd_generate)
 

@@ -4,7 +4,7 @@ Every ranker scores the whole catalogue for a query (float32, higher is better) 
 top k item indices, ties broken by the lower index. Sklearn style: `__init__` stores parameters,
 `fit(item_texts, interactions)` learns attributes ending in `_` and returns self.
 
-Interactions are a DataFrame with columns `query` (str), `item_id_idx` (int, row of item_texts)
+Interactions are a DataFrame with columns `query` (str), `item_idx` (int, row of item_texts)
 and `label` (number >= 0; > 0 is a positive).
 """
 
@@ -22,7 +22,7 @@ from .errors import NotFittedError
 from .index.topk import fast_top_k
 from .tokenize import content_keys, match_keys
 
-INTERACTION_COLUMNS = ("query", "item_id_idx", "label")
+INTERACTION_COLUMNS = ("query", "item_idx", "label")
 
 
 @runtime_checkable
@@ -84,17 +84,17 @@ def _check_interactions(interactions: pd.DataFrame | None, n_items: int, who: st
         raise ValueError(
             f"{who}: interactions lack columns {missing}; expected {list(INTERACTION_COLUMNS)}"
         )
-    idx = interactions["item_id_idx"].to_numpy()
+    idx = interactions["item_idx"].to_numpy()
     if idx.size and (idx.min() < 0 or idx.max() >= n_items):
         raise ValueError(
-            f"{who}: item_id_idx must be in [0, {n_items}), got {idx.min()}..{idx.max()}"
+            f"{who}: item_idx must be in [0, {n_items}), got {idx.min()}..{idx.max()}"
         )
     return interactions
 
 
 def _row_counts(interactions: pd.DataFrame) -> np.ndarray:
     """(R,) how many interactions each row stands for: its `count` column (a log kept as one row
-    per distinct query, item and label, training.examples.InteractionCounts), else 1."""
+    per distinct query, item and label, training.groups.InteractionCounts), else 1."""
     if "count" in interactions.columns:
         return np.asarray(interactions["count"], dtype=np.float64)
     return np.ones(len(interactions))
@@ -141,7 +141,7 @@ class PopularityRanker(_Base):
         df = _check_interactions(interactions, n_items, type(self).__name__)
         labels = df["label"].to_numpy(dtype=np.float64) * _row_counts(df)
         positive = labels > 0
-        item_idx = df["item_id_idx"].to_numpy(dtype=np.int64)
+        item_idx = df["item_idx"].to_numpy(dtype=np.int64)
         self.popularity_ = np.bincount(
             item_idx[positive], weights=labels[positive], minlength=n_items
         ).astype(np.float32)
@@ -218,7 +218,7 @@ class ClickAssociationRanker(_Base):
         query_codes, distinct_queries = pd.factorize(df["query"].astype(str))
         distinct_words = _binary_rows([match_keys(q) for q in distinct_queries], word_vocab)
         words = distinct_words[query_codes]  # (R, W), one row per interaction
-        tokens = items[df["item_id_idx"].to_numpy(dtype=np.int64)]  # (R, T)
+        tokens = items[df["item_idx"].to_numpy(dtype=np.int64)]  # (R, T)
         positive = df["label"].to_numpy(dtype=np.float64) > 0  # (R,)
         counts = _row_counts(df)  # (R,)
         counted = sp.diags(counts) @ words  # (R, W): each row as many times as it stands for

@@ -160,6 +160,8 @@ FACET_WEIGHTS: dict[str, float] = {
     "brand": 1.0, "quality": 0.5, "color": 1.0, "style": 1.0, "material": 1.0, "category": 1.0,
 }
 _W = np.array([FACET_WEIGHTS[f] for f in INTENT_FACETS])
+# the default catalogue's size: `recsys generate`, and what `recsys serve` trains on first start
+DEFAULT_ITEMS, DEFAULT_QUERIES = 3000, 4000
 RATING_BONUS = 0.3  # utility added for a 5.0 rating, nothing at 3.5 or below
 
 _VALUE_LISTS: dict[str, list[str]] = {
@@ -654,7 +656,7 @@ def _write_csv(df: pd.DataFrame, path: Path, **kw: Any) -> None:
             tmp.unlink()
 
 
-def generate(out_dir: str | Path, n_items: int = 3000, n_queries: int = 4000, seed: int = 0,
+def generate(out_dir: str | Path, n_items: int = DEFAULT_ITEMS, n_queries: int = DEFAULT_QUERIES, seed: int = 0,
              *, max_judged_per_query: int | None = 5000) -> dict[str, Any]:
     """Writes out_dir/items.csv, interactions.csv, judgments.csv, probes.csv; returns a summary
     dict (counts).

@@ -30,7 +30,7 @@ ITEMS = [
 
 
 def interactions(rows):
-    return pd.DataFrame(rows, columns=["query", "item_id_idx", "label"])
+    return pd.DataFrame(rows, columns=["query", "item_idx", "label"])
 
 
 CLICKS = interactions(
@@ -137,7 +137,7 @@ def test_popularity_needs_interactions():
         PopularityRanker().fit(ITEMS, None)
     with pytest.raises(ValueError, match="lack columns"):
         PopularityRanker().fit(ITEMS, pd.DataFrame({"query": ["q"], "item_id": [0], "label": [1]}))
-    with pytest.raises(ValueError, match="item_id_idx"):
+    with pytest.raises(ValueError, match="item_idx"):
         PopularityRanker().fit(ITEMS, interactions([("q", 6, 1)]))
 
 

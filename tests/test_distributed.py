@@ -18,8 +18,8 @@ from torch import nn
 
 from training.config import TrainConfig
 from training.distributed import Replicas
-from training.examples import make_groups
 from training.fit import _step, build_featurizer, new_model
+from training.groups import make_groups
 from training.train import TrainInputs, load_training_data
 
 from .conftest import FAST

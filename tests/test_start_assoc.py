@@ -85,8 +85,8 @@ def test_a_weaker_start_is_served_only_when_it_ranks_best_and_the_fit_starts_fro
     """Where a weaker association weight alone ranks the held-aside queries best (better than
     every blend toward the fitted weights), the served heads have it; the fit itself always
     starts from the model's default, so its weights do not depend on the choice."""
-    from training.examples import make_groups
     from training.fit import fit_model, train_recommender
+    from training.groups import make_groups
     from training.train import TrainInputs, load_training_data
 
     cat = catalog()

@@ -1,5 +1,5 @@
 """Logs larger than memory: interactions.csv read a chunk at a time (recsys.io.readers.InteractionStream)
-and kept as distinct (query, item, label) rows with counts (training.examples.InteractionCounts)."""
+and kept as distinct (query, item, label) rows with counts (training.groups.InteractionCounts)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from recsys.baselines import ClickAssociationRanker, PopularityRanker
 from recsys.errors import DataError
 from recsys.io.readers import InteractionStream, read_interactions
-from training.examples import InteractionCounts, make_groups
+from training.groups import InteractionCounts, make_groups
 
 ITEMS = {"A1", "B2", "C3", "Dé"}
 
@@ -134,9 +134,7 @@ def test_counts_keep_what_groups_and_baselines_take_from_every_row():
     assert a.queries == b.queries and a.positives_of_query == b.positives_of_query
     # and so are the baselines that count rows
     texts = ["red dress acme", "red shirt borea", "blue shirt acme"]
-    as_rows = rows.rename(columns={"item_idx": "item_id_idx"})
-    as_counts = kept.rename(columns={"item_idx": "item_id_idx"})
     for ranker in (PopularityRanker, ClickAssociationRanker):
-        one, other = ranker().fit(texts, as_rows), ranker().fit(texts, as_counts)
+        one, other = ranker().fit(texts, rows), ranker().fit(texts, kept)
         for query in ("red dress", "blue shirt", "crimson"):
             np.testing.assert_allclose(one.score(query), other.score(query), rtol=1e-6)

@@ -32,7 +32,7 @@ from torch import nn
 
 from recsys.errors import InputError
 
-from .examples import TrainingGroups
+from .groups import TrainingGroups
 
 _current: Replicas | None = None
 

@@ -30,8 +30,7 @@ def make_baselines(rec: Recommender, train_rows: pd.DataFrame | None, seed: int 
     texts = rec.catalog.texts
     rows = None
     if train_rows is not None and len(train_rows):
-        rows = train_rows.rename(columns={"item_idx": "item_id_idx"})
-        rows = rows[["query", "item_id_idx", "label", *(["count"] if "count" in rows else [])]]
+        rows = train_rows[["query", "item_idx", "label", *(["count"] if "count" in train_rows else [])]]
     baselines: dict[str, Ranker | _StoredPopularity] = {"bm25": BM25Ranker().fit(texts, None)}
     if rows is not None:
         baselines["popularity"] = PopularityRanker().fit(texts, rows)

@@ -24,7 +24,7 @@ from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
 
 from .config import TrainConfig
 from .evaluate import judgments_from_rows, model_rankings
-from .examples import TrainingGroups, make_groups, sample_negatives, split_queries
+from .groups import TrainingGroups, make_groups, sample_negatives, split_queries
 from .synonyms import learned_synonyms
 
 if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchrun starts

@@ -26,9 +26,9 @@ from recsys.recommender import Recommender
 from .config import TrainConfig
 from .evaluate import Judgments, evaluate_all, judgments_from_rows, make_baselines, model_rankings
 from .evaluate_version import read_probes
-from .examples import InteractionCounts, split_queries
 from .faithfulness import faithfulness_report
 from .fit import train_recommender
+from .groups import InteractionCounts, split_queries
 
 if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchrun starts
     from .distributed import Replicas

@@ -32,11 +32,11 @@ from recsys.promotion import same_catalogue
 from store.records import read_decisions
 
 from ..config import Settings
-from ..deps import AdminDep, DatabaseDep, JobsDep, SettingsDep, StoreDep
+from ..deps import AdminDep, DatabaseDep, JobsDep, SettingsDep, VersionsDep
 from ..jobs import JobStateError, QueueFullError, TrainSpec
 from ..limits import field_error
-from ..model_store import ModelStore, held_out_ndcg
 from ..schemas import ActivateOut, JobOut, TrainRequest, VersionsOut, error_responses
+from ..served_versions import ServedVersions, held_out_ndcg
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[AdminDep],
                    responses=error_responses(401, 403, 404, 500))
@@ -123,7 +123,7 @@ async def cancel_job(job_id: str, jobs: JobsDep) -> dict:
 
 
 @router.get("/versions", response_model=VersionsOut)
-def versions(store: StoreDep, db: DatabaseDep) -> dict:
+def versions(store: VersionsDep, db: DatabaseDep) -> dict:
     """Every version folder; a broken one has `ok: false` and a `problem` naming its file. A
     version a retrain made has the `decision` on serving it, with the reason."""
     serving = store.current.version if store.current else None
@@ -135,7 +135,7 @@ def versions(store: StoreDep, db: DatabaseDep) -> dict:
 
 @router.post("/versions/{version}/activate", response_model=ActivateOut,
              responses=error_responses(404, 409, 500))
-def activate(version: str, store: StoreDep, force: bool = False) -> dict:
+def activate(version: str, store: VersionsDep, force: bool = False) -> dict:
     """Serve `version` (a rollback, a kept retrain, a new catalogue). A version of the same
     catalogue with a lower held-out NDCG@10 than the served one needs `force=true` (the numbers
     of two catalogues do not compare). A broken version is refused (409, naming its file and
@@ -157,7 +157,7 @@ def activate(version: str, store: StoreDep, force: bool = False) -> dict:
     return {"serving": version, "previous": previous}
 
 
-def _refuse_a_regression(store: ModelStore, version: str, force: bool) -> None:
+def _refuse_a_regression(store: ServedVersions, version: str, force: bool) -> None:
     """409 for a version of the served catalogue with a lower held-out NDCG@10, unless forced."""
     manifest = store.manifest_of(version)
     serving = store.current

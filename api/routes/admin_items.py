@@ -6,9 +6,9 @@ items, saved as a new version and activated, so it is served at once (new items 
 their attributes), survives a restart, and a rollback is activating the version before it.
 Changes are serialised across every process sharing the store and the artifacts folder
 (workers, replicas), and with activations: each takes the store's catalogue lock
-(`ModelStore.changing`), then revises the version `current` names, the newest revision
+(`ServedVersions.changing`), then revises the version `current` names, the newest revision
 whichever process made it, and points
-`current` at the result, which the other processes follow (`ModelStore.follow_activations`,
+`current` at the result, which the other processes follow (`ServedVersions.follow_activations`,
 `follow_pointer`). Revising the process's own served version instead lost the changes made
 through another process that it had not followed yet.
 """
@@ -24,18 +24,18 @@ from recsys.io.readers import items_from_records, read_items
 from recsys.io.schema import Schema
 from recsys.recommender import Recommender
 
-from ..deps import AdminDep, SettingsDep, StoreDep
+from ..deps import AdminDep, SettingsDep, VersionsDep
 from ..limits import field_error
-from ..model_store import ModelStore
 from ..revision import Change, remove, save_revision, upsert
 from ..schemas import CatalogueChangeOut, ItemId, ItemsUpsertRequest, error_responses
+from ..served_versions import ServedVersions
 
 router = APIRouter(prefix="/admin/items", tags=["admin"], dependencies=[AdminDep],
                    responses=error_responses(401, 403, 404, 409, 422, 500, 503))
 
 
 @router.put("", response_model=CatalogueChangeOut)
-def put_items(req: ItemsUpsertRequest, store: StoreDep, settings: SettingsDep) -> dict:
+def put_items(req: ItemsUpsertRequest, store: VersionsDep, settings: SettingsDep) -> dict:
     """Add items, or replace those whose item_id is in the catalogue (the whole row), checked as
     the items CSV is: a bad row is a 422 naming its index and column, and nothing changes."""
     if len(req.items) > settings.max_item_batch:
@@ -53,7 +53,7 @@ def put_items(req: ItemsUpsertRequest, store: StoreDep, settings: SettingsDep) -
 
 
 @router.delete("/{item_id:path}", response_model=CatalogueChangeOut)
-def delete_item(item_id: ItemId, store: StoreDep) -> dict:
+def delete_item(item_id: ItemId, store: VersionsDep) -> dict:
     """Remove an item: from now on no answer returns it (recommend, explain, items, compare) and
     events about it are refused. 404 for an item the newest revision does not have."""
     with store.changing():
@@ -62,8 +62,8 @@ def delete_item(item_id: ItemId, store: StoreDep) -> dict:
         return _revise(store, rec, kept, schema, change)
 
 
-def _latest_items(store: ModelStore) -> tuple[Recommender, pd.DataFrame, Schema]:
-    """The newest revision (`ModelStore.latest`, under the catalogue lock: no other process
+def _latest_items(store: ServedVersions) -> tuple[Recommender, pd.DataFrame, Schema]:
+    """The newest revision (`ServedVersions.latest`, under the catalogue lock: no other process
     changes it meanwhile), its items (its schema's [rename] applied) and schema."""
     rec = store.latest()  # ArtifactError (a broken version) -> 409
     if store.current is None or rec is None:
@@ -79,7 +79,7 @@ def _latest_items(store: ModelStore) -> tuple[Recommender, pd.DataFrame, Schema]
     return rec, frame, schema
 
 
-def _revise(store: ModelStore, rec: Recommender, items: pd.DataFrame, schema: Schema,
+def _revise(store: ServedVersions, rec: Recommender, items: pd.DataFrame, schema: Schema,
             change: Change) -> dict:
     """Save the revision, then serve it as every other process will: loaded from its folder,
     its files' checksums verified and a few queries scored (`load_version`), not the model in

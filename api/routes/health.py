@@ -3,7 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from ..deps import StoreDep
+from ..deps import VersionsDep
 from ..schemas import HealthOut, ReadyOut
 
 router = APIRouter(tags=["health"])
@@ -16,7 +16,7 @@ async def health() -> dict:
 
 
 @router.get("/ready", response_model=ReadyOut, responses={503: {"model": ReadyOut}})
-async def ready(store: StoreDep):
+async def ready(store: VersionsDep):
     """200 once a model is loaded and served, 503 before (readiness)."""
     rec = store.current
     if rec is not None:  # detail: what `current` names, when it was refused

@@ -5,14 +5,14 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from ..deps import ModelDep, StoreDep
+from ..deps import ModelDep, VersionsDep
 from ..schemas import ErrorOut, ModelOut
 
 router = APIRouter(prefix="/model", tags=["model"])
 
 
 @router.get("", response_model=ModelOut, responses={503: {"model": ErrorOut}})
-async def get_model_info(rec: ModelDep, store: StoreDep) -> dict:
+async def get_model_info(rec: ModelDep, store: VersionsDep) -> dict:
     """The served version: when it was trained, on which data (fingerprints), its metrics."""
     m = rec.manifest
     return {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.model_store import held_out_ndcg
+from api.served_versions import held_out_ndcg
 from cli.app import create_app
 from recsys.artifact import current_version, read_manifest
 from recsys.synthetic import generate

@@ -133,7 +133,7 @@ def test_admin_retrain_from_the_events_posted(tmp_path, v1, data_dir, rec):
         assert r.status_code == 202, r.text
         job = wait_job(c, r.json()["id"])
         assert job["status"] == "succeeded", job
-        manifest = c.app.state.store.manifest_of(job["version"])
+        manifest = c.app.state.versions.manifest_of(job["version"])
     assert manifest["data"]["source"]["n_events"] == len(events)
     # the served catalogue, read from the copy of its items file the served version keeps
     items, served_items = dict(manifest["data"]["items"]), rec.manifest["data"]["items"]

@@ -265,4 +265,4 @@ def test_a_second_process_follows_the_experiment_from_the_store(tmp_path, data_d
         answer = ask(two, "user-1")
         assert answer["experiment"] is None and answer["model_version"] == v2.name
         # the winner's model is the arm's, not loaded again
-        assert two.app.state.store.current is b_model
+        assert two.app.state.versions.current is b_model

@@ -88,7 +88,7 @@ def test_pointer_moved_by_someone_else_is_followed(tmp_path, data_dir, v1, v2, r
         while client.get("/model").json()["version"] != v2.name and time.monotonic() < deadline:
             time.sleep(0.05)
         assert client.get("/model").json()["version"] == v2.name
-        # the gauge follows the swap a moment later (ModelStore.install: the model first, then
+        # the gauge follows the swap a moment later (ServedVersions.install: the model first, then
         # on_swap): under a loaded 3-process test run /metrics was read in between
         wanted = f'recsys_model_info{{version="{v2.name}"}} 1.0'
         metrics = client.get("/metrics").text

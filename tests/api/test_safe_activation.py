@@ -53,12 +53,12 @@ def test_a_retrain_on_a_36_item_catalogue_is_kept_and_not_served(two_processes, 
     r = a.post(f"/admin/versions/{new}/activate", headers=AUTH)
     assert r.status_code == 200 and r.json() == {"serving": new, "previous": v1.name}
     assert b.get("/model").json()["version"] == v1.name
-    b.app.state.store.follow_activations()
+    b.app.state.versions.follow_activations()
     assert b.get("/model").json()["version"] == new
     # rollback stays one call
     r = b.post(f"/admin/versions/{v1.name}/activate", headers=AUTH)
     assert r.status_code == 200 and r.json() == {"serving": v1.name, "previous": new}
-    a.app.state.store.follow_activations()
+    a.app.state.versions.follow_activations()
     assert a.get("/model").json()["version"] == v1.name == current_version(artifacts)
 
 

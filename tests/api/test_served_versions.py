@@ -1,11 +1,11 @@
-"""What `ModelStore` does to the process when it serves a model."""
+"""What `ServedVersions` does to the process when it serves a model."""
 
 from __future__ import annotations
 
 import gc
 import weakref
 
-from api.model_store import ModelStore
+from api.served_versions import ServedVersions
 from recsys.artifact import load_version
 
 
@@ -16,7 +16,7 @@ def _tracked(obj) -> bool:
 def test_a_served_model_is_out_of_the_collectors_reach(tmp_path, v1, v2):
     """Full collections must not walk the catalogue (they stalled every request for ~140 ms at
     100k items); a replaced model is still freed."""
-    store = ModelStore(tmp_path)
+    store = ServedVersions(tmp_path)
     try:
         first = load_version(v1)
         assert _tracked(first.catalog.item_ids)

@@ -1,6 +1,6 @@
 """The model being served, and how it is replaced without a failed or mixed request.
 
-A request reads `ModelStore.current` once, at its start, and uses that `Recommender` to the end;
+A request reads `ServedVersions.current` once, at its start, and uses that `Recommender` to the end;
 a swap only rebinds the attribute (atomic in Python), so a request in flight keeps the version it
 started with and the next one gets the new version. Loading happens before the swap, outside
 the request path; swaps are serialised by a lock.
@@ -10,7 +10,7 @@ the newest one, as it follows the artifacts' `current` pointer (which `recsys tr
 several server processes serve the same version: whichever changed last wins.
 
 What changes the served version (an activation, a catalogue revision, a retrain's activation)
-holds the store's catalogue lock (`ModelStore.changing`), one change at a time across every
+holds the store's catalogue lock (`ServedVersions.changing`), one change at a time across every
 process sharing the store: a change decided on the version `current` named when it started is
 applied before the next one starts. Unlocked, an activation landing while another process
 revised the catalogue was undone by that revision (made of the version before), or the
@@ -95,7 +95,7 @@ def held_out_ndcg(manifest: dict) -> float | None:
         return None
 
 
-class ModelStore:
+class ServedVersions:
     def __init__(self, artifacts_dir: Path, pinned: Path | None = None,
                  on_swap: Callable[[Recommender], None] | None = None, db: Database | None = None,
                  standby: Standby | None = None):
@@ -388,7 +388,7 @@ class PointerWatcher:
     again. The `current` pointer, in the artifacts folder, is followed all the same. Any other
     error of a poll is logged with its traceback, every time."""
 
-    def __init__(self, store: ModelStore, interval_s: float,
+    def __init__(self, store: ServedVersions, interval_s: float,
                  followers: Sequence[Callable[[], None]] = ()):
         self.store, self.interval_s, self.followers = store, interval_s, tuple(followers)
         self._stop = threading.Event()
