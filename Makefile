@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test bench docs screenshots clean
+.PHONY: setup run test test-fast bench docs screenshots clean
 
 setup: $(STAMP)
 
@@ -32,6 +32,11 @@ test: setup
 	bash scripts/postgres.sh install
 	bash scripts/lb.sh install
 	$(BIN)/pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+
+# The suite without tests/system (the `system` marker: real servers, databases, browsers, several
+# processes, a fresh clone): what a developer runs while working.
+test-fast: setup
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not system" $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/recsys bench

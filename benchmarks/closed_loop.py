@@ -23,7 +23,7 @@
 6. Both versions are evaluated on the judgments (judged NDCG@10, the queries no shopper typed):
    the table shows the served start against the retrain.
 
-`run_loop` is also what tests/test_closed_loop.py runs, on a small catalogue.
+`run_loop` is also what tests/system/test_closed_loop.py runs, on a small catalogue.
 """
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
     """`explain_item` for many items at once: one numpy pass over every item's attributes of
     every facet (the rows of `item_rows`, side by side), then Python objects only for the
     listed matches. Equal to `explain_item` item by item up to float64 summation order
-    (tests/test_explain.py). `summaries` False leaves every summary empty, for a caller that
+    (tests/recsys/test_explain.py). `summaries` False leaves every summary empty, for a caller that
     writes them all (`contrast_summaries` of two items or more)."""
     items = np.asarray(items, dtype=np.int64)
     n, n_heads = len(items), len(index.facets)

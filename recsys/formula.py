@@ -7,7 +7,7 @@ spelling) and exact evidence after coverage (`covered`). It is computed three ti
 (`FacetHead.match_logits`, the reference training differentiates), in numpy
 (`ScoringIndex._state_arrays`) and compiled (`kernels._query_logits`); the two fast paths read the
 flat tables of `LogitTables`, which `FacetHead.logit_tables` makes from a head's parameters, and
-tests/test_index.py holds all three equal on random weights. A new evidence kind is one more name
+tests/recsys/test_index.py holds all three equal on random weights. A new evidence kind is one more name
 here, one more row in the index's word rows and one more weight in `FacetHead.evidence_weight`.
 
 Torch-free, so that the numpy side and the kernels read it without torch.

@@ -22,6 +22,20 @@ from .planted import write_material, write_planted
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = TrainConfig(epochs=4, seed=0)
+SYSTEM = ROOT / "tests" / "system"
+
+# tests/api and tests/system are folders of test modules, not packages: their helpers
+# (api_support, test_server, load_client, ...) are imported by name, from either folder
+for _folder in ("api", "system"):
+    sys.path.insert(0, str(ROOT / "tests" / _folder))
+
+
+def pytest_collection_modifyitems(items):
+    """tests/system's tests (real servers, databases, browsers, several processes, a fresh clone)
+    are marked `system`: `pytest -m "not system"` (make test-fast) leaves them out."""
+    for item in items:
+        if SYSTEM in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.system)
 
 
 # ---- no process outlives the session -------------------------------------------------------------
@@ -92,9 +106,9 @@ def no_process_left_behind():
 # Every process builds the session fixtures for itself, in temporary folders of its own, and at
 # its end checks that no process it started is left (no_process_left_behind: its own id).
 
-SPREAD = frozenset({"tests/api/test_catalogue_lock.py", "tests/api/test_events_durability.py",
-                    "tests/api/test_chaos.py", "tests/api/test_change_order.py",
-                    "tests/api/test_no_server_paths.py"})
+SPREAD = frozenset({"tests/system/test_catalogue_lock.py", "tests/system/test_events_durability.py",
+                    "tests/system/test_chaos.py", "tests/system/test_change_order.py",
+                    "tests/system/test_no_server_paths.py"})
 
 # The longest units, in seconds (a unit's setup, calls and teardown, measured in `make test` on
 # 2 cores under load 9-11 from other work, 3 December 2026; test_lint.py with mypy's cache empty,
@@ -102,41 +116,41 @@ SPREAD = frozenset({"tests/api/test_catalogue_lock.py", "tests/api/test_events_d
 # end. xdist's own order (most tests first) started the files of a few long tests, and every case
 # of SPREAD, last. Every other unit follows in xdist's order. Only an order: a stale figure costs
 # time, never a result.
-LOCK = "tests/api/test_catalogue_lock.py::test_concurrent_changes_through_two_"
-DURABLE = "tests/api/test_events_durability.py::test_every_event_answered_202_survives_a_sigkill"
-CHAOS = "tests/api/test_chaos.py::test_kills_under_mixed_load_lose_no_acknowledged_write"
-ORDER = "tests/api/test_change_order.py::test_activations_retrains_and_changes_are_one_history"
-PATHS = "tests/api/test_no_server_paths.py::test_no_answer_names_a_server_path"
+LOCK = "tests/system/test_catalogue_lock.py::test_concurrent_changes_through_two_"
+DURABLE = "tests/system/test_events_durability.py::test_every_event_answered_202_survives_a_sigkill"
+CHAOS = "tests/system/test_chaos.py::test_kills_under_mixed_load_lose_no_acknowledged_write"
+ORDER = "tests/system/test_change_order.py::test_activations_retrains_and_changes_are_one_history"
+PATHS = "tests/system/test_no_server_paths.py::test_no_answer_names_a_server_path"
 LONGEST = {
-    "tests/test_readme_commands.py": 194,
-    "tests/test_experiments_loop.py": 190,
-    "tests/test_cli.py": 177,
-    "tests/test_web_page.py": 167,
-    "tests/test_added_facet.py": 137,
+    "tests/system/test_readme_commands.py": 194,
+    "tests/system/test_experiments_loop.py": 190,
+    "tests/system/test_cli.py": 177,
+    "tests/system/test_web_page.py": 167,
+    "tests/system/test_added_facet.py": 137,
     "tests/test_lint.py": 130,
-    "tests/test_closed_loop.py": 120,
+    "tests/system/test_closed_loop.py": 120,
     "tests/api/test_admin.py": 100,
     "tests/api/test_events.py": 99,
     f"{ORDER}[postgresql]": 98,
-    "tests/test_distributed.py": 96,
+    "tests/system/test_distributed.py": 96,
     f"{CHAOS}[postgresql]": 94,
     f"{ORDER}[sqlite]": 89,
-    "tests/api/test_jobs_lifecycle.py": 86,
-    "tests/api/test_jobs_outage.py": 84,
-    "tests/api/test_schemathesis.py": 84,
+    "tests/system/test_jobs_lifecycle.py": 86,
+    "tests/system/test_jobs_outage.py": 84,
+    "tests/system/test_schemathesis.py": 84,
     f"{PATHS}[relative]": 83,
     f"{CHAOS}[sqlite]": 83,
-    "tests/api/test_corrupt_versions.py": 80,
-    "tests/api/test_workers.py": 79,
+    "tests/system/test_corrupt_versions.py": 80,
+    "tests/system/test_workers.py": 79,
     f"{PATHS}[absolute]": 79,
-    "tests/api/test_server.py": 77,
+    "tests/system/test_server.py": 77,
     f"{LOCK}workers_are_all_kept[postgresql]": 75,
-    "tests/api/test_store_failures.py": 71,
+    "tests/system/test_store_failures.py": 71,
     f"{LOCK}workers_are_all_kept[sqlite]": 69,
     f"{LOCK}replicas_are_all_kept[postgresql]": 64,
     "tests/api/test_experiments.py": 54,
-    "tests/api/test_store_outage.py": 54,
-    "tests/api/test_worker_replacement.py": 48,
+    "tests/system/test_store_outage.py": 54,
+    "tests/system/test_worker_replacement.py": 48,
     f"{LOCK}replicas_are_all_kept[sqlite]": 44,
     f"{DURABLE}[sqlite]": 43,
     f"{DURABLE}[postgresql]": 32,
@@ -209,7 +223,8 @@ def postgres_server():
 _databases = itertools.count()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+# the PostgreSQL cases need a database server: system tests (`make test-fast` leaves them out)
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.system)])
 def store_url(request, tmp_path) -> str:
     """A fresh, empty store: a SQLite file, or a new database on the session's PostgreSQL."""
     if request.param == "sqlite":

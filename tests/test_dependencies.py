@@ -1,4 +1,4 @@
-"""pyproject.toml's runtime dependencies are what recsys/, training/, api/ and store/ import, no more and
+"""pyproject.toml's runtime dependencies are what recsys/, training/, api/, store/ and cli/ import, no more and
 no less; the tools of the tests and the benchmarks are extras."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNTIME = ("recsys", "training", "api", "store")
+RUNTIME = ("recsys", "training", "api", "store", "cli")
 # declared, never imported by our code, needed all the same
 NOT_IMPORTED = {"python-multipart": "FastAPI parses the training uploads (forms) with it",
                 "fastapi-offline": "api/routes/docs.py serves its files, by package name",

@@ -35,7 +35,7 @@ Three more, on the same top-k items (ERASER: DeYoung et al., 2020):
     for as many attributes drawn at random. Erasing removes attributes from the item's list, as
     `HeadAttention.without` does for one: their terms leave the sums and the no-match slot's
     multiplicity falls with the count (`FacetScorer.forward` on the shortened list gives the
-    same, tests/test_faithfulness_eraser.py). The item prior, which attention does not explain,
+    same, tests/training/test_faithfulness_eraser.py). The item prior, which attention does not explain,
     is held fixed, as in /explain's erasure; the other heads do not change.
 (f) **Kendall's tau** (tau-b) between the head's attention over the item's attributes and their
     leave-one-out importance (the contribution's drop when that attribute alone is removed),

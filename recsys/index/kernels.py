@@ -6,7 +6,7 @@ Per query the index makes a handful of operations on arrays of a few hundred to 
 floats; numpy spends most of such a call in dispatch, so the steps that run on every query
 (logits, per-set ratios of new words, the groups' tables, the pruned top-k) are compiled loops,
 one call each. Arithmetic is float32 throughout and follows the numpy code's order of operations,
-so the two paths agree to float rounding (tests/test_index.py checks both).
+so the two paths agree to float rounding (tests/recsys/test_index.py checks both).
 
 Module-level functions, so that numba's on-disk cache serves them to every later process."""
 

@@ -6,7 +6,7 @@ attributes:  out = sum_t  (sum_m e^{l_tm} v_m) / (e^{l_t,none} + sum_m e^{l_tm})
 Logits are soft-capped by the model, so the exponentials need no max-shift.
 
 Every step below is an exact rewrite: scores equal `FacetScorer.forward` up to float rounding, and
-the top k equals sorting every score (tests/test_index.py against tests/reference.py).
+the top k equals sorting every score (tests/recsys/test_index.py against tests/reference.py).
 
 The index is three parts with one job each, put together by `ScoringIndex`:
 

@@ -14,8 +14,8 @@ from cli.app import create_app
 from recsys.catalog import Catalog
 from recsys.profile import NO_HISTORY
 from store.db import Database
-from tests.test_profile import BOUGHT, clothing, navy_linen
-from tests.test_similar import NO_EVENTS
+from tests.recsys.test_profile import BOUGHT, clothing, navy_linen
+from tests.recsys.test_similar import NO_EVENTS
 from training.fit import TrainConfig, untrained_recommender
 
 from api_support import ADMIN_TOKEN, EVENTS_APP_TOKEN, make_settings

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cli.app import create_app
-from tests.test_dataio import rename_hint
+from tests.recsys.test_dataio import rename_hint
 
 from api_support import ADMIN_TOKEN, make_artifacts, make_settings
 

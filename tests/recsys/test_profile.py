@@ -14,7 +14,7 @@ from recsys.catalog import Catalog
 from recsys.explain import additivity_gap
 from recsys.profile import HALF_LIFE_DAYS, NO_HISTORY, HistoryEvent, build_profile, event_weight
 from recsys.recommender import HISTORY_LABEL
-from tests.test_similar import NO_EVENTS
+from tests.recsys.test_similar import NO_EVENTS
 from training.fit import TrainConfig, untrained_recommender
 
 CATEGORIES, COLOURS, MATERIALS, BRANDS = ("shirt", "trousers", "dress"), ("navy", "red", "white"), \

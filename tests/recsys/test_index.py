@@ -29,7 +29,7 @@ from recsys.index.topk import fast_top_k
 from recsys.io.readers import read_items
 from training.fit import TrainConfig, build_featurizer, new_model
 
-from .reference import sorted_top_k, ties_at_the_cut
+from ..reference import sorted_top_k, ties_at_the_cut
 
 COLORS = ["red", "blue", "green", "navy blue", ""]
 STYLES = ["casual", "formal", "casual|formal", ""]

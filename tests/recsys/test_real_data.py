@@ -19,7 +19,7 @@ from recsys.errors import DataError
 from recsys.io.readers import read_interactions, read_items
 from recsys.io.schema import Schema
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT.parent / "shared" / "data"
 STYLES = REAL / "fashion" / "styles.csv"
 HOMEDEPOT = REAL / "homedepot"

@@ -38,7 +38,7 @@ import pytest
 from tests.live_server import RECSYS, clean_env, free_port, stop, wait_ready
 
 CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUERY = "red casual cotton dress"
 EXPLAIN = "view=explain&"  # the merchandiser's view, in the URL
 WIDTHS = {"phone": {"width": 375, "height": 812}, "desktop": {"width": 1280, "height": 900}}

@@ -88,7 +88,7 @@ def test_recommend_serves_the_batched_explanations(planted_model):
         e = item.explanation
         reference = explain_item(planted_model.index, state, planted_model.catalog.idx(item.item_id),
                                  weights, item.rank)
-        # the ranking rewrites the reason line to contrast the items (tests/test_reasons.py)
+        # the ranking rewrites the reason line to contrast the items (tests/recsys/test_reasons.py)
         _same(replace(e, summary=reference.summary), reference)
         assert item.score == pytest.approx(e.prior + sum(h.contribution for h in e.heads), abs=1e-4)
         assert all(m.weight >= round(MATCH_THRESHOLD, 4) for h in e.heads for m in h.matches)

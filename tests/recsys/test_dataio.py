@@ -13,8 +13,8 @@ from recsys.io.readers import read_interactions, read_items, read_judgments, rea
 from recsys.io.schema import Schema
 from recsys.io.text import MAX_CELL_CHARS, ReadReport, fingerprint
 
-BAD = Path(__file__).parent / "fixtures" / "bad"
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data"
+BAD = Path(__file__).parents[1] / "fixtures" / "bad"
+REAL = Path(__file__).resolve().parents[3] / "shared" / "data"
 ITEM_IDS = {"A1", "A2", "A3"}
 RAGGED = (
     'expected 3 fields, found 4; 1 more line has the wrong number of fields. Quote values that '
@@ -732,8 +732,8 @@ def test_read_items_with_a_schema_applies_renames_and_missing_markers(tmp_path: 
 
 # --- the fashion layout with unquoted commas: reported by line, never dropped silently ----------
 
-SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
-FASHION_SCHEMA = Path(__file__).resolve().parents[1] / "data" / "fashion_schema.toml"
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+FASHION_SCHEMA = Path(__file__).resolve().parents[2] / "data" / "fashion_schema.toml"
 
 
 def test_fashion_sample_bad_lines_are_named() -> None:

@@ -15,8 +15,8 @@ from recsys.errors import DataError
 from recsys.io.readers import read_interactions, read_items
 from recsys.io.schema import Schema
 
-BAD = Path(__file__).parent / "fixtures" / "bad"
-GOOD = Path(__file__).parent / "fixtures" / "good"
+BAD = Path(__file__).parents[1] / "fixtures" / "bad"
+GOOD = Path(__file__).parents[1] / "fixtures" / "good"
 ITEM_IDS = {"A1", "A2", "A3"}
 
 
@@ -24,7 +24,7 @@ def recsys(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "RECSYS_ARTIFACTS_DIR": str(cwd / "artifacts") if cwd else "artifacts",
            "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True,
-                          text=True, cwd=cwd, env={**env, "PYTHONPATH": str(Path(__file__).parents[1])},
+                          text=True, cwd=cwd, env={**env, "PYTHONPATH": str(Path(__file__).parents[2])},
                           timeout=600)
 
 
@@ -161,7 +161,7 @@ def test_output_closed_early_ends_quietly(planted_artifacts, planted_model):
     item = planted_model.catalog.item_ids[0]
     cmd = (f"{sys.executable} -m cli.main explain 'scarlet gown' {item} --model "
            f"{planted_artifacts[0]} --json | head -c 10")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     out = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True,
                          env=env, timeout=300)
     assert len(out.stdout) == 10
@@ -187,7 +187,7 @@ def test_a_reader_gone_before_anything_is_written_ends_quietly(planted_artifacts
     try:
         out = subprocess.run([sys.executable, "-m", "cli.main", *args], stdout=write,
                              stderr=subprocess.PIPE, text=True, timeout=300,
-                             env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
     finally:
         os.close(write)
     assert (out.stderr, out.returncode) == ("", 0)

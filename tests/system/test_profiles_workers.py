@@ -13,8 +13,8 @@ import pytest
 
 from recsys.artifact import save_version
 from recsys.catalog import Catalog
-from tests.test_profile import BOUGHT, clothing, navy_linen
-from tests.test_similar import NO_EVENTS
+from tests.recsys.test_profile import BOUGHT, clothing, navy_linen
+from tests.recsys.test_similar import NO_EVENTS
 from training.fit import TrainConfig, untrained_recommender
 
 from api_support import ADMIN_TOKEN

@@ -14,7 +14,7 @@ import pytest
 
 from recsys.synthetic import generate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("closed_loop", ROOT / "benchmarks" / "closed_loop.py")
 closed_loop = importlib.util.module_from_spec(_spec)
 sys.modules["closed_loop"] = closed_loop

@@ -23,7 +23,7 @@ import pytest
 
 from tests.live_server import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 INNER = "RECSYS_INSIDE_FRESH_CLONE"
 
 

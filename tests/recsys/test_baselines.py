@@ -17,7 +17,7 @@ from recsys.baselines import (
 )
 from recsys.errors import NotFittedError
 
-from .reference import sorted_top_k
+from ..reference import sorted_top_k
 
 ITEMS = [
     "red cotton dress casual",  # 0
@@ -160,7 +160,7 @@ def test_random_does_not_depend_on_the_process_hash_seed():
         subprocess.run(
             [sys.executable, "-c", code],
             env={"PYTHONHASHSEED": str(hash_seed)},
-            cwd=Path(__file__).resolve().parents[1],
+            cwd=Path(__file__).resolve().parents[2],
             capture_output=True, text=True, check=True,
         ).stdout
         for hash_seed in (1, 2)

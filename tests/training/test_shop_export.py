@@ -14,7 +14,7 @@ import pytest
 from cli.main import main
 from recsys.errors import DataError
 from recsys.io.readers import InteractionStream, read_interactions, read_items, read_judgments
-from tests.test_dataio import rename_hint
+from tests.recsys.test_dataio import rename_hint
 from training.train import TrainInputs, load_training_data
 
 # a products export as shops write them: their own id, title and description columns
@@ -84,7 +84,7 @@ def test_a_shop_export_trains_with_one_command_and_says_how_it_read_the_columns(
 
 
 def _readme_blocks(section: str) -> list[str]:
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     text = readme.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
     return [re.sub(r"^\.venv/bin/", "", block) for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S)]
 

@@ -22,10 +22,9 @@ from recsys.errors import ArtifactError, InputError
 from recsys.io.readers import read_items
 from recsys.io.schema import Schema
 from recsys.reindex import with_catalog
+from tests.planted import MATERIALS
 
-from .planted import MATERIALS
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADS = ["quality", "color", "style", "other", "material"]
 QUERY = "wool dress"
 

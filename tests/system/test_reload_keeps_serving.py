@@ -2,7 +2,7 @@
 leftovers): no 503, no failed request while a worker of `recsys serve --workers 2` and a
 `--workers 1` replica load a new version, each swapping only once the new one is loaded; 503 is
 for a process with no model at all. Nothing is loaded ahead (RECSYS_STANDBY_VERSIONS=0), so
-following an activation is a load in every process, not a swap (tests/api/test_workers.py and
+following an activation is a load in every process, not a swap (tests/system/test_workers.py and
 test_load_balancer.py cover the swap); a catalogue revision is a version nobody loaded ahead
 anyway. Checked: passes on main too (the property held; this keeps it)."""
 

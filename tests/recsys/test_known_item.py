@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "known_item.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "known_item.py"
 _spec = importlib.util.spec_from_file_location("known_item", SCRIPT)
 ki = importlib.util.module_from_spec(_spec)
 sys.modules["known_item"] = ki

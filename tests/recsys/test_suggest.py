@@ -84,7 +84,7 @@ def test_over_http_searches_join_once_two_shoppers_made_them(tmp_path, monkeypat
     import api.suggestions
     from api.config import Settings
     from cli.app import create_app
-    from tests.test_similar import NO_EVENTS, furniture
+    from tests.recsys.test_similar import NO_EVENTS, furniture
     from training.fit import TrainConfig, untrained_recommender
 
     rec = untrained_recommender(Catalog.build(furniture()), NO_EVENTS, TrainConfig(seed=0))

@@ -18,7 +18,7 @@ from recsys.artifact import load_version, resolve_version_dir
 from recsys.model import FacetScorer
 from recsys.recommender import Recommender
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUERIES = ["scarlet gown", "azure blouse casual", "red", "zzqx unknownword", "kicks onyx onyx"]
 
 

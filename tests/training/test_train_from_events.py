@@ -19,7 +19,7 @@ from store.events import Event, add_events, read_events
 from training.events import MAX_WEIGHT, events_to_interactions, recent_queries
 from training.train import queries_fingerprint
 
-from .planted import planted_interactions, planted_items
+from ..planted import planted_interactions, planted_items
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -13,7 +13,7 @@ from cli.main import _parser
 from recsys.model_config import ModelConfig, ModelOptions
 from training.config import TrainConfig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # a manifest's `config` as the releases before the split wrote it (vocab_sizes first)
 OLD_CONFIG = {"vocab_sizes": {"quality": 8, "color": 13, "style": 9, "other": 59},

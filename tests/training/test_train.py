@@ -18,7 +18,7 @@ from training.evaluate_version import evaluate_version
 from training.fit import TrainConfig
 from training.train import TrainInputs, train
 
-from .conftest import FAST
+from ..conftest import FAST
 
 
 def test_model_beats_bm25_on_planted_synonyms(planted_artifacts):

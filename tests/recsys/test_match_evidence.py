@@ -1,6 +1,6 @@
 """The kind of evidence an explanation names per cell (recsys/match_evidence.py), on a catalogue
 where each kind is planted: a title word, a description word, two query words a title runs
-together, a near spelling; click associations are in tests/test_click_synonyms.py."""
+together, a near spelling; click associations are in tests/training/test_click_synonyms.py."""
 
 from __future__ import annotations
 

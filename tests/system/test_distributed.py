@@ -16,13 +16,12 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch import nn
 
+from tests.conftest import FAST
 from training.config import TrainConfig
 from training.distributed import Replicas
 from training.fit import _step, build_featurizer, new_model
 from training.groups import make_groups
 from training.train import TrainInputs, load_training_data
-
-from .conftest import FAST
 
 # the batch the gradients are compared on: the first groups of the planted log
 BATCH = 32

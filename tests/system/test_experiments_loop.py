@@ -13,7 +13,7 @@ import pytest
 
 from recsys.artifact import load_version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 for name in ("closed_loop", "experiment_loop"):  # the second imports the first by name
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")

@@ -32,7 +32,7 @@ from training.faithfulness import (
 from training.fit import TrainConfig, untrained_recommender
 from training.train import TrainInputs, load_training_data
 
-from .planted import CATEGORIES, COLORS, planted_items, planted_judgments
+from ..planted import CATEGORIES, COLORS, planted_items, planted_judgments
 from .test_faithfulness import _head  # one head of one item by hand, slot fixed at 1
 
 QUERIES = ["scarlet gown", "azure blouse casual", "premium ebony kicks", "red dress acme"]

@@ -133,7 +133,7 @@ def test_a_job_started_on_one_worker_is_cancelled_through_the_other(two_workers,
     noticed_before = log.read_text().count(cancelled)
     # a catalogue whose training takes minutes: on a quiet machine the small shop's finished
     # before the DELETE reached the other worker (its outcome then overwrote the cancel, which
-    # the job's row now refuses: tests/test_store.py)
+    # the job's row now refuses: tests/store/test_store.py)
     if not (data_dir / "long").exists():
         generate(data_dir / "long", n_items=3000, n_queries=4000, seed=1)
     with httpx.Client(base_url=base, timeout=30, headers=AUTH) as http:

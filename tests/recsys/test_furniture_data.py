@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "furniture_data.py"
 
 _spec = importlib.util.spec_from_file_location("furniture_data", SCRIPT)
