@@ -244,4 +244,3 @@ def test_default_size(tmp_path):
     summary = synthetic.generate(tmp_path)
     assert 40_000 <= summary["interactions"] <= 80_000
     assert summary["heldout_queries"] >= 100
-    assert summary["seconds"] < 5

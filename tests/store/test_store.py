@@ -158,7 +158,7 @@ def test_the_catalogue_lock_is_held_against_every_other_user_of_the_store(store_
             started = time.monotonic()
             with pytest.raises(Exception) as caught, second.exclusive(CATALOGUE_LOCK, wait_s=0.3):
                 pass
-            assert 0.3 <= time.monotonic() - started < 3
+            assert time.monotonic() - started >= 0.3  # it waited its wait_s
             assert unavailable(caught.value), repr(caught.value)
             with second.exclusive(UPGRADE_LOCK, wait_s=0.3):  # another lock is not this one
                 pass
