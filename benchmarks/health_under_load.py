@@ -25,19 +25,10 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.live_server: the server helpers the tests use too
 
+from benchmarks.worker_replacement import small_model  # noqa: E402
 from tests.live_server import RECSYS, clean_env, free_port, stop, wait_ready  # noqa: E402
 
 LOAD_CLIENT = ROOT / "tests" / "api" / "load_client.py"
-
-
-def small_model(folder: Path) -> Path:
-    data, artifacts = folder / "data", folder / "artifacts"
-    subprocess.run([RECSYS, "generate", "--out", str(data), "--items", "400", "--queries", "600"],
-                   check=True, capture_output=True)
-    subprocess.run([RECSYS, "train", "--items", str(data / "items.csv"), "--interactions",
-                    str(data / "interactions.csv"), "--out", str(artifacts), "--epochs", "2"],
-                   check=True, capture_output=True)
-    return artifacts
 
 
 def sample_health(http: httpx.Client, seconds: float) -> list[float]:
