@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's chromium for the browser test (tests/test_web_page.py), if it is missing.
+# Installs Debian's chromium for the browser test (tests/system/test_web_page.py), if it is missing.
 # Idempotent and quiet: does nothing when /usr/bin/chromium exists. Runs as root (CI); elsewhere
 # it uses sudo when available. Never downloads a browser build of its own (no `playwright install`).
 set -euo pipefail

@@ -31,7 +31,7 @@ _ERROR_INSTEAD = "; --unknown-items error stops at them instead"
 
 
 def map_columns(table: Table, contract: str, rename: Mapping[str, str] | None) -> HeaderMap:
-    """Rename the table's columns to `contract`'s names (`recsys.headers.map_header`), said in
+    """Rename the table's columns to `contract`'s names (`recsys.io.headers.map_header`), said in
     the report."""
     header = map_header(table.name, table.header_line, list(table.frame.columns), contract,
                         check_rename(dict(rename), "rename") if rename else None)
@@ -62,7 +62,7 @@ def check_nonempty(table: Table, column: str) -> None:
 
 
 def check_item_ids(table: Table) -> None:
-    """Every item_id valid as `recsys.ids` defines it (the first bad one named, the others
+    """Every item_id valid as `recsys.io.ids` defines it (the first bad one named, the others
     counted)."""
     problems = [item_id_problem(v) for v in table.frame["item_id"]]
     bad = [i for i, p in enumerate(problems) if p is not None]

@@ -98,7 +98,7 @@ def read_items(
 ) -> tuple[pd.DataFrame, ReadReport]:
     """items.csv: `item_id` (unique, non-empty), `title` (non-empty); other columns kept as str.
 
-    The header is mapped to the contract (`recsys.headers.map_header`): `rename` (a schema's
+    The header is mapped to the contract (`recsys.io.headers.map_header`): `rename` (a schema's
     `[rename]` table, e.g. `{"id": "item_id", "productDisplayName": "title"}`) first, then common
     export names (`product_id`, `Product Title`). `schema` supplies its `rename` (unless `rename`
     is given) and its `missing` markers.

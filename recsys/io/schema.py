@@ -40,7 +40,7 @@ class Schema:
     - `[rename]`: a column of a file -> a contract column of that file (item_id, title,
       description, attributes; query, label, event, weight, user_id, timestamp; grade; word,
       facet, value), e.g. `id = "item_id"`, `search_term = "query"`; applied to every file that
-      has the column, before the automatic mapping of common export names (`recsys.headers`).
+      has the column, before the automatic mapping of common export names (`recsys.io.headers`).
     - `[missing]`: `values = ["NA"]`: cells (other than item_id and title) holding exactly one of
       these are empty, so they feed no facet; applied by `read_items`.
     - `[lexicon]`: `enabled = false` turns reading facet values out of titles off, `builtin = false`
