@@ -29,6 +29,18 @@ SYSTEM = ROOT / "tests" / "system"
 for _folder in ("api", "system"):
     sys.path.insert(0, str(ROOT / "tests" / _folder))
 
+# the service's fixtures (data_dir, v1, v2, rec, client, lenient_client, app_client), for
+# tests/api and tests/system alike
+from .service_fixtures import (  # noqa: E402, F401 - after the helpers' folders are on sys.path
+    app_client,
+    client,
+    data_dir,
+    lenient_client,
+    rec,
+    v1,
+    v2,
+)
+
 
 def pytest_collection_modifyitems(items):
     """tests/system's tests (real servers, databases, browsers, several processes, a fresh clone)

@@ -1,4 +1,5 @@
-"""One small synthetic catalogue and two trained versions for the whole API test session.
+"""The fixtures of tests/api and tests/system (tests/conftest.py registers them): one small
+synthetic catalogue and two trained versions for the whole test session.
 
 `v1` (2 epochs, seed 0) is what the apps serve; `v2` (1 epoch, seed 1) is the other version the
 hot-swap and admin tests activate. Tests that change versions get their own artifacts folder
