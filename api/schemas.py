@@ -99,9 +99,12 @@ class RecommendRequest(_Request):
                     "experiment runs, it also picks the arm (and version) that answers, the same "
                     "one every time. Without it the active version answers, in no arm, not "
                     "personalised")
-    personalize: bool = Field(
-        True, description="with a `user_id`: rank the shopper's history words with the query, in the "
-                          "same heads (false: the answer any shopper would get)")
+    personalize: bool | None = Field(
+        None, description="with a `user_id`: rank the shopper's history words with the query, in the "
+                          "same heads. true: always; false: never (the answer any shopper would get); "
+                          "null (default): only a query with no word to rank, a home page, as typed "
+                          "queries lost relevance on simulated shoppers (docs/results.md, \"For this "
+                          "shopper\")")
 
     @field_validator("filters", mode="before")
     @classmethod

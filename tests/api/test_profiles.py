@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from api.profiles import Profiles
+from api.profiles import TYPED, Profiles
 from cli.app import create_app
 from recsys.catalog import Catalog
 from recsys.profile import NO_HISTORY
@@ -58,7 +58,7 @@ def ranked(answer: dict) -> list[tuple[str, float]]:
 @pytest.mark.parametrize("query", ["", "shirt"])
 def test_a_shopper_who_bought_navy_linen_gets_it_first(shop, query):
     buy(shop, "ann")
-    got = ask(shop, query=query, user_id="ann")
+    got = ask(shop, query=query, user_id="ann", personalize=True)
     first = 6 if query == "" else 2
     assert all(navy_linen(ROWS.loc[i["item_id"]]) for i in got["items"][:first]), got["items"]
     assert got["history"] == {"personalized": True, "words": ["navy", "linen"],
@@ -74,11 +74,22 @@ def test_a_shopper_who_bought_navy_linen_gets_it_first(shop, query):
         assert item["score"] == pytest.approx(e["prior"] + sum(h["contribution"] for h in e["heads"]), abs=1e-4)
 
 
+def test_by_default_a_home_page_is_personalised_and_a_typed_query_is_not(shop):
+    buy(shop, "ann")
+    home = ask(shop, user_id="ann")
+    assert home["history"]["personalized"] and ranked(home) == ranked(ask(shop, user_id="ann", personalize=True))
+    typed = ask(shop, query="shirt", user_id="ann")
+    assert ranked(typed) == ranked(ask(shop, query="shirt"))
+    assert typed["history"]["personalized"] is False and typed["history"]["note"] == TYPED
+    # stop words alone are no query: a home page
+    assert ask(shop, query="the", user_id="ann")["history"]["personalized"]
+
+
 def test_no_history_or_personalize_false_is_the_unpersonalised_answer_with_a_note(shop):
     buy(shop, "ann")
     plain = ask(shop, query="shirt")
     assert plain["history"] is None
-    nobody = ask(shop, query="shirt", user_id="bob")  # never bought anything: not ann's history
+    nobody = ask(shop, query="shirt", user_id="bob", personalize=True)  # never bought: not ann's history
     assert ranked(nobody) == ranked(plain) and nobody["history"]["note"] == NO_HISTORY
     assert nobody["history"]["personalized"] is False and nobody["history"]["words"] == []
     off = ask(shop, query="shirt", user_id="ann", personalize=False)
