@@ -70,8 +70,8 @@ class Assignment:
 
 
 class Experiments:
-    def __init__(self, store: ServedVersions, db: Database, telemetry: Telemetry):
-        self.store, self.db, self.telemetry = store, db, telemetry
+    def __init__(self, versions: ServedVersions, db: Database, telemetry: Telemetry):
+        self.versions, self.db, self.telemetry = versions, db, telemetry
         self._serving: Serving | None = None
         self._lock = threading.Lock()  # one start, end or follow at a time in this process
         # the running experiment whose arms this process could not load: (name, why), not retried
@@ -109,12 +109,12 @@ class Experiments:
 
     def _load_arms(self, arms: list[Arm]) -> dict[str, Recommender]:
         """arm -> model; a version loaded once however many arms name it, the served one shared."""
-        current = self.store.current
+        current = self.versions.current
         by_version: dict[str, Recommender] = {current.version: current} if current else {}
         for a in arms:
             if a.version not in by_version:
                 try:
-                    by_version[a.version] = self.store.load(a.version)
+                    by_version[a.version] = self.versions.load(a.version)
                 except ArtifactError as exc:
                     raise ArmError(a.arm, f"version {a.version!r} cannot be served: {exc.public}; "
                                           f"see GET /admin/versions") from None
@@ -146,7 +146,7 @@ class Experiments:
             loaded = serving.models.get(winner) if serving else None
             # activated first: a process that then sees the experiment ended also sees the
             # activation, and never serves the version before in between
-            _, previous = self.store.activate(arm.version, f"experiment {exp.name} ended: arm "
+            _, previous = self.versions.activate(arm.version, f"experiment {exp.name} ended: arm "
                                                            f"{winner} won", loaded=loaded)
             ended = end_experiment(self.db, exp.name, winner)
             if serving is not None:
@@ -164,7 +164,7 @@ class Experiments:
             exp = running_experiment(self.db)
             serving = self._serving
             if serving is not None and (exp is None or exp.name != serving.name):
-                self.store.follow_activations(loaded=serving.by_version())
+                self.versions.follow_activations(loaded=serving.by_version())
                 self._serving = None
                 log.info("experiment ended elsewhere", extra={"experiment": serving.name})
             if exp is None or (self._serving is not None) or (

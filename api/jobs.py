@@ -175,11 +175,11 @@ def job_out(row: dict) -> dict:
 
 
 class JobManager:
-    def __init__(self, store: ServedVersions, telemetry: Telemetry, db: Database, max_queued: int = 8,
+    def __init__(self, versions: ServedVersions, telemetry: Telemetry, db: Database, max_queued: int = 8,
                  runner: TrainRunner | None = None):
         """`runner`: what trains a job in its worker process (`training.train_job.run_train_job`,
         handed over by the command line, cli/app.py); without one, a job fails with the reason."""
-        self.store, self.telemetry, self.db, self.max_queued = store, telemetry, db, max_queued
+        self.versions, self.telemetry, self.db, self.max_queued = versions, telemetry, db, max_queued
         self.runner = runner
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self._saved_at: dict[str, float] = {}
@@ -366,14 +366,14 @@ class JobManager:
         if self._stopping.is_set():
             job.finish("failed", "the service shut down before it started")
             return
-        root = self.store.artifacts_dir
+        root = self.versions.artifacts_dir
         root.mkdir(parents=True, exist_ok=True)
         staging = TempDir(root, f".staging-{job.id}.")
         try:
             ctx = mp.get_context("spawn")
             messages = ctx.Queue()
-            served = self.store.current
-            baseline = self.store.served_dir()
+            served = self.versions.current
+            baseline = self.versions.served_dir()
             args = {**job.spec.worker_args(), "baseline": str(baseline) if baseline else None}
             proc = ctx.Process(target=train_worker, args=(self.runner, args, str(staging.path), messages),
                                name=f"recsys-train-{job.id}", daemon=True)
@@ -455,21 +455,21 @@ class JobManager:
         version = result["version"]
         if job.status == "cancelled":
             return
-        os.rename(staging / version, self.store.artifacts_dir / version)
+        os.rename(staging / version, self.versions.artifacts_dir / version)
         job.version, job.metrics, job.step = version, result["metrics"], job.total
         try:
             # decided on, and replacing, the newest change of any process (a catalogue revision
             # made during the training is not what the job replayed)
-            with self.store.changing():
-                self.store.follow_pointer()
-                now = self.store.current
+            with self.versions.changing():
+                self.versions.follow_pointer()
+                now = self.versions.current
                 if now is not None and now.version != served_version and not job.spec.force:
                     decision = decide(version, result["manifest"], now.version, now.manifest)  # not replayed
                 else:
                     decision = decide(version, result["manifest"], served_version, served_manifest,
                                       force=job.spec.force)
                 if decision.activate:
-                    self.store.activate(version, reason=f"job {job.id}: {decision.reason}")
+                    self.versions.activate(version, reason=f"job {job.id}: {decision.reason}")
         except Exception as exc:
             if unavailable(exc):  # no decision could be made: the version waits for one
                 why = (f"the store was unavailable when it was to be compared and activated; it "

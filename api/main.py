@@ -64,18 +64,18 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     telemetry = Telemetry()
     db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
     standby = Standby(settings.artifacts_dir, settings.standby_versions)
-    store = ServedVersions(settings.artifacts_dir, pinned=model_path,
+    versions = ServedVersions(settings.artifacts_dir, pinned=model_path,
                        on_swap=lambda rec: telemetry.model_served(rec.version), db=db,
                        standby=standby if model_path is None else None)
     app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0", lifespan=_lifespan,
                   docs_url=None, redoc_url=None)  # api.routes.docs: the same pages, without a CDN
-    app.state.settings, app.state.telemetry, app.state.versions = settings, telemetry, store
+    app.state.settings, app.state.telemetry, app.state.versions = settings, telemetry, versions
     app.state.db = db
-    app.state.experiments = Experiments(store, db, telemetry)
+    app.state.experiments = Experiments(versions, db, telemetry)
     app.state.suggestions = Suggestions(db)
     app.state.profiles = Profiles(db, settings.profile_ttl_s, settings.profile_users, settings.profile_events)
-    app.state.standby = StandbyLoader(store, standby, settings.watch_interval_s)
-    app.state.jobs = JobManager(store, telemetry, db, settings.max_queued_jobs, train_runner)
+    app.state.standby = StandbyLoader(versions, standby, settings.watch_interval_s)
+    app.state.jobs = JobManager(versions, telemetry, db, settings.max_queued_jobs, train_runner)
     app.state.initial_model = recommender
     app.state.before_serving = before_serving
     errors.install(app)
@@ -94,7 +94,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
-    store: ServedVersions = app.state.versions
+    versions: ServedVersions = app.state.versions
     db: Database = app.state.db
     standby: StandbyLoader = app.state.standby
     # the schema at Alembic's head before anything reads or writes it; with the store
@@ -113,17 +113,17 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     experiments: Experiments = app.state.experiments
     # the running experiment first: when it has ended, the winner's activation is taken from
     # its arms already in memory
-    watcher = PointerWatcher(store, settings.watch_interval_s,
+    watcher = PointerWatcher(versions, settings.watch_interval_s,
                              followers=(schema.ensure, experiments.follow, app.state.profiles.follow))
     if app.state.initial_model is not None:
-        store.mark_activations_seen()
-        store.install(app.state.initial_model)
+        versions.mark_activations_seen()
+        versions.install(app.state.initial_model)
         _follow_experiment(experiments)  # an experiment running when this process starts
     elif app.state.before_serving is not None:
         # one worker of several: no connection reaches it before its model (and the versions
         # it keeps loaded ahead) are loaded, or the model has failed to load (/ready then says
         # why); the supervisor opens the port once every worker is there
-        await asyncio.to_thread(_load_then_follow, store, experiments)
+        await asyncio.to_thread(_load_then_follow, versions, experiments)
         await asyncio.to_thread(standby.refresh)
         # following the store while it waits for its go: a spare worker (api/server.py) may
         # wait long, and serves what the others serve when it replaces one of them
@@ -132,7 +132,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(app.state.before_serving)
     else:  # load off the event loop: /health answers and /ready says 503 meanwhile
         def load() -> None:
-            _load_then_follow(store, experiments)
+            _load_then_follow(versions, experiments)
             standby.refresh()
 
         threading.Thread(target=load, name="model-loader", daemon=True).start()
@@ -150,9 +150,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         log.info("service stopped")
 
 
-def _load_then_follow(store: ServedVersions, experiments: Experiments) -> None:
+def _load_then_follow(versions: ServedVersions, experiments: Experiments) -> None:
     """The served model, then the running experiment's arms (sharing the served model)."""
-    store.load_initial()
+    versions.load_initial()
     _follow_experiment(experiments)
 
 

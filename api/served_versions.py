@@ -388,9 +388,9 @@ class PointerWatcher:
     again. The `current` pointer, in the artifacts folder, is followed all the same. Any other
     error of a poll is logged with its traceback, every time."""
 
-    def __init__(self, store: ServedVersions, interval_s: float,
+    def __init__(self, versions: ServedVersions, interval_s: float,
                  followers: Sequence[Callable[[], None]] = ()):
-        self.store, self.interval_s, self.followers = store, interval_s, tuple(followers)
+        self.versions, self.interval_s, self.followers = versions, interval_s, tuple(followers)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pointer-watcher", daemon=True)
         self.started = False
@@ -398,7 +398,7 @@ class PointerWatcher:
 
     def start(self) -> None:
         self.started = True
-        if self.interval_s > 0 and self.store.pinned is None:
+        if self.interval_s > 0 and self.versions.pinned is None:
             self._thread.start()
 
     def stop(self) -> None:
@@ -413,7 +413,7 @@ class PointerWatcher:
     def poll(self) -> None:
         """One look at the store (the followers, the newest activation), then at the pointer."""
         store_ok = True
-        for follow in (*self.followers, self.store.follow_activations):
+        for follow in (*self.followers, self.versions.follow_activations):
             try:
                 follow()
             except Exception as exc:  # a failed poll must not kill the watcher
@@ -427,7 +427,7 @@ class PointerWatcher:
         if store_ok:
             self.outage.answered()
         try:
-            self.store.follow_pointer()  # the artifacts folder: followed with the store down too
+            self.versions.follow_pointer()  # the artifacts folder: followed with the store down too
         except Exception:  # a failed poll must not kill the watcher
             log.exception("watching the current pointer failed")
 

@@ -112,8 +112,8 @@ class StandbyLoader(PointerWatcher):
     """Keeps a store's standby up to date, polling like the PointerWatcher but in a thread of
     its own: a load (seconds) never delays the watcher's polls of the store."""
 
-    def __init__(self, store: ServedVersions, standby: Standby, interval_s: float):
-        super().__init__(store, interval_s)
+    def __init__(self, versions: ServedVersions, standby: Standby, interval_s: float):
+        super().__init__(versions, interval_s)
         self.standby = standby
         self._thread.name = "standby-loader"
 
@@ -124,7 +124,7 @@ class StandbyLoader(PointerWatcher):
             log.exception("loading versions ahead failed")
 
     def _served(self) -> str | None:
-        current = self.store.current
+        current = self.versions.current
         return current.version if current else None
 
     def start(self) -> None:

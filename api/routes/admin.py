@@ -123,44 +123,44 @@ async def cancel_job(job_id: str, jobs: JobsDep) -> dict:
 
 
 @router.get("/versions", response_model=VersionsOut)
-def versions(store: VersionsDep, db: DatabaseDep) -> dict:
+def versions(versions: VersionsDep, db: DatabaseDep) -> dict:
     """Every version folder; a broken one has `ok: false` and a `problem` naming its file. A
     version a retrain made has the `decision` on serving it, with the reason."""
-    serving = store.current.version if store.current else None
+    serving = versions.current.version if versions.current else None
     decisions = read_decisions(db)
     out = [{**v, "held_out_ndcg": held_out_ndcg(v), "serving": v["version"] == serving,
-            "decision": decisions.get(v["version"])} for v in store.versions()]
+            "decision": decisions.get(v["version"])} for v in versions.versions()]
     return {"serving": serving, "versions": out}
 
 
 @router.post("/versions/{version}/activate", response_model=ActivateOut,
              responses=error_responses(404, 409, 500))
-def activate(version: str, store: VersionsDep, force: bool = False) -> dict:
+def activate(version: str, versions: VersionsDep, force: bool = False) -> dict:
     """Serve `version` (a rollback, a kept retrain, a new catalogue). A version of the same
     catalogue with a lower held-out NDCG@10 than the served one needs `force=true` (the numbers
     of two catalogues do not compare). A broken version is refused (409, naming its file and
     the problem) and the served model stays."""
     try:
-        store.version_dir(version)
+        versions.version_dir(version)
     except ArtifactError as exc:
         raise HTTPException(404, detail=exc.public) from None
     try:
-        with store.changing():  # compared with, and replacing, the newest change of any process
-            store.follow_pointer()
-            _refuse_a_regression(store, version, force)
-            _, previous = store.activate(version, reason=f"POST /admin/versions/{version}/activate"
+        with versions.changing():  # compared with, and replacing, the newest change of any process
+            versions.follow_pointer()
+            _refuse_a_regression(versions, version, force)
+            _, previous = versions.activate(version, reason=f"POST /admin/versions/{version}/activate"
                                          + (" (forced)" if force else ""))
     except ArtifactError as exc:
         raise HTTPException(409, detail=f"refused, still serving "
-                                        f"{store.current.version if store.current else 'nothing'}: "
+                                        f"{versions.current.version if versions.current else 'nothing'}: "
                                         f"{exc.public}") from None
     return {"serving": version, "previous": previous}
 
 
-def _refuse_a_regression(store: ServedVersions, version: str, force: bool) -> None:
+def _refuse_a_regression(versions: ServedVersions, version: str, force: bool) -> None:
     """409 for a version of the served catalogue with a lower held-out NDCG@10, unless forced."""
-    manifest = store.manifest_of(version)
-    serving = store.current
+    manifest = versions.manifest_of(version)
+    serving = versions.current
     if force or serving is None or not same_catalogue(manifest, serving.manifest):
         return
     new, old = held_out_ndcg(manifest), held_out_ndcg(serving.manifest)

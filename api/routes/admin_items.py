@@ -35,41 +35,41 @@ router = APIRouter(prefix="/admin/items", tags=["admin"], dependencies=[AdminDep
 
 
 @router.put("", response_model=CatalogueChangeOut)
-def put_items(req: ItemsUpsertRequest, store: VersionsDep, settings: SettingsDep) -> dict:
+def put_items(req: ItemsUpsertRequest, versions: VersionsDep, settings: SettingsDep) -> dict:
     """Add items, or replace those whose item_id is in the catalogue (the whole row), checked as
     the items CSV is: a bad row is a 422 naming its index and column, and nothing changes."""
     if len(req.items) > settings.max_item_batch:
         raise field_error(("items",), f"at most {settings.max_item_batch} items in one batch "
                                       f"(RECSYS_MAX_ITEM_BATCH), got {len(req.items)}: split it")
-    with store.changing():
-        rec, base, schema = _latest_items(store)
+    with versions.changing():
+        rec, base, schema = _latest_items(versions)
         try:
             items = items_from_records(req.items, schema=schema)
         except DataError as exc:
             loc = ("items",) if exc.row is None else ("items", exc.row, *([exc.column] if exc.column else []))
             raise field_error(loc, exc.detail) from None
         merged, change = upsert(base, items)
-        return _revise(store, rec, merged, schema, change)
+        return _revise(versions, rec, merged, schema, change)
 
 
 @router.delete("/{item_id:path}", response_model=CatalogueChangeOut)
-def delete_item(item_id: ItemId, store: VersionsDep) -> dict:
+def delete_item(item_id: ItemId, versions: VersionsDep) -> dict:
     """Remove an item: from now on no answer returns it (recommend, explain, items, compare) and
     events about it are refused. 404 for an item the newest revision does not have."""
-    with store.changing():
-        rec, base, schema = _latest_items(store)
+    with versions.changing():
+        rec, base, schema = _latest_items(versions)
         kept, change = remove(base, [item_id])  # UnknownItemError -> 404
-        return _revise(store, rec, kept, schema, change)
+        return _revise(versions, rec, kept, schema, change)
 
 
-def _latest_items(store: ServedVersions) -> tuple[Recommender, pd.DataFrame, Schema]:
+def _latest_items(versions: ServedVersions) -> tuple[Recommender, pd.DataFrame, Schema]:
     """The newest revision (`ServedVersions.latest`, under the catalogue lock: no other process
     changes it meanwhile), its items (its schema's [rename] applied) and schema."""
-    rec = store.latest()  # ArtifactError (a broken version) -> 409
-    if store.current is None or rec is None:
+    rec = versions.latest()  # ArtifactError (a broken version) -> 409
+    if versions.current is None or rec is None:
         raise HTTPException(503, detail="no model version is being served yet; see GET /ready",
                             headers={"Retry-After": "5"})
-    folder = store.version_dir(rec.version)
+    folder = versions.version_dir(rec.version)
     try:
         path, schema = served_catalogue(folder)
         frame, _ = read_items(path, schema=schema)
@@ -79,14 +79,14 @@ def _latest_items(store: ServedVersions) -> tuple[Recommender, pd.DataFrame, Sch
     return rec, frame, schema
 
 
-def _revise(store: ServedVersions, rec: Recommender, items: pd.DataFrame, schema: Schema,
+def _revise(versions: ServedVersions, rec: Recommender, items: pd.DataFrame, schema: Schema,
             change: Change) -> dict:
     """Save the revision, then serve it as every other process will: loaded from its folder,
     its files' checksums verified and a few queries scored (`load_version`), not the model in
     memory that was saved, which a damaged write would leave serving here alone."""
-    revised = save_revision(rec, items, schema, change, store.artifacts_dir)
+    revised = save_revision(rec, items, schema, change, versions.artifacts_dir)
     try:
-        store.activate(revised.version, reason=f"catalogue revision of {rec.version}: "
+        versions.activate(revised.version, reason=f"catalogue revision of {rec.version}: "
                                                f"{change.summary()}")
     except ArtifactError as exc:
         raise HTTPException(409, detail=f"the revision {revised.version} was saved but refused "

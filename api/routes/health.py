@@ -16,11 +16,11 @@ async def health() -> dict:
 
 
 @router.get("/ready", response_model=ReadyOut, responses={503: {"model": ReadyOut}})
-async def ready(store: VersionsDep):
+async def ready(versions: VersionsDep):
     """200 once a model is loaded and served, 503 before (readiness)."""
-    rec = store.current
+    rec = versions.current
     if rec is not None:  # detail: what `current` names, when it was refused
-        return {"status": "ready", "model_version": rec.version, "detail": store.pointer_problem}
-    status = "failed" if store.error else "loading"
+        return {"status": "ready", "model_version": rec.version, "detail": versions.pointer_problem}
+    status = "failed" if versions.error else "loading"
     return JSONResponse(status_code=503, headers={"Retry-After": "5"},
-                        content={"status": status, "model_version": None, "detail": store.error})
+                        content={"status": status, "model_version": None, "detail": versions.error})

@@ -12,7 +12,7 @@ router = APIRouter(prefix="/model", tags=["model"])
 
 
 @router.get("", response_model=ModelOut, responses={503: {"model": ErrorOut}})
-async def get_model_info(rec: ModelDep, store: VersionsDep) -> dict:
+async def get_model_info(rec: ModelDep, versions: VersionsDep) -> dict:
     """The served version: when it was trained, on which data (fingerprints), its metrics."""
     m = rec.manifest
     return {
@@ -20,7 +20,7 @@ async def get_model_info(rec: ModelDep, store: VersionsDep) -> dict:
         "facets": list(rec.facets),
         "attributes": {f: len(rec.catalog.vocab.get(f, ())) for f in rec.facets},
         "n_items": rec.catalog.n_items,
-        "loaded_at": store.loaded_at or "", "data": public_paths(m.get("data", {})),
+        "loaded_at": versions.loaded_at or "", "data": public_paths(m.get("data", {})),
         "metrics": m.get("metrics", {}),
         "config": m.get("config", {}), "training": m.get("training", {}),
     }
