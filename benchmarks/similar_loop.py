@@ -15,7 +15,9 @@ for simulated shoppers with lasting preferences (issue 32, point 4).
        the ones `similar` reads: category, colour, style, material, brand, quality, price and
        rating bands), ties by popularity (clicks in the log), then catalogue order;
    (c) co-clicks: the items clicked in the most of the log's searches that clicked the opened item
-       (ties as (b)), backfilled by (b) when fewer than 10 were ever clicked with it.
+       (ties as (b)), backfilled by (b) when fewer than 10 were ever clicked with it;
+   (d) overlap in the category: (b) with the opened item's category ahead of every other (what
+       a shop's "related products" usually is), measured because the grade asks for the category.
 4. **Grade** of a result for the shopper and the opened item, from the generator's own values
    (items.csv, the query's words through `word_index`), never from a model:
    0 when it is not of the opened item's category: a product page's "like this" of a dress is
@@ -31,7 +33,7 @@ for simulated shoppers with lasting preferences (issue 32, point 4).
    the matched share of the search's intent, moved by the preference).
 
 Each seed prints the means with 95% intervals (normal over shoppers; Wilson for CTR), the paired
-differences of (a) against (b) and (c), and (`--json`) each arm's share of results of the opened
+differences of (a) against (b), (c) and (d), and (`--json`) each arm's share of results of the opened
 item's category and how often co-clicks filled all 10 places alone.
 """
 
@@ -65,7 +67,7 @@ from recsys.catalog import Catalog  # noqa: E402
 from recsys.metrics import ndcg_at_k  # noqa: E402
 from recsys.recommender import Recommender  # noqa: E402
 
-ARMS = ("similar", "overlap", "coclick")
+ARMS = ("similar", "overlap", "coclick", "category_overlap")
 MAX_SEARCHES = 20  # searches a shopper makes for one item to open before giving it up
 
 
@@ -74,13 +76,15 @@ def attribute_matrix(catalog: Catalog) -> sp.csr_matrix:
     return sp.hstack([catalog.item_attrs[f] for f in catalog.facets], format="csr").astype(np.float32)
 
 
-def attribute_overlap(attrs: sp.csr_matrix, item_idx: int, popularity: np.ndarray, k: int) -> np.ndarray:
+def attribute_overlap(attrs: sp.csr_matrix, item_idx: int, popularity: np.ndarray, k: int,
+                      first: np.ndarray | None = None) -> np.ndarray:
     """The `k` items of the highest Jaccard index with item `item_idx`'s attributes, never the
-    item itself; ties by `popularity` (n_items,), then the lower index."""
+    item itself; ties by `popularity` (n_items,), then the lower index. `first` (n_items,) bool:
+    items ranked ahead of every other (the opened item's category), by the same order."""
     shared = np.asarray((attrs @ attrs[item_idx].T).todense()).ravel()  # (n_items,)
     sizes = attrs.getnnz(axis=1)  # (n_items,)
-    jaccard = shared / np.maximum(sizes + sizes[item_idx] - shared, 1)
-    return _ranked(jaccard, popularity, item_idx, k)
+    jaccard = shared / np.maximum(sizes + sizes[item_idx] - shared, 1)  # in [0, 1]
+    return _ranked(jaccard if first is None else jaccard + first, popularity, item_idx, k)
 
 
 def clicked_together(log: pd.DataFrame, n_items: int) -> sp.csc_matrix:
@@ -137,11 +141,13 @@ class Judge:
             self._has[facet, value] = np.array([value in vs for vs in self.values[facet]], dtype=bool)
         return self._has[facet, value]
 
+    def same_category(self, opened: int) -> np.ndarray:
+        """(n_items,) bool: the items of `opened`'s category (itself too)."""
+        return np.logical_or.reduce([self.has("category", c) for c in self.values["category"][opened]])
+
     def grades(self, query: str, opened: int, preference: np.ndarray) -> np.ndarray:
         """(n_items,) 0-3: each item's grade as like `opened` for the shopper who searched `query`."""
-        same = np.zeros(len(preference), dtype=bool)
-        for category in self.values["category"][opened]:
-            same |= self.has("category", category)
+        same = self.same_category(opened)
         found = [(f, v) for f, v in self.shoppers.intent(query)
                  if f != "category" and v.lower() in self.values[f][opened]]
         if found:
@@ -199,6 +205,7 @@ def run_seed(folder: Path, n_items: int, n_shoppers: int, n_opens: int, epochs: 
                                      rec.similar(rec.catalog.item_ids[opened], k=K, explain=False)[1].items]),
                 "overlap": attribute_overlap(attrs, opened, popularity, K),
                 "coclick": co_clicks(clicks, attrs, opened, popularity, K),
+                "category_overlap": attribute_overlap(attrs, opened, popularity, K, judge.same_category(opened)),
             }
             coclick_full += int(np.count_nonzero(co_click_counts(clicks, opened)) >= K)
             opened_n += 1
@@ -220,9 +227,10 @@ def run_seed(folder: Path, n_items: int, n_shoppers: int, n_opens: int, epochs: 
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| seed | NDCG@10 similar | attribute overlap | co-clicks | similar - overlap | "
-            "similar - co-clicks | CTR similar | overlap | co-clicks |\n"
-            "|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| seed | NDCG@10 similar | attribute overlap | co-clicks | overlap in the category | "
+            "similar - overlap | similar - co-clicks | similar - overlap in the category | "
+            "CTR similar | overlap | co-clicks | overlap in the category |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     return head + "\n".join(
         f"| {r['seed']} | " + " | ".join(_ci(r["ndcg"][a]) for a in ARMS) + " | "
         + " | ".join(_ci(r["difference"][a]) for a in ARMS[1:]) + " | "

@@ -47,6 +47,8 @@ def test_attribute_overlap_ranks_most_shared_first_ties_by_popularity():
     ranked = sl.attribute_overlap(_attrs(), 0, POPULARITY, 5).tolist()
     assert ranked[:3] == [1, 3, 2]  # 4 shared values, then the tie of 3 by popularity
     assert ranked[3] == 4 and 0 not in ranked
+    tables = ITEMS["category"].eq("table").to_numpy()
+    assert sl.attribute_overlap(_attrs(), 0, POPULARITY, 5, first=tables).tolist() == [4, 5, 1, 3, 2]
 
 
 def _clicks(rows: list[tuple[int, int, int]]) -> object:
