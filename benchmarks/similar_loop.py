@@ -10,7 +10,8 @@ for simulated shoppers with lasting preferences (issue 32, point 4).
    model) and opens the first item they click; a search without a click is followed by another.
    Each shopper opens `--opens` items.
 3. **Like this item**, 10 results, the opened item never among them:
-   (a) `Recommender.similar` (what GET /items/{id}/similar answers);
+   (a) `Recommender.similar` (what GET /items/{id}/similar answers), and (a') the same with the
+       opened item's category as its filter (`?filter=category:boots`);
    (b) attribute overlap: the Jaccard index of the two items' catalogue attributes (every facet's,
        the ones `similar` reads: category, colour, style, material, brand, quality, price and
        rating bands), ties by popularity (clicks in the log), then catalogue order;
@@ -33,8 +34,8 @@ for simulated shoppers with lasting preferences (issue 32, point 4).
    the matched share of the search's intent, moved by the preference).
 
 Each seed prints the means with 95% intervals (normal over shoppers; Wilson for CTR), the paired
-differences of (a) against (b), (c) and (d), and (`--json`) each arm's share of results of the opened
-item's category and how often co-clicks filled all 10 places alone.
+differences of (a) against (b), (c) and (d) and of (a') against (d), the share of the results
+of the opened item's category, and (`--json`) how often co-clicks filled all 10 places alone.
 """
 
 from __future__ import annotations
@@ -67,7 +68,11 @@ from recsys.catalog import Catalog  # noqa: E402
 from recsys.metrics import ndcg_at_k  # noqa: E402
 from recsys.recommender import Recommender  # noqa: E402
 
-ARMS = ("similar", "overlap", "coclick", "category_overlap")
+ARMS = ("similar", "similar_in_category", "overlap", "coclick", "category_overlap")
+NAMES = {"similar": "similar", "similar_in_category": "similar in the category", "overlap": "attribute overlap",
+         "coclick": "co-clicks", "category_overlap": "overlap in the category"}
+PAIRS = (("similar", "overlap"), ("similar", "coclick"), ("similar", "category_overlap"),
+         ("similar_in_category", "category_overlap"))  # paired differences of NDCG@10, each first - second
 MAX_SEARCHES = 20  # searches a shopper makes for one item to open before giving it up
 
 
@@ -201,8 +206,8 @@ def run_seed(folder: Path, n_items: int, n_shoppers: int, n_opens: int, epochs: 
             grades = judge.grades(query, opened, pref.has)
             relevance = {int(i): float(g) for i, g in enumerate(grades) if g}
             answers = {
-                "similar": np.array([rec.catalog.idx(r.item_id) for r in
-                                     rec.similar(rec.catalog.item_ids[opened], k=K, explain=False)[1].items]),
+                "similar": _similar(rec, opened, None),
+                "similar_in_category": _similar(rec, opened, judge.values["category"][opened]),
                 "overlap": attribute_overlap(attrs, opened, popularity, K),
                 "coclick": co_clicks(clicks, attrs, opened, popularity, K),
                 "category_overlap": attribute_overlap(attrs, opened, popularity, K, judge.same_category(opened)),
@@ -217,24 +222,38 @@ def run_seed(folder: Path, n_items: int, n_shoppers: int, n_opens: int, epochs: 
         if scores["similar"]:
             for arm in ARMS:
                 ndcg[arm].append(float(np.mean(scores[arm])))
-    model = np.array(ndcg["similar"])
-    return {"seed": seed, "items": n_items, "shoppers": len(model), "opened": opened_n,
+    return {"seed": seed, "items": n_items, "shoppers": len(ndcg["similar"]), "opened": opened_n,
             "ndcg": {a: _mean_ci(v) for a, v in ndcg.items()},
-            "difference": {a: _mean_ci(model - np.array(ndcg[a])) for a in ARMS[1:]},
+            "difference": {f"{a}-{b}": _mean_ci(np.array(ndcg[a]) - np.array(ndcg[b])) for a, b in PAIRS},
             "ctr": {a: _rate(clicked[a], shown[a]) for a in ARMS},
             "in_category": {a: round(in_category[a] / max(shown[a], 1), 3) for a in ARMS},
             "coclick_filled": round(coclick_full / max(opened_n, 1), 3)}
 
 
+def _similar(rec: Recommender, opened: int, categories: list[str] | None) -> np.ndarray:
+    """(K,) the model's items like `opened`, only of `categories` when given."""
+    filters = None if categories is None else {"category": categories}
+    _, result = rec.similar(rec.catalog.item_ids[opened], k=K, filters=filters, explain=False)
+    return np.array([rec.catalog.idx(r.item_id) for r in result.items], dtype=np.int64)
+
+
 def table(rows: list[dict]) -> str:
-    head = ("| seed | NDCG@10 similar | attribute overlap | co-clicks | overlap in the category | "
-            "similar - overlap | similar - co-clicks | similar - overlap in the category | "
-            "CTR similar | overlap | co-clicks | overlap in the category |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-    return head + "\n".join(
-        f"| {r['seed']} | " + " | ".join(_ci(r["ndcg"][a]) for a in ARMS) + " | "
-        + " | ".join(_ci(r["difference"][a]) for a in ARMS[1:]) + " | "
-        + " | ".join(_ci(r["ctr"][a]) for a in ARMS) + " |" for r in rows)
+    """Two tables: NDCG@10 with the paired differences; CTR with the share of results of the
+    opened item's category."""
+    diffs = [f"{NAMES[a]} - {NAMES[b]}" for a, b in PAIRS]
+    ndcg = _table(["NDCG@10 " + NAMES[ARMS[0]], *(NAMES[a] for a in ARMS[1:]), *diffs],
+                  [[_ci(r["ndcg"][a]) for a in ARMS] + [_ci(r["difference"][f"{a}-{b}"]) for a, b in PAIRS]
+                   for r in rows], rows)
+    free = ("similar", "overlap", "coclick")  # the arms not held to the category
+    ctr = _table(["CTR " + NAMES[ARMS[0]], *(NAMES[a] for a in ARMS[1:]),
+                  *(f"of the category: {NAMES[a]}" for a in free)],
+                 [[_ci(r["ctr"][a]) for a in ARMS] + [f"{r['in_category'][a]:.0%}" for a in free] for r in rows], rows)
+    return ndcg + "\n\n" + ctr
+
+
+def _table(head: list[str], cells: list[list[str]], rows: list[dict]) -> str:
+    lines = ["| seed | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+    return "\n".join(lines + [f"| {r['seed']} | " + " | ".join(c) + " |" for r, c in zip(rows, cells)])
 
 
 def main() -> None:
