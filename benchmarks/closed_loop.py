@@ -129,11 +129,17 @@ class Shoppers:
 # ---- the served start ---------------------------------------------------------------------------
 
 
-def first_sessions(data: Path, n: int) -> pd.DataFrame:
-    """The search log's first `n` sessions (a session: consecutive rows of one query and user)."""
-    log = pd.read_csv(data / "interactions.csv", dtype=str, keep_default_na=False)
+def session_numbers(log: pd.DataFrame) -> pd.Series:
+    """Per row of the search log, its session's number from 1 (a session: consecutive rows of one
+    query and user)."""
     new = (log["query"] != log["query"].shift()) | (log["user_id"] != log["user_id"].shift())
-    return log[new.cumsum() <= n]
+    return new.cumsum()
+
+
+def first_sessions(data: Path, n: int) -> pd.DataFrame:
+    """The search log's first `n` sessions (`session_numbers`)."""
+    log = pd.read_csv(data / "interactions.csv", dtype=str, keep_default_na=False)
+    return log[session_numbers(log) <= n]
 
 
 def train_start(data: Path, artifacts: Path, sessions: int, seed: int) -> Path:

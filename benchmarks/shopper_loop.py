@@ -118,13 +118,18 @@ def relevance(shoppers: Shoppers, query: str, pref: np.ndarray) -> dict[int, flo
     return {int(i): float(grade[i]) for i in np.flatnonzero(grade)}
 
 
-def run_seed(folder: Path, n_items: int, n_shoppers: int, n_history: int, n_tests: int, epochs: int,
-             seed: int) -> dict:
+def trained_shop(folder: Path, n_items: int, epochs: int, seed: int) -> tuple[Path, Recommender]:
+    """The generator's shop (its folder) and a model trained on its search log."""
     data = folder / "shop"
     generate(data, n_items=n_items, n_queries=max(400, n_items // 2), seed=seed)
     trained = train(TrainInputs(items=data / "items.csv", interactions=data / "interactions.csv"),
                     folder / "artifacts", TrainConfig(epochs=epochs, seed=seed))
-    rec = load_version(trained.version_dir)
+    return data, load_version(trained.version_dir)
+
+
+def run_seed(folder: Path, n_items: int, n_shoppers: int, n_history: int, n_tests: int, epochs: int,
+             seed: int) -> dict:
+    data, rec = trained_shop(folder, n_items, epochs, seed)
     shoppers = Shoppers(data)
     judged = sorted(set(pd.read_csv(data / "judgments.csv", dtype=str, keep_default_na=False)["query"]))
     rng = np.random.default_rng(seed)
@@ -192,16 +197,22 @@ def table(rows: list[dict]) -> str:
         f"{_ci(r['ctr']['plain'])} | {_ci(r['ctr']['personal'])} |" for r in rows)
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def shop_arguments(doc: str | None, name: str) -> argparse.ArgumentParser:
+    """The options of a loop over simulated shoppers (this one's and `similar_loop`'s)."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--items", type=int, default=3000)
     p.add_argument("--shoppers", type=int, default=200, help="simulated shoppers per seed")
-    p.add_argument("--history", type=int, default=10, help="searches of each shopper's history")
-    p.add_argument("--tests", type=int, default=4, help="held-out queries each shopper asks (and the empty one)")
     p.add_argument("--epochs", type=int, default=2, help="training epochs of each seed's model")
     p.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated; one run per seed")
-    p.add_argument("--out", type=Path, default=ROOT / "data" / "generated" / "shopper_loop")
+    p.add_argument("--out", type=Path, default=ROOT / "data" / "generated" / name)
     p.add_argument("--json", action="store_true", help="also print each seed's figures as JSON")
+    return p
+
+
+def main() -> None:
+    p = shop_arguments(__doc__, "shopper_loop")
+    p.add_argument("--history", type=int, default=10, help="searches of each shopper's history")
+    p.add_argument("--tests", type=int, default=4, help="held-out queries each shopper asks (and the empty one)")
     args = p.parse_args()
     rows = []
     for seed in (int(s) for s in args.seeds.split(",")):
