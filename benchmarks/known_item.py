@@ -53,7 +53,7 @@ from recsys.baselines import BM25Ranker  # noqa: E402
 from recsys.catalog import Catalog  # noqa: E402
 from recsys.io.readers import read_items  # noqa: E402
 from recsys.io.schema import Schema  # noqa: E402
-from recsys.known_item import TopicSampler  # noqa: E402
+from recsys.known_item import NOISE, TopicSampler  # noqa: E402
 from training.fit import TrainConfig, untrained_recommender  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     p.add_argument("--topics", type=int, default=200, help="known-item topics per seed")
-    p.add_argument("--noise", type=float, default=0.2, help="share of query words drawn from the catalogue")
+    p.add_argument("--noise", type=float, default=NOISE, help="share of query words drawn from the catalogue")
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", type=Path, help="also write the JSON report here")
     args = p.parse_args(argv)

@@ -42,7 +42,7 @@ from recsys.baselines import BM25Ranker
 from recsys.catalog import Catalog
 from recsys.errors import InputError, MissingExtraError
 from recsys.io.schema import Schema
-from recsys.known_item import TopicSampler
+from recsys.known_item import NOISE, TopicSampler
 from recsys.recommender import Recommender, top_k
 from recsys.synthetic import generate
 from recsys.tokenize import match_keys
@@ -187,9 +187,6 @@ def synthetic_data(n_items: int, n_queries: int, seed: int, sessions: int | None
                      "the generator's judged queries, then its training queries")
 
 
-KNOWN_ITEM_NOISE = 0.2  # share of known-item query words drawn from the whole catalogue (as benchmarks/known_item.py)
-
-
 def catalogue_data(items_csv: Path, interactions_csv: Path | None, n_queries: int, seed: int,
                    log: Callable[[str], None]) -> BenchData:
     """A catalogue of the CSV contract. With interactions: the model trains on them and their
@@ -203,7 +200,7 @@ def catalogue_data(items_csv: Path, interactions_csv: Path | None, n_queries: in
     else:
         catalog, _, _ = read_catalog(items_csv, Schema())
         rows = InteractionCounts().rows()
-        topics = TopicSampler(catalog.texts).sample(np.random.default_rng(seed), n_queries, KNOWN_ITEM_NOISE)
+        topics = TopicSampler(catalog.texts).sample(np.random.default_rng(seed), n_queries, NOISE)
         queries = _repeated([q for q, _ in topics], n_queries, f"{items_csv} (no item has 3 content words)")
         source = "known-item queries drawn from the items' texts"
     log(f"read {catalog.n_items} items from {items_csv} in {time.perf_counter() - t0:.1f}s; {len(queries)} queries")

@@ -14,6 +14,8 @@ import numpy as np
 
 from recsys.tokenize import STOPWORDS, words
 
+NOISE = 0.2  # share of query words drawn from the whole catalogue rather than the item's own
+
 
 class TopicSampler:
     """Known-item topics over the item texts BM25 sees (`Catalog.texts`)."""
