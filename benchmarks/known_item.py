@@ -3,7 +3,7 @@
 A catalogue without logged searches still says what a shopper could type to find one of its
 items: a few of that item's own discriminative words, with some noise. Known-item topics are
 sampled in the manner of Azzopardi, de Rijke and Balog ("Building simulated queries for
-known-item topics", SIGIR 2007):
+known-item topics", SIGIR 2007; `recsys.known_item.TopicSampler`):
 
 1. an item is drawn uniformly among those with at least three distinct content words;
 2. the query length is 1 + Poisson(1.2), at most 5 and at most the item's distinct words;
@@ -53,7 +53,7 @@ from recsys.baselines import BM25Ranker  # noqa: E402
 from recsys.catalog import Catalog  # noqa: E402
 from recsys.io.readers import read_items  # noqa: E402
 from recsys.io.schema import Schema  # noqa: E402
-from recsys.tokenize import STOPWORDS, words  # noqa: E402
+from recsys.known_item import NOISE, TopicSampler  # noqa: E402
 from training.fit import TrainConfig, untrained_recommender  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
@@ -116,37 +116,6 @@ LOADERS: dict[str, Callable[[Path], tuple[pd.DataFrame, Schema]]] = {
     "synthetic": lambda data: _generated("synthetic"),
     "furniture": lambda data: _generated("furniture"),
 }
-
-
-# ---- topics ------------------------------------------------------------------------------------
-
-class TopicSampler:
-    """Known-item topics over the item texts BM25 sees (`Catalog.texts`)."""
-
-    def __init__(self, texts: list[str]):
-        self.doc_words = [sorted({w for w in words(t) if w not in STOPWORDS}) for t in texts]
-        df: dict[str, int] = {}
-        occurrences: list[str] = []
-        for t, doc in zip(texts, self.doc_words):
-            for w in doc:
-                df[w] = df.get(w, 0) + 1
-            occurrences.extend(w for w in words(t) if w not in STOPWORDS)
-        n = len(texts)
-        self.idf = {w: float(np.log(1.0 + (n - d + 0.5) / (d + 0.5))) for w, d in df.items()}
-        self.occurrences = occurrences
-        self.eligible = np.flatnonzero([len(d) >= 3 for d in self.doc_words])
-
-    def sample(self, rng: np.random.Generator, n: int, noise: float) -> list[tuple[str, int]]:
-        topics = []
-        for item in rng.choice(self.eligible, size=min(n, len(self.eligible)), replace=False):
-            doc = self.doc_words[int(item)]
-            length = int(min(1 + rng.poisson(1.2), 5, len(doc)))
-            weights = np.array([self.idf[w] for w in doc])
-            own = list(rng.choice(doc, size=length, replace=False, p=weights / weights.sum()))
-            query = [str(self.occurrences[rng.integers(len(self.occurrences))])
-                     if rng.random() < noise else str(w) for w in own]
-            topics.append((" ".join(query), int(item)))
-        return topics
 
 
 # ---- systems -----------------------------------------------------------------------------------
@@ -249,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     p.add_argument("--topics", type=int, default=200, help="known-item topics per seed")
-    p.add_argument("--noise", type=float, default=0.2, help="share of query words drawn from the catalogue")
+    p.add_argument("--noise", type=float, default=NOISE, help="share of query words drawn from the catalogue")
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", type=Path, help="also write the JSON report here")
     args = p.parse_args(argv)

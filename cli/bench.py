@@ -1,5 +1,10 @@
 """`recsys bench`: the production scorer against the reference attention and two lexical engines,
-on one synthetic catalogue and one query set, side by side in one process.
+on one catalogue and one query set, side by side in one process.
+
+The catalogue is a generated one (`--items N`, trained one epoch on its sessions, timed on its
+queries) or a real one (`--catalog items.csv`): trained one epoch on `--interactions` and timed on
+their search terms, else the untrained start timed on known-item queries drawn from its items'
+texts. Either way the same code times the same engines and prints the same table.
 
 Latencies are for a top-10 answer to one query at a time. The production engines run the whole
 query set in turn, each starting from empty per-word caches (running them query by query would
@@ -34,13 +39,16 @@ import pandas as pd
 import torch
 
 from recsys.baselines import BM25Ranker
-from recsys.errors import MissingExtraError
+from recsys.catalog import Catalog
+from recsys.errors import InputError, MissingExtraError
+from recsys.io.schema import Schema
+from recsys.known_item import NOISE, TopicSampler
 from recsys.recommender import Recommender, top_k
 from recsys.synthetic import generate
 from recsys.tokenize import match_keys
-from training.fit import TrainConfig, build_featurizer, fit_model, new_model
-from training.groups import make_groups
-from training.train import TrainInputs, load_training_data
+from training.fit import TrainConfig, build_featurizer, fit_model, new_model, untrained_recommender
+from training.groups import InteractionCounts, make_groups
+from training.train import TrainInputs, load_training_data, read_catalog
 
 K = 10
 REFERENCE_BLOCK = 8192  # items per call of the reference forward
@@ -70,40 +78,33 @@ def _r(x: float) -> float:
 ROUNDS = 5  # passes of every production engine (with the lexical ones) over the query set
 
 
+@dataclass
+class BenchData:
+    """What one bench runs on: a catalogue, the interactions its model trains on (none: the
+    untrained start) and the queries timed."""
+
+    catalogue: str  # which one, as the report names it
+    catalog: Catalog
+    rows: pd.DataFrame  # query, item_idx, label, weight, count
+    queries: list[str]
+    query_source: str
+
+
 def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessions: int | None = None,
               reference_budget_s: float = 30.0, log: Callable[[str], None] | None = None,
-              rounds: int | None = None) -> dict:
+              rounds: int | None = None, items_csv: Path | None = None,
+              interactions_csv: Path | None = None) -> dict:
     """Runs the whole benchmark and returns its figures (see `recsys bench --help`); `rounds`
-    None: `ROUNDS`."""
+    None: `ROUNDS`. `items_csv`: a catalogue to bench on instead of a generated one of `n_items`
+    (with `interactions_csv`: trained one epoch on them, their search terms the queries)."""
     _import_tantivy()  # a missing extra is said before minutes of generating and training
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    sessions = sessions if sessions is not None else min(4000, max(300, n_items // 2))
-    with tempfile.TemporaryDirectory(prefix="recsys-bench-") as tmp:
-        t0 = time.perf_counter()
-        generate(tmp, n_items=n_items, n_queries=sessions, seed=seed)
-        log(f"generated {n_items} items, {sessions} sessions in {time.perf_counter() - t0:.1f}s")
-        t0 = time.perf_counter()
-        catalog, rows, _ = load_training_data(TrainInputs(Path(tmp) / "items.csv", Path(tmp) / "interactions.csv"))
-        queries = _query_set(Path(tmp) / "judgments.csv", rows, n_queries)
-        log(f"read the catalogue in {time.perf_counter() - t0:.1f}s; {len(queries)} queries")
-
-    # training: one epoch of fit_model on every generated interaction
-    cfg = TrainConfig(epochs=1, seed=seed)
-    featurizer = build_featurizer(catalog, rows, cfg)
-    model = new_model(featurizer, seed)
-    groups = make_groups(rows, catalog.n_items)
-    t0 = time.perf_counter()
-    fit_model(model, featurizer, groups, cfg)
-    fit_s = time.perf_counter() - t0
-    n_rows = int(rows["count"].sum())  # rows of the log (`rows` keeps its distinct triples)
-    training = {"interactions": n_rows, "examples": len(groups.positive), "epoch_s": _r(fit_s),
-                "interactions_per_s": _r(n_rows / fit_s), "threads": torch.get_num_threads()}
-    log(f"trained one epoch in {fit_s:.1f}s: {training['interactions_per_s']:.0f} interactions/s")
-
-    t0 = time.perf_counter()
-    rec = Recommender(model, featurizer)
-    model_build = time.perf_counter() - t0
-    log(f"built the scoring index in {model_build:.2f}s")
+    if items_csv is not None:
+        data = catalogue_data(items_csv, interactions_csv, n_queries, seed, log)
+    else:
+        data = synthetic_data(n_items, n_queries, seed, sessions, log)
+    rec, training, model_build = _recommender(data, seed, log)
+    catalog, queries = data.catalog, data.queries
 
     index = rec.index
     engines = [
@@ -149,7 +150,8 @@ def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessi
         round_ratios.append(ratios)
 
     ref, agree, max_diff = _reference(rec, queries, reference_budget_s, log)
-    result: dict[str, Any] = {"items": catalog.n_items, "queries": len(queries)}
+    result: dict[str, Any] = {"catalogue": data.catalogue, "items": catalog.n_items,
+                              "queries": len(queries), "query_source": data.query_source}
     result.update({e.name: e.summary() for e in engines})
     result["reference"] = ref.summary()
     result["agree@10"] = _r(agree)
@@ -167,14 +169,77 @@ def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessi
     return result
 
 
-def _query_set(judgments: Path, rows: pd.DataFrame, n: int) -> list[str]:
-    """Held-out judged queries first, then training queries; repeated if there are fewer."""
-    judged = pd.read_csv(judgments, dtype=str, keep_default_na=False)["query"].tolist()
-    distinct = list(dict.fromkeys(judged + rows["query"].tolist()))
-    distinct = [q for q in distinct if q.strip()]
+def synthetic_data(n_items: int, n_queries: int, seed: int, sessions: int | None,
+                   log: Callable[[str], None]) -> BenchData:
+    """`recsys generate`'s catalogue of `n_items` and its sessions; the queries: its held-out
+    judged ones first, then the training ones."""
+    sessions = sessions if sessions is not None else min(4000, max(300, n_items // 2))
+    with tempfile.TemporaryDirectory(prefix="recsys-bench-") as tmp:
+        t0 = time.perf_counter()
+        generate(tmp, n_items=n_items, n_queries=sessions, seed=seed)
+        log(f"generated {n_items} items, {sessions} sessions in {time.perf_counter() - t0:.1f}s")
+        t0 = time.perf_counter()
+        catalog, rows, _ = load_training_data(TrainInputs(Path(tmp) / "items.csv", Path(tmp) / "interactions.csv"))
+        judged = pd.read_csv(Path(tmp) / "judgments.csv", dtype=str, keep_default_na=False)["query"].tolist()
+        log(f"read the catalogue in {time.perf_counter() - t0:.1f}s")
+    queries = _repeated(judged + rows["query"].tolist(), n_queries, "the generated data")
+    return BenchData(f"synthetic (recsys generate, seed {seed})", catalog, rows, queries,
+                     "the generator's judged queries, then its training queries")
+
+
+def catalogue_data(items_csv: Path, interactions_csv: Path | None, n_queries: int, seed: int,
+                   log: Callable[[str], None]) -> BenchData:
+    """A catalogue of the CSV contract. With interactions: the model trains on them and their
+    distinct search terms are the queries, in file order; without: the untrained start, and
+    known-item queries drawn from the items' own texts (`recsys.known_item`)."""
+    t0 = time.perf_counter()
+    if interactions_csv is not None:
+        catalog, rows, _ = load_training_data(TrainInputs(items_csv, interactions_csv))
+        queries = _repeated(rows["query"].tolist(), n_queries, str(interactions_csv))
+        source = f"the search terms of {interactions_csv}"
+    else:
+        catalog, _, _ = read_catalog(items_csv, Schema())
+        rows = InteractionCounts().rows()
+        topics = TopicSampler(catalog.texts).sample(np.random.default_rng(seed), n_queries, NOISE)
+        queries = _repeated([q for q, _ in topics], n_queries, f"{items_csv} (no item has 3 content words)")
+        source = "known-item queries drawn from the items' texts"
+    log(f"read {catalog.n_items} items from {items_csv} in {time.perf_counter() - t0:.1f}s; {len(queries)} queries")
+    return BenchData(str(items_csv), catalog, rows, queries, source)
+
+
+def _repeated(queries: list[str], n: int, where: str) -> list[str]:
+    """The first `n` distinct non-blank queries, in turn again if there are fewer."""
+    distinct = [q for q in dict.fromkeys(queries) if q.strip()]
     if not distinct:
-        raise ValueError("the generated data has no query")
+        raise InputError(f"{where} has no query to time")
     return [distinct[i % len(distinct)] for i in range(n)]
+
+
+def _recommender(data: BenchData, seed: int, log: Callable[[str], None]) -> tuple[Recommender, dict, float]:
+    """The model of `data`: one epoch of fit_model on its interactions, or the untrained start
+    without any; returns it, what its training cost and the seconds its scoring index took."""
+    cfg = TrainConfig(epochs=1, seed=seed)
+    if data.rows.empty:
+        start = untrained_recommender(data.catalog, data.rows, cfg)
+        model, featurizer = start.model, start.featurizer
+        training: dict[str, Any] = {"interactions": 0, "threads": torch.get_num_threads()}
+        log("no interactions: the untrained start")
+    else:
+        featurizer = build_featurizer(data.catalog, data.rows, cfg)
+        model = new_model(featurizer, seed)
+        groups = make_groups(data.rows, data.catalog.n_items)
+        t0 = time.perf_counter()
+        fit_model(model, featurizer, groups, cfg)
+        fit_s = time.perf_counter() - t0
+        n_rows = int(data.rows["count"].sum())  # rows of the log (`rows` keeps its distinct triples)
+        training = {"interactions": n_rows, "examples": len(groups.positive), "epoch_s": _r(fit_s),
+                    "interactions_per_s": _r(n_rows / fit_s), "threads": torch.get_num_threads()}
+        log(f"trained one epoch in {fit_s:.1f}s: {training['interactions_per_s']:.0f} interactions/s")
+    t0 = time.perf_counter()
+    rec = Recommender(model, featurizer)
+    model_build = time.perf_counter() - t0
+    log(f"built the scoring index in {model_build:.2f}s")
+    return rec, training, model_build
 
 
 def _cold(index, q: str) -> np.ndarray:
@@ -325,7 +390,8 @@ def _reference(rec: Recommender, queries: list[str], budget_s: float, log) -> tu
 
 
 def format_report(result: dict) -> str:
-    lines = [f"{result['items']} items, {result['queries']} queries, top-10, one query at a time, "
+    lines = [f"catalogue: {result['catalogue']}, {result['items']} items; queries: {result['query_source']}",
+             f"{result['items']} items, {result['queries']} queries, top-10, one query at a time, "
              f"each production engine from empty per-word caches with the lexical ones answering each "
              f"query right after it, {result['rounds']} rounds (ratios: the median over the rounds)",
              f"{'engine':<12} {'p50 ms':>9} {'p99 ms':>9} {'q/s':>9} {'build s':>8}  queries"]
@@ -344,7 +410,8 @@ def format_report(result: dict) -> str:
         f"recommend p50 / tantivy p50: {result['ratios']['recommend_p50_over_tantivy']:.3g};  "
         f"index p50 / tantivy p50: {result['ratios']['index_p50_over_tantivy']:.3g}  (model / tantivy per "
         f"round: {', '.join(f'{x:.3g}' for x in result['ratios']['model_p50_over_tantivy_per_round'])})",
-        f"training: {t['interactions_per_s']:.4g} interactions/s ({t['interactions']} interactions, "
-        f"one epoch in {t['epoch_s']:.3g}s, {t['threads']} torch threads)",
+        (f"training: {t['interactions_per_s']:.4g} interactions/s ({t['interactions']} interactions, "
+         f"one epoch in {t['epoch_s']:.3g}s, {t['threads']} torch threads)" if t["interactions"]
+         else "training: none (no interactions), the untrained start"),
     ]
     return "\n".join(lines)

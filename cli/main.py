@@ -182,7 +182,14 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(run=cmd_serve)
 
     b = sub.add_parser("bench", help="latency of the model against the reference, bm25s and tantivy")
-    b.add_argument("--items", type=int, default=100_000)
+    b.add_argument("--items", type=int, default=100_000,
+                   help="items of the generated (synthetic) catalogue; unused with --catalog")
+    b.add_argument("--catalog", type=Path, metavar="ITEMS_CSV",
+                   help="bench on this items CSV (the CSV contract) instead of a generated catalogue: "
+                        "the untrained start, timed on known-item queries drawn from its titles")
+    b.add_argument("--interactions", type=Path, metavar="CSV",
+                   help="with --catalog: the model trains one epoch on these interactions and their "
+                        "search terms are the timed queries")
     b.add_argument("--queries", type=int, default=200)
     b.add_argument("--sessions", type=int, help="training sessions to generate (default: from --items)")
     b.add_argument("--reference-seconds", type=float, default=30.0,
@@ -430,8 +437,10 @@ def cmd_serve(args) -> int:
 def cmd_bench(args) -> int:
     from cli.bench import format_report, run_bench
 
+    if args.interactions is not None and args.catalog is None:
+        raise InputError("--interactions needs --catalog ITEMS_CSV (the items they name)")
     result = run_bench(args.items, args.queries, args.seed, args.sessions, args.reference_seconds,
-                       rounds=args.rounds)
+                       rounds=args.rounds, items_csv=args.catalog, interactions_csv=args.interactions)
     print(json.dumps(result) if args.json else format_report(result))
     return 0
 

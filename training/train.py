@@ -63,14 +63,19 @@ class TrainResult:
     manifest: dict
 
 
+def read_catalog(path: Path, schema: Schema, encoding: str | None = None,
+                 on_bad_lines: str = "error") -> tuple[Catalog, pd.DataFrame, ReadReport]:
+    """An items file read under the contract and built into the catalogue training sees."""
+    items, report = read_items(path, encoding=encoding, on_bad_lines=on_bad_lines, schema=schema)
+    return Catalog.build(items, schema.columns, lexicon=schema.lexicon, facets=schema.facets), items, report
+
+
 def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict]:
     """Validated catalogue and interaction rows + data notes. The interactions are read a chunk
     at a time and kept as one row per distinct (query, item_idx, label) with its summed weight
     and its count of rows (`InteractionCounts`): a log larger than memory trains."""
     schema = Schema.load(inputs.schema) if inputs.schema else (inputs.schema_data or Schema())
-    items, item_report = read_items(inputs.items, encoding=inputs.encoding,
-                                    on_bad_lines=inputs.on_bad_lines, schema=schema)
-    catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon, facets=schema.facets)
+    catalog, items, item_report = read_catalog(inputs.items, schema, inputs.encoding, inputs.on_bad_lines)
     stream = InteractionStream(inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding,
                                on_bad_lines=inputs.on_bad_lines, rename=schema.rename,
                                unknown_items=inputs.unknown_items)

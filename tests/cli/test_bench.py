@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from cli.bench import format_report
@@ -49,3 +50,40 @@ def test_bench_without_tantivy_says_which_extra_to_install(monkeypatch, capsys):
     assert main(["bench", "--items", "100000", "--queries", "20"]) == 2
     assert capsys.readouterr().err == ("error: recsys bench needs tantivy, which is not installed: "
                                        "pip install -e '.[bench]'\n")
+
+
+@pytest.fixture
+def planted_csvs(tmp_path):
+    from tests.planted import planted_interactions, planted_items
+
+    items = planted_items()
+    items.to_csv(tmp_path / "items.csv", index=False)
+    planted_interactions(items, n_queries=60).to_csv(tmp_path / "interactions.csv", index=False)
+    return tmp_path / "items.csv", tmp_path / "interactions.csv"
+
+
+@pytest.mark.parametrize("with_interactions", [True, False])
+def test_bench_on_a_catalogue_reports_it_and_every_engine(planted_csvs, with_interactions, capsys):
+    items, interactions = planted_csvs
+    args = ["bench", "--catalog", str(items), "--queries", "12", "--rounds", "1", "--reference-seconds", "1"]
+    if with_interactions:
+        args += ["--interactions", str(interactions)]
+    assert main([*args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["catalogue"] == str(items) and result["items"] == 48 and result["queries"] == 12
+    for name in ENGINES:
+        assert result[name]["queries"] > 0
+    if with_interactions:  # trained on the file (its distinct rows), timed on its search terms
+        assert 0 < result["training"]["interactions"] <= len(pd.read_csv(interactions))
+        assert result["query_source"] == f"the search terms of {interactions}"
+    else:  # the untrained start on known-item queries
+        assert result["training"]["interactions"] == 0 and "known-item" in result["query_source"]
+    assert result["agree@10"] >= 0.9  # the same exact path as the synthetic bench
+    report = format_report(result)
+    assert report.startswith(f"catalogue: {items}, 48 items")
+    assert all(name in report for name in ENGINES) and "model p50 / tantivy p50" in report
+
+
+def test_bench_interactions_without_a_catalogue_is_refused(capsys):
+    assert main(["bench", "--interactions", "interactions.csv"]) == 2
+    assert "--interactions needs --catalog" in capsys.readouterr().err
