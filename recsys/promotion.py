@@ -123,7 +123,7 @@ def plain_summary(metrics: dict[str, Any]) -> str:
     """The report's first line, for a shop's team: how much better (or worse) than keyword
     search (BM25 over the same item text) the model ranks, on the set it is judged by."""
     found = _against_bm25(metrics)
-    if found is None:
+    if found is None or found[3] == 0:  # a report with nothing held out has 0.000 for both
         return ("No searches could be held out to compare this model with keyword search: it "
                 "serves its untrained start, which ranks as keyword search (BM25) does.")
     basis, mine, bm25, queries = found

@@ -11,6 +11,7 @@ import codecs
 import csv
 import hashlib
 import io
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,8 @@ _SHOW_CHARS = 40
 
 _SHARE_SAMPLE = 4096  # rows after which only the columns whose cells repeat keep sharing them
 _EMPTY_FILE = "the file is empty (0 bytes); expected a header row and data rows"
-_SEPARATORS = {";": "';'-separated", "\t": "tab-separated"}
+# read as the separator when a header has no comma but has one of them, the first found
+OTHER_SEPARATORS = ("\t", ";")
 _SIGNATURES = (
     (
         b"PK\x03\x04",
@@ -250,8 +252,16 @@ def decode_error(name: str, data: bytes, encoding: str | None, offset: int, base
 
 
 def csv_records(name: str, lines: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
-    """(line where the record starts, stripped fields) for each record that is not blank."""
-    reader = csv.reader(lines, strict=True)
+    """(line where the record starts, stripped fields) for each record that is not blank,
+    separated as the header is (`separator`)."""
+    lines = iter(lines)
+    leading = []  # blank lines up to the header, and the header
+    for line in lines:
+        leading.append(line)
+        if line.strip():
+            break
+    reader = csv.reader(itertools.chain(leading, lines), delimiter=separator(leading[-1] if leading else ""),
+                        strict=True)
     start = 1
     try:
         for fields in reader:
@@ -282,19 +292,17 @@ def read_header(name: str, records: Iterator[tuple[int, list[str]]]) -> tuple[in
         raise DataError(name, "the file holds only blank lines; expected a header row")
     line, cells = first
     columns = [cell.lstrip("\ufeff").strip() for cell in cells]
-    _check_separator(name, line, columns)
     _check_duplicate_columns(name, line, columns)
     return line, columns
 
 
-def _check_separator(name: str, line: int, columns: list[str]) -> None:
-    if len(columns) != 1:
-        return
-    for separator, what in _SEPARATORS.items():
-        if separator in columns[0]:
-            raise DataError(
-                name, f"looks like {what}; the files must be comma-separated", row=line
-            )
+def separator(header: str) -> str:
+    """The separator of a file with this header line: a comma, unless the header has none and
+    has tabs or semicolons (the CSV that spreadsheets write in many locales, and TSV exports),
+    which then separate every record."""
+    if "," in header:
+        return ","
+    return next((s for s in OTHER_SEPARATORS if s in header), ",")
 
 
 def _check_duplicate_columns(name: str, line: int, columns: list[str]) -> None:

@@ -115,6 +115,8 @@ def test_the_plain_sentence_names_the_judgments_when_they_judge_and_says_why_cli
                            "searches (40): NDCG@10 0.988 against 0.497.")
     assert "clicks" in line
     assert "untrained start" in plain_summary({"faithfulness": {}})  # nothing held out
+    empty = {"held_out": {"model": {"ndcg@10": 0.0, "queries": 0}, "bm25": {"ndcg@10": 0.0, "queries": 0}}}
+    assert plain_summary(empty).startswith("No searches could be held out")
 
 
 def test_the_plain_sentence_when_keyword_search_found_nothing_and_when_the_searches_are_few():
