@@ -219,7 +219,8 @@ def _add_data_options(p: argparse.ArgumentParser, items_required: bool = True) -
                         "such as product_id, search_term are mapped without it), [columns] to facets")
     p.add_argument("--encoding", help="encoding of the CSV files (default: UTF-8)")
     p.add_argument("--on-bad-lines", choices=("error", "skip"), default="error",
-                   help="rows with the wrong number of fields: stop (default) or skip and report")
+                   help="rows with the wrong number of fields, and items rows with no item_id, a bad "
+                        "one, no title or a repeated item_id: stop (default) or skip and report")
 
 
 # ---- commands ---------------------------------------------------------------------------------

@@ -104,13 +104,45 @@ def skip_unknown(table: Table, item_ids: set[str], examples: list[tuple[int, str
     unknown = np.flatnonzero(~known)
     for i in unknown[:max(0, _EXAMPLES - len(examples))]:
         examples.append((table.lines[i], table.frame["query"].iloc[i], table.frame["item_id"].iloc[i]))
-    skipped = [table.lines[i] for i in unknown]
-    table.frame = table.frame[known].reset_index(drop=True)
-    table.lines = [line for line, ok in zip(table.lines, known) if ok]
-    table.report.skipped_lines = sorted(table.report.skipped_lines + skipped)
+    skipped = drop_rows(table, ~known)
     table.report.unknown_items += len(skipped)
     table.report.warnings.append(unknown_items_warning(skipped, examples, instead))
     table.report.notices.append(table.report.warnings[-1])
+
+
+def drop_rows(table: Table, bad: np.ndarray) -> list[int]:
+    """Leave out the rows where `bad` is true, listed in the report's skipped lines; returns
+    their lines."""
+    skipped = [table.lines[i] for i in np.flatnonzero(bad)]
+    table.frame = table.frame[~bad].reset_index(drop=True)
+    table.lines = [line for line, out in zip(table.lines, bad) if not out]
+    table.report.skipped_lines = sorted(table.report.skipped_lines + skipped)
+    return skipped
+
+
+def _bad_item_rows(frame: pd.DataFrame, why: str) -> np.ndarray:
+    ids = frame["item_id"]
+    if why == "with no item_id":
+        return (ids == "").to_numpy()
+    if why == "with a bad item_id":
+        return np.array([item_id_problem(v) is not None for v in ids], dtype=bool)
+    if why == "with no title":
+        return (frame["title"] == "").to_numpy()
+    return ids.duplicated().to_numpy()
+
+
+def skip_bad_items(table: Table) -> None:
+    """With `--on-bad-lines skip`: items rows the contract refuses (no item_id, a bad one, no
+    title, an item_id seen on an earlier row) are left out and said in a warning each, as rows
+    with the wrong number of fields are; the first of repeated ids is kept."""
+    for why in ("with no item_id", "with a bad item_id", "with no title", "repeating an earlier row's item_id"):
+        bad = _bad_item_rows(table.frame, why)
+        if bad.any():
+            lines = drop_rows(table, bad)
+            shown = ", ".join(map(str, lines[:_EXAMPLES])) + (", ..." if len(lines) > _EXAMPLES else "")
+            table.report.warnings.append(f"skipped {counted(len(lines), 'row')} {why} (rows {shown})")
+            table.report.notices.append(table.report.warnings[-1])
+
 
 
 def unknown_items_warning(skipped: list[int], examples: list[tuple[int, str, str]],

@@ -41,6 +41,7 @@ from .contract import (
     map_columns,
     note_ignored,
     numbers,
+    skip_bad_items,
     skip_unknown,
     unknown_items_warning,
     weights,
@@ -107,7 +108,7 @@ def read_items(
     if rename is None and schema is not None:
         rename = schema.rename
     map_columns(table, ITEMS, rename)
-    _check_items(table, schema)
+    _check_items(table, schema, skip=on_bad_lines == "skip")
     return table.frame, table.report
 
 
@@ -144,15 +145,21 @@ def _cell(source: str, row: int, column: str, value: object) -> str:
                             f"{show_value(repr(value))}", row, column)
 
 
-def _check_items(table: Table, schema: Schema | None, missing_as_empty: bool = False) -> None:
+def _check_items(table: Table, schema: Schema | None, missing_as_empty: bool = False,
+                 skip: bool = False) -> None:
     """The items contract on a table read from a file (its header mapped) or made from records.
-    `missing_as_empty`: an absent item_id or title column is empty cells (named by row)."""
+    `missing_as_empty`: an absent item_id or title column is empty cells (named by row). `skip`:
+    rows that break it are left out and said (`skip_bad_items`) rather than refused."""
     if schema is not None and schema.missing:
         blank_missing(table, schema.missing)
     if missing_as_empty:
         for column in ("item_id", "title"):
             if column not in table.frame.columns:
                 table.frame[column] = ""
+    if skip:
+        skip_bad_items(table)
+        if table.frame.empty:
+            raise DataError(table.name, "no row is left: every row has no item_id, a bad one or no title")
     check_nonempty(table, "item_id")
     check_item_ids(table)
     check_unique(table, "item_id")

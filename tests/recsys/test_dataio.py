@@ -220,6 +220,24 @@ def test_a_file_whose_header_has_no_comma_is_read_with_its_tabs_or_semicolons(tm
     assert got.loc[0, "title"] == "Red shirt, cotton"
 
 
+def test_skipping_bad_lines_leaves_out_items_rows_that_break_the_contract(tmp_path: Path) -> None:
+    """One empty title or repeated id in a shop's export need not stop it: with
+    on_bad_lines="skip" such rows are left out, each kind said with its rows; the first of a
+    repeated item_id is kept. Without it the first is refused, as before."""
+    path = tmp_path / "items.csv"
+    path.write_text("item_id,title\nA1,Red shirt\nA2,\n,Lamp\nA1,Blue shirt\nA3,Oak table\n")
+    frame, report = read_items(path, on_bad_lines="skip")
+    assert frame["item_id"].tolist() == ["A1", "A3"] and frame["title"].tolist() == ["Red shirt", "Oak table"]
+    assert report.skipped_lines == [3, 4, 5]
+    assert "skipped 1 row with no title (rows 3)" in report.notices
+    assert "skipped 1 row repeating an earlier row's item_id (rows 5)" in report.notices
+    with pytest.raises(DataError, match="expected a non-empty item_id"):
+        read_items(path)
+    path.write_text("item_id,title\nA1,\n")
+    with pytest.raises(DataError, match="no row is left"):
+        read_items(path, on_bad_lines="skip")
+
+
 def test_error_carries_row_and_column() -> None:
     with pytest.raises(DataError) as caught:
         read_items(BAD / "items_duplicate_id.csv")
