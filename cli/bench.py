@@ -46,7 +46,7 @@ from recsys.known_item import NOISE, TopicSampler
 from recsys.recommender import Recommender, top_k
 from recsys.synthetic import generate
 from recsys.tokenize import match_keys
-from training.fit import TrainConfig, build_featurizer, fit_model, new_model, untrained_recommender
+from training.fit import TrainConfig, build_featurizer, fit_model, new_model, untrained_model
 from training.groups import InteractionCounts, make_groups
 from training.train import TrainInputs, load_training_data, read_catalog
 
@@ -220,8 +220,7 @@ def _recommender(data: BenchData, seed: int, log: Callable[[str], None]) -> tupl
     without any; returns it, what its training cost and the seconds its scoring index took."""
     cfg = TrainConfig(epochs=1, seed=seed)
     if data.rows.empty:
-        start = untrained_recommender(data.catalog, data.rows, cfg)
-        model, featurizer = start.model, start.featurizer
+        model, featurizer = untrained_model(data.catalog, data.rows, cfg)
         training: dict[str, Any] = {"interactions": 0, "threads": torch.get_num_threads()}
         log("no interactions: the untrained start")
     else:

@@ -184,7 +184,7 @@ class Recommender:
         matched the item."""
         added = self.history_words(query, history)
         found = None
-        if added and self.featurizer.query_tokens(query):
+        if added and self.is_typed(query):
             # the history re-orders what the query finds and never brings in what it did not ask
             # for: a shopper who likes navy and types "shirt" still wants shirts
             _, _, top, _, found = self._top(query, max(HISTORY_DEPTH, offset + k), 0, filters, exclude,
@@ -215,10 +215,16 @@ class Recommender:
             )
             for i, s, rank, e in zip(shown.tolist(), shown_scores.tolist(), ranks, explanations)
         ]
-        tokens = [t.surface for t in state.tokens if t.surface not in added]
+        said = [t.surface for t in state.tokens]
+        tokens = [w for w in said if w not in added]
         unmatched = [w for w in self._unmatched_tokens(state) if w not in added]
         return Recommendation(query, tokens, self.version, items, total, unmatched,
-                              [w for w in added if w in {t.surface for t in state.tokens}])
+                              [w for w in added if w in said])
+
+    def is_typed(self, query: str) -> bool:
+        """Whether `query` has a word to rank (not empty, not stop words alone): a typed query,
+        which a shopper's history only re-orders; otherwise a home page."""
+        return bool(self.featurizer.query_tokens(query))
 
     def history_words(self, query: str, history: Sequence[str]) -> list[str]:
         """The words of `history` that `query` does not say already (by match key): a word

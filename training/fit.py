@@ -461,10 +461,15 @@ def _subset(enc: EncodedQueries, rows: np.ndarray, t_max: int) -> EncodedQueries
 def untrained_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig) -> Recommender:
     """The lexical start: the model as it is before any step of training, with the evidence
     tables of these rows (none at all is fine: a shop with no logged searches yet)."""
+    return Recommender(*untrained_model(catalog, train_rows, cfg))
+
+
+def untrained_model(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig) -> tuple[FacetScorer, Featurizer]:
+    """`untrained_recommender`'s model and featurizer, before its scoring index is built."""
     featurizer = build_featurizer(catalog, train_rows, cfg)
     model = new_model(featurizer, cfg.seed)
     _drop_attribute_vectors(model)
-    return Recommender(model.eval(), featurizer)
+    return model.eval(), featurizer
 
 
 def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig,

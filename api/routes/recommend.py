@@ -66,7 +66,7 @@ async def _profile(req: RecommendRequest, user_id: str, rec: Recommender, reques
     a typed query with `personalize` left out does not read the store."""
     if req.personalize is False:
         return NOT_ASKED
-    if req.personalize is None and rec.featurizer.query_tokens(req.query):
+    if req.personalize is None and rec.is_typed(req.query):
         return NOT_TYPED
     profile: Profile = await request.app.state.profiles.profile(user_id, rec)
     return profile

@@ -5,7 +5,7 @@ was found."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -120,23 +120,21 @@ def drop_rows(table: Table, bad: np.ndarray) -> list[int]:
     return skipped
 
 
-def _bad_item_rows(frame: pd.DataFrame, why: str) -> np.ndarray:
-    ids = frame["item_id"]
-    if why == "with no item_id":
-        return (ids == "").to_numpy()
-    if why == "with a bad item_id":
-        return np.array([item_id_problem(v) is not None for v in ids], dtype=bool)
-    if why == "with no title":
-        return (frame["title"] == "").to_numpy()
-    return ids.duplicated().to_numpy()
+# what the items contract refuses in a row, in the order `skip_bad_items` leaves such rows out
+_ITEM_ROW_PROBLEMS: tuple[tuple[str, Callable[[pd.DataFrame], np.ndarray]], ...] = (
+    ("with no item_id", lambda f: (f["item_id"] == "").to_numpy()),
+    ("with a bad item_id", lambda f: np.array([item_id_problem(v) is not None for v in f["item_id"]], dtype=bool)),
+    ("with no title", lambda f: (f["title"] == "").to_numpy()),
+    ("repeating an earlier row's item_id", lambda f: f["item_id"].duplicated().to_numpy()),
+)
 
 
 def skip_bad_items(table: Table) -> None:
     """With `--on-bad-lines skip`: items rows the contract refuses (no item_id, a bad one, no
     title, an item_id seen on an earlier row) are left out and said in a warning each, as rows
     with the wrong number of fields are; the first of repeated ids is kept."""
-    for why in ("with no item_id", "with a bad item_id", "with no title", "repeating an earlier row's item_id"):
-        bad = _bad_item_rows(table.frame, why)
+    for why, problem in _ITEM_ROW_PROBLEMS:
+        bad = problem(table.frame)
         if bad.any():
             lines = drop_rows(table, bad)
             shown = ", ".join(map(str, lines[:_EXAMPLES])) + (", ..." if len(lines) > _EXAMPLES else "")
