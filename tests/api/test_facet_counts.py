@@ -26,8 +26,8 @@ N_CASES = 12
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory, v1, data_dir):
-    tmp = tmp_path_factory.mktemp("facets")
+def base(module_tmp, v1, data_dir):
+    tmp = module_tmp
     artifacts = make_artifacts(tmp / "artifacts", v1)
     log = tmp / "server.log"
     with running(["--model", str(artifacts)], {"RECSYS_DATA_DIR": str(data_dir)}, log) as (url, proc):

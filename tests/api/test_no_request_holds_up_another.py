@@ -25,8 +25,8 @@ LOAD_SECONDS = 4.0
 # one server for both tests (a start costs a process's imports and a model load): the first
 # test's two requests leave nothing the second one's load would notice
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, v1, data_dir):
-    tmp_path = tmp_path_factory.mktemp("holds-up")
+def server(module_tmp, v1, data_dir):
+    tmp_path = module_tmp
     artifacts, log = make_artifacts(tmp_path / "artifacts", v1), tmp_path / "server.log"
     with running(["--model", str(artifacts)], {"RECSYS_DATA_DIR": str(data_dir)}, log) as (base, proc):
         wait_ready(base, proc, log, timeout=120)

@@ -28,8 +28,8 @@ N_EVENTS = 12_000
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("shop")
+def shop(module_tmp) -> Path:
+    out = module_tmp
     generate(out, n_items=300, n_queries=400, seed=3)
     return out
 

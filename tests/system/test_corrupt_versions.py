@@ -56,8 +56,9 @@ def test_the_corpus_is_big_enough():
 
 
 @pytest.fixture(scope="module")
-def corpus(v1, tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("corrupt")
+def corpus(v1, module_tmp) -> dict[str, Path]:
+    root = module_tmp / "corrupt"
+    root.mkdir()
     return {name: make_corrupt(v1, root, name) for name in NAMES}
 
 
@@ -169,9 +170,10 @@ def test_a_catalogue_change_does_not_parse_the_items_file_the_manifest_names(v1,
 
 
 @pytest.fixture(scope="module")
-def server(v1, corpus, data_dir, tmp_path_factory):
+def server(v1, corpus, data_dir, module_tmp):
     """A real `recsys serve` on an artifacts folder of v1 and every broken version."""
-    tmp = tmp_path_factory.mktemp("corrupt-server")
+    tmp = module_tmp / "server"
+    tmp.mkdir()
     artifacts = make_artifacts(tmp / "artifacts", v1, *corpus.values())
     set_current(artifacts, v1.name)
     log = tmp / "server.log"

@@ -29,13 +29,13 @@ N_EVENTS = 4_000
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory) -> tuple[Path, Path]:
+def small(module_tmp) -> tuple[Path, Path]:
     """(the generator's data, a version trained on it for one epoch) at 200 items."""
     from recsys.synthetic import generate
     from training.fit import TrainConfig
     from training.train import TrainInputs, train
 
-    root = tmp_path_factory.mktemp("small")
+    root = module_tmp
     data = root / "shop"
     generate(data, n_items=200, n_queries=200, seed=1)
     version = train(TrainInputs(data / "items.csv", data / "interactions.csv"), root / "art",

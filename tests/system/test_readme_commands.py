@@ -44,12 +44,12 @@ def test_ci_runs_the_readme_test_command():
 
 
 @pytest.fixture(scope="module")
-def fresh_clone(tmp_path_factory):
+def fresh_clone(module_tmp):
     if os.environ.get(INNER) or shutil.which("git") is None:
         pytest.skip("already inside a fresh clone" if os.environ.get(INNER) else "git is missing")
     if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True).returncode:
         pytest.skip("not a git checkout")
-    dest = tmp_path_factory.mktemp("clone") / "repo"
+    dest = module_tmp / "repo"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(dest)], check=True)
     return dest
 

@@ -24,8 +24,8 @@ AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
 @pytest.fixture(scope="module")
-def fuzzed_app(rec, v1, v2, data_dir, tmp_path_factory):
-    artifacts = make_artifacts(tmp_path_factory.mktemp("fuzz") / "a", v1, v2)
+def fuzzed_app(rec, v1, v2, data_dir, module_tmp):
+    artifacts = make_artifacts(module_tmp / "a", v1, v2)
     app = create_app(make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN), recommender=rec)
     with TestClient(app):  # runs the lifespan
         yield app

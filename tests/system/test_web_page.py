@@ -72,15 +72,15 @@ LAUNCHER = textwrap.dedent("""
 
 
 @pytest.fixture(scope="module")
-def model_version(tmp_path_factory) -> Path:
+def model_version(module_tmp) -> Path:
     from recsys.synthetic import generate
     from training.fit import TrainConfig
     from training.train import TrainInputs, train
 
-    data = tmp_path_factory.mktemp("web-data")
+    data = module_tmp / "data"
     generate(data, n_items=400, n_queries=1500, seed=0)
     inputs = TrainInputs(items=data / "items.csv", interactions=data / "interactions.csv")
-    return train(inputs, tmp_path_factory.mktemp("web-artifacts"), TrainConfig(epochs=4, seed=0)).version_dir
+    return train(inputs, module_tmp / "artifacts", TrainConfig(epochs=4, seed=0)).version_dir
 
 
 @contextlib.contextmanager
@@ -100,8 +100,8 @@ def _serving(version: Path, log: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def base_url(model_version, tmp_path_factory):
-    with _serving(model_version, tmp_path_factory.mktemp("web-log") / "server.log") as base:
+def base_url(model_version, module_tmp):
+    with _serving(model_version, module_tmp / "server.log") as base:
         yield base
 
 
@@ -494,11 +494,12 @@ def test_a_schema_added_facet_shows_as_a_fifth_head(browser, material_trained, t
 # ---- the shopper's page and the merchandiser's view (issue 28, point 4), at two widths ---------
 
 @pytest.fixture(scope="module")
-def title_only_url(tmp_path_factory) -> Iterator[str]:
+def title_only_url(module_tmp) -> Iterator[str]:
     """The service over a catalogue of titles and descriptions alone (as CrowdFlower's): no
     column feeds quality, color or style, and no title says a colour, a style or a grade, so
     three of the four heads have no attribute at all. Trained by `recsys train --epochs 1`."""
-    folder = tmp_path_factory.mktemp("title-only")
+    folder = module_tmp / "title-only"
+    folder.mkdir()
     things = ["kettle", "toaster", "drill", "hammer", "ladder", "shovel", "cable", "charger", "router", "stapler"]
     kinds = ["electric", "cordless", "portable", "compact", "outdoor"]
     items = ["item_id,title,description"]

@@ -56,8 +56,8 @@ def client_of_another_worker(base: str, pid: str) -> Iterator[httpx.Client]:
 # (the version it activates, the job it starts, the log lines since it began), so that the
 # others' earlier requests do not matter; the last test stops it, which is what it checks.
 @pytest.fixture(scope="module")
-def two_workers(tmp_path_factory, v1, v2, data_dir):
-    tmp_path = tmp_path_factory.mktemp("two-workers")
+def two_workers(module_tmp, v1, v2, data_dir):
+    tmp_path = module_tmp
     artifacts = make_artifacts(tmp_path / "artifacts", v1, v2)
     log = tmp_path / "server.log"
     env = {"RECSYS_DATA_DIR": str(data_dir), "RECSYS_ADMIN_TOKEN": ADMIN_TOKEN,

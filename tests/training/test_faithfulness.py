@@ -70,8 +70,8 @@ def planted(folder):
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    folder, judgments, probes = planted(tmp_path_factory.mktemp("planted"))
+def trained(module_tmp):
+    folder, judgments, probes = planted(module_tmp)
     catalog, rows, _ = load_training_data(TrainInputs(folder / "items.csv", folder / "interactions.csv"))
     # the fitted weights served whole: with about 40 held-aside queries the share rule keeps the
     # lexical start for most seeds (3 of 4 measured), and the start's attention on a synonym's
