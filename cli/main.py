@@ -119,8 +119,11 @@ def _parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train", help="train a new model version from CSV files or shopper events")
     _add_data_options(t, items_required=False)
-    source = t.add_mutually_exclusive_group(required=True)
-    source.add_argument("--interactions", type=Path)
+    source = t.add_mutually_exclusive_group()
+    source.add_argument("--interactions", type=Path,
+                        help="the search log (query,item_id,label[,weight]); without it or --events, "
+                             "--items alone writes the untrained start, which ranks as keyword "
+                             "search (BM25) does, reported on searches drawn from the items' own words")
     source.add_argument("--events", nargs="?", const="", metavar="URL",
                         help="train from the events of the store at URL (default: the service's, "
                              "RECSYS_DATABASE_URL or SQLite under RECSYS_DATA_DIR); without "
@@ -259,7 +262,8 @@ def cmd_train(args) -> int:
         if args.events is not None:
             inputs = _event_inputs(args, Path(out), Path(tmp), cfg)
         elif args.items is None:
-            raise InputError("--interactions needs --items (the catalogue they refer to)")
+            raise InputError("recsys train needs --items ITEMS_CSV (the catalogue), with "
+                             "--interactions CSV (its search log) when there is one, or --events")
         else:
             inputs = TrainInputs(args.items, args.interactions, args.schema, args.judgments,
                                  args.probes, args.encoding, args.on_bad_lines,
@@ -356,7 +360,7 @@ def _print_data_notes(data: dict) -> None:
 
     for name in ("items", "interactions"):
         entry = data.get(name) or {}
-        file = Path(entry.get("file", name)).name
+        file = Path(entry.get("file") or name).name
         if entry.get("columns"):
             print(f"{file}: {HeaderMap(entry['columns'], frozenset()).describe()}", file=sys.stderr)
         for notice in entry.get("notices") or ():

@@ -68,6 +68,8 @@ def print_metrics(metrics: dict) -> None:
             continue
         if not isinstance(systems, dict) or "model" not in systems:
             continue
+        if systems["model"].get("queries") == 0:  # nothing held out: the summary line says so
+            continue
         table = Table(title=f"{section.replace('_', ' ')}", title_justify="left")
         table.add_column("system")
         for m in METRIC_ORDER:

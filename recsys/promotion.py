@@ -82,6 +82,9 @@ def decide(new_version: str, new: dict[str, Any], served_version: str | None,
     if mine is None or theirs is None:
         return Decision(False, f"kept, not served: no ndcg@10 on {what} to compare; {explicit}")
     n = replayed.get(f"{basis}_queries")
+    if n == 0:  # both score 0 on no query: a start must not replace a fitted model on that
+        return Decision(False, f"kept, not served: no searches were held out to compare it with "
+                               f"the served {served_version}; {explicit}")
     on = f"on {what} ({n} queries, the served version replayed on the same ones)"
     if mine + TOLERANCE >= theirs:
         return Decision(True, f"activated: ndcg@10 {mine:.4f} is not below {theirs:.4f} of "
@@ -124,21 +127,32 @@ def plain_summary(metrics: dict[str, Any]) -> str:
     search (BM25 over the same item text) the model ranks, on the set it is judged by."""
     found = _against_bm25(metrics)
     if found is None or found[3] == 0:  # a report with nothing held out has 0.000 for both
-        return ("No searches could be held out to compare this model with keyword search: it "
+        line = ("No searches could be held out to compare this model with keyword search: it "
                 "serves its untrained start, which ranks as keyword search (BM25) does.")
+        known = metrics.get("known_item") or {}
+        mine, bm25 = ndcg(known.get("model")), ndcg(known.get("bm25"))
+        if mine is not None and bm25 is not None:
+            queries = (known.get("model") or {}).get("queries")
+            line += (f" On {queries:,} searches drawn from the items' own words (a few words of "
+                     f"one item each) it ranks {_verdict(mine, bm25)}: NDCG@10 {mine:.3f} against "
+                     f"{bm25:.3f}.")
+        return line
     basis, mine, bm25, queries = found
     on = _PLAIN_BASIS[basis] + (f" ({queries:,})" if queries else "")
-    change = mine / bm25 - 1.0 if bm25 > 0 else (1.0 if mine > 0 else 0.0)
-    if bm25 <= 0 < mine:
-        verdict = "better than keyword search (BM25), which found none of what was wanted,"
-    elif abs(change) < 0.005:
-        verdict = "as well as keyword search (BM25)"
-    else:
-        verdict = f"{abs(change):.0%} {'better' if change > 0 else 'worse'} than keyword search (BM25)"
-    line = f"This model ranks {verdict} on {on}: NDCG@10 {mine:.3f} against {bm25:.3f}."
+    line = f"This model ranks {_verdict(mine, bm25)} on {on}: NDCG@10 {mine:.3f} against {bm25:.3f}."
     if queries is not None and queries < ROUGH_BELOW:
         line += f" With {queries} searches this is a rough figure."
     if basis == "judgments" and "held_out" in metrics:
         line += (" The held-out searches below are scored by logged clicks alone, which mark only "
                  "what shoppers clicked: their figures are lower and noisier.")
     return line
+
+
+def _verdict(mine: float, bm25: float) -> str:
+    """'12% better than keyword search (BM25)' and the like."""
+    change = mine / bm25 - 1.0 if bm25 > 0 else (1.0 if mine > 0 else 0.0)
+    if bm25 <= 0 < mine:
+        return "better than keyword search (BM25), which found none of what was wanted,"
+    if abs(change) < 0.005:
+        return "as well as keyword search (BM25)"
+    return f"{abs(change):.0%} {'better' if change > 0 else 'worse'} than keyword search (BM25)"

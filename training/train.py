@@ -24,7 +24,14 @@ from recsys.promotion import same_catalogue
 from recsys.recommender import Recommender
 
 from .config import TrainConfig
-from .evaluate import Judgments, evaluate_all, judgments_from_rows, make_baselines, model_rankings
+from .evaluate import (
+    Judgments,
+    evaluate_all,
+    judgments_from_rows,
+    known_item_judgments,
+    make_baselines,
+    model_rankings,
+)
 from .evaluate_version import read_probes
 from .faithfulness import faithfulness_report
 from .fit import train_recommender
@@ -39,7 +46,7 @@ Progress = Callable[[int, int, float], None]
 @dataclass
 class TrainInputs:
     items: Path
-    interactions: Path
+    interactions: Path | None  # None: no search log, the untrained start is the model
     schema: Path | None = None
     judgments: Path | None = None  # extra held-out judgments (e.g. the generator's)
     probes: Path | None = None  # which query word names which facet value
@@ -76,6 +83,28 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     and its count of rows (`InteractionCounts`): a log larger than memory trains."""
     schema = Schema.load(inputs.schema) if inputs.schema else (inputs.schema_data or Schema())
     catalog, items, item_report = read_catalog(inputs.items, schema, inputs.encoding, inputs.on_bad_lines)
+    data = {
+        "items": {"file": str(inputs.items), "fingerprint": fingerprint(inputs.items),
+                  "rows": item_report.rows, "skipped_lines": item_report.skipped_lines,
+                  **_read_notes(item_report)},
+        "interactions": {"file": None, "rows": 0},
+        "schema": schema.to_json(),
+    }
+    rows = InteractionCounts().rows()
+    if inputs.interactions is not None:
+        rows, data["interactions"] = _read_interactions(inputs, catalog, schema)
+    if "attributes" in items.columns:
+        data["items"]["spec_list"] = spec_list_summary(items["attributes"].astype(str).tolist())
+    if inputs.judgments:
+        data["judgments"] = {"file": str(inputs.judgments), "fingerprint": fingerprint(inputs.judgments)}
+    if inputs.source:
+        data["source"] = inputs.source
+    return catalog, rows, data
+
+
+def _read_interactions(inputs: TrainInputs, catalog: Catalog, schema: Schema) -> tuple[pd.DataFrame, dict]:
+    """The interactions file as counted rows (query, item_idx, label, weight, count) and its notes."""
+    assert inputs.interactions is not None
     stream = InteractionStream(inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding,
                                on_bad_lines=inputs.on_bad_lines, rename=schema.rename,
                                unknown_items=inputs.unknown_items)
@@ -88,28 +117,15 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
             "label": inter["label"].to_numpy(dtype=np.float32),
             "weight": inter["weight"].to_numpy(dtype=np.float32),
         }))
-    inter_report = stream.report
-    rows = counts.rows()
+    rows, report = counts.rows(), stream.report
     if not (rows["label"] > 0).any():
-        raise DataError(str(inputs.interactions), "no row has a label > 0; training needs positives",
-                        column="label")
-    data = {
-        "items": {"file": str(inputs.items), "fingerprint": fingerprint(inputs.items),
-                  "rows": item_report.rows, "skipped_lines": item_report.skipped_lines,
-                  **_read_notes(item_report)},
-        "interactions": {"file": str(inputs.interactions), "fingerprint": fingerprint(inputs.interactions),
-                         "rows": inter_report.rows, "skipped_lines": inter_report.skipped_lines,
-                         "dropped_duplicates": inter_report.dropped_duplicates,
-                         "unknown_items": inter_report.unknown_items, **_read_notes(inter_report)},
-        "schema": schema.to_json(),
-    }
-    if "attributes" in items.columns:
-        data["items"]["spec_list"] = spec_list_summary(items["attributes"].astype(str).tolist())
-    if inputs.judgments:
-        data["judgments"] = {"file": str(inputs.judgments), "fingerprint": fingerprint(inputs.judgments)}
-    if inputs.source:
-        data["source"] = inputs.source
-    return catalog, rows, data
+        raise DataError(str(inputs.interactions), "no row has a label > 0; training needs positives "
+                        "(with no search log at all, leave --interactions out: the untrained start "
+                        "is written)", column="label")
+    return rows, {"file": str(inputs.interactions), "fingerprint": fingerprint(inputs.interactions),
+                  "rows": report.rows, "skipped_lines": report.skipped_lines,
+                  "dropped_duplicates": report.dropped_duplicates,
+                  "unknown_items": report.unknown_items, **_read_notes(report)}
 
 
 def _read_notes(report: ReadReport) -> dict:
@@ -150,13 +166,16 @@ def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     baselines = make_baselines(rec, train_rows, cfg.seed)
     held_judgments = judgments_from_rows(held_rows)
     metrics = {"held_out": evaluate_all(rec, held_judgments, baselines)}
+    judged_by = extra_judgments if extra_judgments is not None else held_judgments
+    if not held_judgments:  # no search to judge by: searches drawn from the items' own words
+        known_items = known_item_judgments(rec, cfg.seed)
+        metrics["known_item"] = evaluate_all(rec, known_items, {"bm25": baselines["bm25"]})
+        judged_by = judged_by or known_items
     if extra_judgments is not None:
         metrics["judgments"] = evaluate_all(rec, extra_judgments, baselines)
     probes = read_probes(inputs.probes, rename) if inputs.probes else None
-    metrics["faithfulness"] = faithfulness_report(
-        rec, None, probes=probes,
-        judgments=extra_judgments if extra_judgments is not None else held_judgments,
-        seed=cfg.seed)
+    metrics["faithfulness"] = faithfulness_report(rec, None, probes=probes, judgments=judged_by,
+                                                  seed=cfg.seed)
     if probes is not None:
         metrics["explanation_accuracy"] = metrics["faithfulness"]["explanation_accuracy"]
     if fit_report.synonyms:

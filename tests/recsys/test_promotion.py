@@ -123,3 +123,24 @@ def test_the_plain_sentence_when_keyword_search_found_nothing_and_when_the_searc
     line = plain_summary({"held_out": {"model": {"ndcg@10": 0.25, "queries": 2}, "bm25": {"ndcg@10": 0.0}}})
     assert line.startswith("This model ranks better than keyword search (BM25), which found none")
     assert "With 2 searches this is a rough figure." in line
+
+
+def test_with_nothing_held_out_the_plain_sentence_gives_the_known_item_figures():
+    metrics = {"held_out": {"model": {"ndcg@10": 0.0, "queries": 0}, "bm25": {"ndcg@10": 0.0}},
+               "known_item": {"model": {"ndcg@10": 0.612, "queries": 190}, "bm25": {"ndcg@10": 0.600}}}
+    line = plain_summary(metrics)
+    assert line.startswith("No searches could be held out")
+    assert line.endswith("On 190 searches drawn from the items' own words (a few words of one item "
+                         "each) it ranks 2% better than keyword search (BM25): NDCG@10 0.612 against "
+                         "0.600.")
+
+
+def test_a_version_with_no_searches_held_out_does_not_replace_the_served_one():
+    served = {"data": {"items": {"fingerprint": "sha256:a"}, "schema": {}}}
+    new = {"data": {"items": {"fingerprint": "sha256:a"}, "schema": {}},
+           "metrics": {"held_out": {"model": {"ndcg@10": 0.0, "queries": 0}, "bm25": {"ndcg@10": 0.0}},
+                       "replayed": {"version": "v1", "held_out": {"ndcg@10": 0.0}, "held_out_queries": 0}}}
+    decision = decide("v2", new, "v1", served)
+    assert not decision.activate
+    assert decision.reason.startswith("kept, not served: no searches were held out to compare it "
+                                      "with the served v1"), decision.reason

@@ -229,3 +229,44 @@ def test_a_relevance_scale_that_starts_at_one_is_pointed_out(tmp_path):
     assert report.notices == ["every label (from 'relevance') is 1 or more, so every row counts as "
                               "chosen; if 1 means not relevant, subtract it in the file so that not "
                               "relevant is 0"]
+
+
+def test_a_catalogue_with_no_search_log_trains_from_its_items_alone(shop, tmp_path, capsys):
+    """`recsys train --items` alone writes the untrained start (which ranks as BM25 does) and
+    reports it on known-item searches drawn from the items' own words."""
+    from recsys.artifact import current_version, load_version
+    from recsys.catalog import Catalog
+    from training.fit import TrainConfig, untrained_recommender
+
+    products, _ = shop
+    out = tmp_path / "art"
+    code = main(["train", "--items", str(products), "--out", str(out), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    report = json.loads(captured.out)
+    assert report["activated"], report["decision"]  # nothing was served
+    assert "searches drawn from the items' own words" in report["summary"], report["summary"]
+    known = report["metrics"]["known_item"]
+    assert known["model"]["queries"] > 0 and "bm25" in known
+    assert report["metrics"]["faithfulness"]["queries"] > 0  # judged on the known-item searches
+    served = load_version(out / current_version(out))
+    items, _ = read_items(products)
+    start = untrained_recommender(Catalog.build(items), pd.DataFrame(
+        {"query": [], "item_idx": [], "label": [], "weight": []}), TrainConfig())
+    for query in ("red dress", "linen shirt", "boots", "nordic"):
+        assert list(served.top_indices(query, 6)) == list(start.top_indices(query, 6)), query
+    assert served.top_indices("crimson", 1)[0] == 0  # SKU-1001, the only crimson item
+
+    # a second run on the same catalogue has no searches to compare with the served version on
+    assert main(["train", "--items", str(products), "--out", str(out), "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert not second["activated"]
+    assert "no searches were held out" in second["decision"]
+
+
+def test_a_search_log_with_no_positive_row_is_refused_with_the_way_out(shop, tmp_path):
+    products, _ = shop
+    log = _write(tmp_path, "zero.csv", "query,item_id,label\nred dress,SKU-1001,0\n")
+    with pytest.raises(DataError) as err:
+        load_training_data(TrainInputs(products, log))
+    assert "leave --interactions out" in str(err.value)
