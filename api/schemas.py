@@ -133,7 +133,8 @@ class TrainRequest(_Request):
     from the store's events."""
 
     source: Literal["csv", "events"] = Field(
-        "csv", description="csv: `items` and `interactions` files; events: the events in the "
+        "csv", description="csv: `items` and `interactions` files (`items` alone: the untrained "
+                           "start); events: the events in the "
                            "store (`items` optional: the served version's catalogue)")
     since: datetime | None = Field(None, strict=False,
                                    description="events: only those at or after this time")

@@ -30,7 +30,7 @@ def run_train_job(args: dict[str, Any], staging: Path,
                                     served=path("baseline"), judgments=path("judgments"),
                                     probes=path("probes"))
     else:
-        inputs = TrainInputs(items=Path(args["items"]), interactions=Path(args["interactions"]),
+        inputs = TrainInputs(items=Path(args["items"]), interactions=path("interactions"),
                              schema=path("schema"), judgments=path("judgments"),
                              probes=path("probes"), baseline=path("baseline"))
     result = train(inputs, staging, cfg, on_step)

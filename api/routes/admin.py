@@ -45,7 +45,8 @@ FILE_FIELDS = ("items", "interactions", "judgments", "probes", "schema")
 _FILE_HELP = {
     "items": "the catalogue CSV (item_id, title, ...; export names such as product_id are mapped)",
     "interactions": "the search log CSV (query, item_id, label or event; search_term, clicks, ... "
-                    "are mapped)",
+                    "are mapped); without it the untrained start is written, judged on searches "
+                    "drawn from the items' own words",
     "judgments": "optional CSV: query, item_id, grade, reported on after training",
     "probes": "optional CSV: query, word, facet, value (explanation ground truth)",
     "schema": "optional TOML schema file, as recsys train --schema takes: [rename], [columns], ...",
@@ -53,7 +54,7 @@ _FILE_HELP = {
 _TRAIN_BODY = {
     "requestBody": {"content": {
         "application/json": {"schema": TrainRequest.model_json_schema(by_alias=True)},
-        "multipart/form-data": {"schema": {"type": "object", "required": ["items", "interactions"],
+        "multipart/form-data": {"schema": {"type": "object", "required": ["items"],
                                            "properties": {
             **{f: {"type": "string", "format": "binary", "description": _FILE_HELP[f]}
                for f in FILE_FIELDS},
@@ -68,7 +69,8 @@ _TRAIN_BODY = {
 async def start_training(request: Request, settings: SettingsDep, jobs: JobsDep) -> JSONResponse:
     """Start a retrain as a background job; poll GET /admin/jobs/{id} for progress and outcome.
 
-    Multipart: `items` and `interactions` CSV files, optional `judgments` and `probes` CSV files
+    Multipart: `items` and `interactions` CSV files (`items` alone: a catalogue with no search
+    log, the untrained start is written, as `recsys train --items` does), optional `judgments` and `probes` CSV files
     and a `schema` TOML file (the one `recsys train --schema` takes: `[rename]` for columns the
     automatic mapping of export names does not know, `[columns]`, `[missing]`, `[lexicon]`,
     `[facets]`), `epochs`, `seed`, `force`. JSON: the same files by their names under the data
@@ -188,10 +190,8 @@ def _spec_from_data_dir(req: TrainRequest, s: Settings) -> TrainSpec:
     if req.source == "events" and req.interactions is not None:
         raise field_error(("interactions",), "a retrain from events reads no interactions file: "
                                              "leave it out, or use \"source\": \"csv\"")
-    if req.source == "csv":
-        for f in ("items", "interactions"):
-            if getattr(req, f) is None:
-                raise field_error((f,), "field required (or \"source\": \"events\")")
+    if req.source == "csv" and req.items is None:
+        raise field_error(("items",), "field required (or \"source\": \"events\")")
     named = {"items": req.items, "interactions": req.interactions, "judgments": req.judgments,
              "probes": req.probes, "schema": req.schema_file}
     upload = _upload_dir(s)
@@ -276,9 +276,8 @@ def _copy_limited(src: BinaryIO, dest: Path, field: str, s: Settings) -> Path:
 
 
 async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
-    for f in ("items", "interactions"):
-        if f not in form:
-            raise field_error((f,), "field required: upload the CSV file")
+    if "items" not in form:
+        raise field_error(("items",), "field required: upload the CSV file")
     for f in form:
         if f not in (*FILE_FIELDS, "epochs", "seed", "force"):
             raise field_error((f,), "unknown field")
@@ -299,6 +298,7 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
         upload.remove()
         raise
     public = {str(p): _name(f) for f, p in paths.items()}
+    paths.setdefault("interactions", None)  # items alone: the untrained start
     return TrainSpec(**paths, epochs=_epochs(epochs, s), seed=seed, threads=s.train_threads,
                      force=force, upload=upload, public_names={**public, str(upload.path): "upload"},
                      memory_mb=s.train_memory_mb)

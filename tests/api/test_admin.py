@@ -130,7 +130,7 @@ def test_symlink_out_of_the_data_folder_is_refused(admin, data_dir, tmp_path):
 
 
 @pytest.mark.parametrize("body, field", [
-    ({"items": "shop/items.csv"}, "interactions"),
+    ({"interactions": "shop/interactions.csv"}, "items"),
     ({"items": "shop/items.csv", "interactions": "shop/interactions.csv", "epochs": 0}, "epochs"),
     ({"items": "shop/items.csv", "interactions": "shop/interactions.csv", "epochs": 51}, "epochs"),
     ({"items": "shop/items.csv", "interactions": "shop/interactions.csv", "colour": 1}, "colour"),
@@ -144,8 +144,8 @@ def test_train_request_validation(admin, body, field):
 def test_upload_validation(admin, data_dir):
     c, _ = admin
     items = (data_dir / "shop" / "items.csv").read_bytes()
-    r = c.post("/admin/train", files={"items": ("items.csv", items)}, headers=AUTH)
-    assert r.status_code == 422 and "interactions" in r.json()["message"]
+    r = c.post("/admin/train", files={"interactions": ("x.csv", b"query,item_id,label")}, headers=AUTH)
+    assert r.status_code == 422 and "items" in r.json()["message"]
     r = c.post("/admin/train", files={"items": ("i.csv", items), "interactions": ("x.csv", b"q")},
                data={"epochs": "many"}, headers=AUTH)
     assert r.status_code == 422 and "epochs" in r.json()["message"]
@@ -181,6 +181,23 @@ def test_broken_csv_fails_the_job_and_keeps_the_model(admin, v1, data_dir):
     assert version_dirs(artifacts) == before  # no version, staging or upload folder left behind
     metrics = c.get("/metrics").text
     assert 'recsys_training_jobs_total{status="failed"} 1.0' in metrics
+
+
+def test_a_catalogue_with_no_search_log_trains_its_untrained_start(admin, v1, data_dir):
+    """`items` alone, as `recsys train --items`: the job writes the untrained start, judged on
+    searches drawn from the items' own words, and keeps it beside the served version (nothing was
+    held out to compare the two on)."""
+    c, artifacts = admin
+    items = (data_dir / "shop" / "items.csv").read_bytes()
+    r = c.post("/admin/train", files={"items": ("items.csv", items)}, headers=AUTH)
+    assert r.status_code == 202, r.text
+    job = wait_job(c, r.json()["id"])
+    assert job["status"] == "succeeded", job
+    known = job["metrics"]["known_item"]
+    assert known["model"]["queries"] > 0 and known["bm25"]["queries"] == known["model"]["queries"]
+    assert job["metrics"]["held_out"]["model"]["queries"] == 0
+    assert not job["activated"] and "no searches were held out" in job["decision"], job["decision"]
+    assert current_version(artifacts) == v1.name
 
 
 def test_retrain_from_the_data_folder(admin, v1, rec):
