@@ -206,8 +206,8 @@ def run_seed(folder: Path, n_items: int, n_shoppers: int, n_opens: int, epochs: 
             grades = judge.grades(query, opened, pref.has)
             relevance = {int(i): float(g) for i, g in enumerate(grades) if g}
             answers = {
-                "similar": _similar(rec, opened, None),
-                "similar_in_category": _similar(rec, opened, judge.values["category"][opened]),
+                "similar": _similar(rec, opened),
+                "similar_in_category": _similar(rec, opened, same=("category",)),
                 "overlap": attribute_overlap(attrs, opened, popularity, K),
                 "coclick": co_clicks(clicks, attrs, opened, popularity, K),
                 "category_overlap": attribute_overlap(attrs, opened, popularity, K, judge.same_category(opened)),
@@ -230,10 +230,9 @@ def run_seed(folder: Path, n_items: int, n_shoppers: int, n_opens: int, epochs: 
             "coclick_filled": round(coclick_full / max(opened_n, 1), 3)}
 
 
-def _similar(rec: Recommender, opened: int, categories: list[str] | None) -> np.ndarray:
-    """(K,) the model's items like `opened`, only of `categories` when given."""
-    filters = None if categories is None else {"category": categories}
-    _, result = rec.similar(rec.catalog.item_ids[opened], k=K, filters=filters, explain=False)
+def _similar(rec: Recommender, opened: int, same: tuple[str, ...] = ()) -> np.ndarray:
+    """(K,) the model's items like `opened`, sharing its values of `same` (`?same=category`)."""
+    _, result = rec.similar(rec.catalog.item_ids[opened], k=K, explain=False, same=same)
     return np.array([rec.catalog.idx(r.item_id) for r in result.items], dtype=np.int64)
 
 

@@ -165,6 +165,9 @@ def _parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("similar", help="items like an item, ranked by its own attributes")
     m.add_argument("item_id")
+    m.add_argument("--same", action="append", default=[], metavar="KEY",
+                   help="a filter key whose values the results share with the item, repeatable "
+                        "(--same category: a chair's like-this are chairs)")
     _add_ranking_options(m)
     m.set_defaults(run=cmd_similar)
 
@@ -409,7 +412,7 @@ def cmd_similar(args) -> int:
     from recsys.artifact import load_version
 
     rec = load_version(_model_path(args.model))
-    asked, result = rec.similar(args.item_id, k=args.k)
+    asked, result = rec.similar(args.item_id, k=args.k, same=args.same)
     if args.json:
         print(json.dumps({**asdict(asked), "recommendation": asdict(result)}))
     else:

@@ -375,6 +375,11 @@ class Catalog:
         self._filters()
         return self._key_attributes.get(self.filter_key(key) or key.strip().lower(), [])
 
+    def item_filter_values(self, item_idx: int, key: str) -> list[str]:
+        """The values of filter `key` that item `item_idx` has, as the catalogue writes them."""
+        return sorted({self.vocab[f][a].value for f, a in self.filter_attributes(key)
+                       if self.item_attrs[f][item_idx, a] > 0})
+
     def filter_values(self, key: str) -> list[str]:
         """The values filter `key` can take, as the catalogue writes them, sorted."""
         return sorted({self.vocab[f][a].value for f, a in self.filter_attributes(key)})

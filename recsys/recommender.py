@@ -280,14 +280,39 @@ class Recommender:
         filters: Mapping[str, FilterValues] | None = None,
         exclude: Sequence[str] = (),
         explain: bool = True,
+        same: Sequence[str] = (),
     ) -> tuple[ItemQuery, Recommendation]:
         """Items like `item_id` (never itself): its own attributes as the query
         (`similar.item_query`), ranked and explained as `recommend` does; the first part says
-        which of its attributes each query word came from."""
-        asked = item_query(self.catalog, self.catalog.idx(item_id), self.featurizer.attribute_df)
-        result = self.recommend(asked.query, k=k, offset=offset, filters=filters,
+        which of its attributes each query word came from. `same`: filter keys whose values the
+        results must share with the item (`["category"]`: a chair's like-this are chairs); a key
+        the item has no value of restricts nothing."""
+        item_idx = self.catalog.idx(item_id)
+        asked = item_query(self.catalog, item_idx, self.featurizer.attribute_df)
+        result = self.recommend(asked.query, k=k, offset=offset,
+                                filters=self._same_as(item_idx, same, filters),
                                 exclude=[*exclude, item_id], explain=explain)
         return asked, result
+
+    def _same_as(self, item_idx: int, same: Sequence[str],
+                 filters: Mapping[str, FilterValues] | None) -> Mapping[str, FilterValues] | None:
+        """`filters` with, for each key of `same`, the item's own values of it."""
+        if not same:
+            return filters
+        out: dict[str, FilterValues] = dict(filters or {})
+        given = {self.catalog.filter_key(k) for k in out}
+        for key in same:
+            name = self.catalog.filter_key(key)
+            if name is None:
+                keys = ", ".join(sorted(self.catalog.filter_keys()))
+                raise InputError(f"same: unknown key {key.strip()!r}; use one of: {keys}")
+            if name in given:
+                raise InputError(f"same: {key.strip()!r} is also a filter; give it once (the "
+                                 f"filter names values, same takes the item's own)")
+            values = self.catalog.item_filter_values(item_idx, name)
+            if values:
+                out[name] = values
+        return out or None
 
     def _top(self, query: str, k: int, offset: int, filters: Mapping[str, FilterValues] | None,
              exclude: Sequence[str], candidates: Sequence[str] | None,

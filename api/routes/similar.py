@@ -27,6 +27,10 @@ async def similar(
         description="`key:value`, repeatable: values of one key are OR-ed, keys AND-ed, as "
                     "`filters` of POST /recommend (`?filter=category:chair&filter=color:red`)")] = None,
     exclude: Annotated[list[ItemId] | None, Query(description="item ids never to return, repeatable")] = None,
+    same: Annotated[list[str] | None, Query(
+        description="a filter key whose values the results share with the item, repeatable "
+                    "(`?same=category`: a chair's like-this are chairs); a key the item has no "
+                    "value of restricts nothing")] = None,
 ) -> Response:
     """Items like `item_id` (never itself): the words of its own attributes are the query, ranked
     and explained head by head as `/recommend` does; `drawn_by` says which of its attributes
@@ -42,13 +46,15 @@ async def similar(
     req = RecommendRequest(query="", k=k, offset=offset, filters=as_request, exclude=exclude or [],
                            explain=explain)
     check_recommend(req, settings)  # the limits of /recommend
-    return await within_budget(_similar, item_id, filters, req, rec, s=settings, limiter=scoring)
+    return await within_budget(_similar, item_id, filters, same or [], req, rec, s=settings,
+                               limiter=scoring)
 
 
-def _similar(item_id: str, filters: dict[str, list[str]], req: RecommendRequest, rec: Recommender) -> Response:
+def _similar(item_id: str, filters: dict[str, list[str]], same: list[str], req: RecommendRequest,
+             rec: Recommender) -> Response:
     start = time.perf_counter()
     asked, result = rec.similar(item_id, k=req.k, offset=req.offset, filters=filters or None,
-                                exclude=req.exclude, explain=req.explain)
+                                exclude=req.exclude, explain=req.explain, same=same)
     took_ms = round((time.perf_counter() - start) * 1000, 3)
     out = SimilarOut.model_validate({
         "item_id": asked.item_id, "query": asked.query, "drawn_by": asked.drawn_by,

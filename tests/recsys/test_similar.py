@@ -119,3 +119,40 @@ def test_the_cli_prints_what_drew_each_word(rec, tmp_path, capsys):
     answer = json.loads(capsys.readouterr().out)
     assert answer["recommendation"]["items"][0]["item_id"] == "F001"
     assert main(["similar", "NOPE", "--model", str(folder)]) == 2
+
+
+def test_same_keeps_the_items_that_share_the_items_own_values(rec):
+    """`same=["category"]` is the filter of the item's own category: chairs like a chair."""
+    _, alike = rec.similar("F000", k=30, same=["category"])
+    assert {_row(rec, i.item_id)["category"] for i in alike.items} == {"chair"}
+    assert alike.total == 17  # the 18 chairs but itself
+    _, filtered = rec.similar("F000", k=30, filters={"category": ["chair"]})
+    assert [i.item_id for i in alike.items] == [i.item_id for i in filtered.items]
+    _, both = rec.similar("F000", k=30, same=["category", "Material"])  # any spelling of a key
+    assert {(_row(rec, i.item_id)["category"], _row(rec, i.item_id)["material"]) for i in both.items} == {
+        ("chair", "walnut")} and both.total == 5
+    from recsys.errors import InputError
+    with pytest.raises(InputError, match="same: unknown key 'shape'"):
+        rec.similar("F000", same=["shape"])
+    with pytest.raises(InputError, match="also a filter"):
+        rec.similar("F000", same=["category"], filters={"category": ["table"]})
+
+
+def test_same_over_http_and_the_cli(rec, tmp_path, capsys):
+    from api.config import Settings
+    from cli.app import create_app
+    from recsys.artifact import save_version
+
+    settings = Settings(artifacts_dir=tmp_path / "artifacts", data_dir=tmp_path / "data",
+                        default_data_dir=tmp_path / "data" / "default", watch_interval_s=0,
+                        database_url=f"sqlite:///{tmp_path / 'store.db'}")
+    with TestClient(create_app(settings, recommender=rec)) as c:
+        r = c.get("/items/F000/similar", params={"k": 20, "same": "category", "explain": "false"})
+        assert r.status_code == 200, r.text
+        assert {_row(rec, i["item_id"])["category"] for i in r.json()["items"]} == {"chair"}
+        bad = c.get("/items/F000/similar", params={"same": "shape"})
+        assert bad.status_code == 422 and "same: unknown key 'shape'" in bad.json()["message"], bad.text
+    folder = save_version(rec, tmp_path / "art", {})
+    assert main(["similar", "F009", "--k", "20", "--same", "category", "--json", "--model", str(folder)]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert {_row(rec, i["item_id"])["category"] for i in answer["recommendation"]["items"]} == {"chair"}
