@@ -153,14 +153,15 @@ def main() -> None:
 
 
 @contextmanager
-def _server(cache: Path, args, workers: int, checkout: Path = ROOT) -> Iterator[str]:
+def _server(cache: Path, args, workers: int, checkout: Path = ROOT, store: Path | None = None) -> Iterator[str]:
     """`recsys serve --workers N` over the cache's artifacts on a free port, until the block ends;
-    the code of `checkout` (this one's environment: the same dependencies)."""
+    the code of `checkout` (this one's environment: the same dependencies); the store is the
+    cache's, or the SQLite file `store`."""
     port = free_port()
     env = clean_env(RECSYS_ARTIFACTS_DIR=str(cache / "artifacts"),
                     RECSYS_DEFAULT_DATA_DIR=str(cache / "data"),
                     RECSYS_DEFAULT_ITEMS=str(args.items), RECSYS_DEFAULT_QUERIES=str(args.queries),
-                    RECSYS_DATABASE_URL=f"sqlite:///{cache / 'store.db'}",
+                    RECSYS_DATABASE_URL=f"sqlite:///{store or cache / 'store.db'}",
                     RECSYS_ADMIN_TOKEN=ADMIN_TOKEN, RECSYS_PORT=str(port),
                     RECSYS_LOG_LEVEL="warning")
     if args.torch_threads is not None:
