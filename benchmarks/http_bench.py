@@ -185,6 +185,24 @@ def _server(cache: Path, args, workers: int, checkout: Path = ROOT, store: Path 
         stop(server, timeout=20, group=True)  # the server and any training job it started
 
 
+def trained_cache(root: Path, items: int) -> tuple[Path, argparse.Namespace, str]:
+    """(the cache folder of `items` items under `root`, the arguments `_server` reads, the version
+    the bootstrap trained, made current): the first run generates the catalogue and trains it."""
+    cache = root / f"{items}x4000"
+    cache.mkdir(parents=True, exist_ok=True)
+    # what _server reads: the catalogue it generates, the server's torch threads
+    server_args = argparse.Namespace(items=items, queries=4000, torch_threads=None)
+    first = _first_version(cache)
+    if first is None:
+        print(f"first run: the server generates and trains the model, see {cache / 'server.log'}")
+        with _server(cache, server_args, workers=1):
+            pass
+        first = _first_version(cache)
+        assert first is not None
+    set_current(cache / "artifacts", first)
+    return cache, server_args, first
+
+
 def _first_version(cache: Path) -> str | None:
     """The oldest version of the cache: the one the bootstrap trained."""
     names = sorted(v["version"] for v in list_versions(cache / "artifacts") if v["ok"])

@@ -322,36 +322,37 @@ class Recommender:
                         eligible: np.ndarray | None, k: int, offset: int, rules: Adjustments,
                         ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray, int]:
         """`_top` with rules: the same answer as ranking every eligible, unhidden item by its
-        score plus its boosts and buries (tests/recsys/test_rules.py, the reference), then placing the
-        pins. Only the items the rules move are scored apart; the others keep the index's pruned
-        top-k, since a boost or a bury never changes an item it does not act on."""
-        n = self.catalog.n_items
-        mask = np.ones(n, dtype=bool) if eligible is None else eligible.copy()
-        mask[rules.hidden()] = False
-        total = int(np.count_nonzero(mask))
-        pins = [(min(p, total), i) for p, i in rules.pins() if mask[i]]
-        pinned = np.array([i for _, i in pins], dtype=np.int64)
-        moved, delta = rules.moved()
-        keep = mask[moved]
-        keep[np.isin(moved, pinned)] = False
-        moved, delta = moved[keep], delta[keep]
-        rest = mask.copy()
-        rest[moved] = False
-        rest[pinned] = False
+        score plus its boosts and buries (tests/recsys/test_rules.py, the reference), then placing
+        the pins. The items no rule touches keep the index's pruned top-k (a boost or a bury
+        changes no other item); the moved ones are scored apart and their best merged in, so a
+        rule costs in proportion to the items it moves (docs/results.md, Merchandising rules)."""
         want = offset + k
+        if eligible is None:
+            rest, moved, delta = rules.unmoved, rules.moved, rules.delta
+            total = self.catalog.n_items - rules.hidden.size
+            pins = rules.pins
+        else:
+            rest = rules.unmoved & eligible
+            keep = eligible[rules.moved]
+            moved, delta = rules.moved[keep], rules.delta[keep]
+            total = int(np.count_nonzero(eligible)) - int(np.count_nonzero(eligible[rules.hidden]))
+            pins = [(p, i) for p, i in rules.pins if eligible[i]]
+        pins = [(min(p, total), i) for p, i in pins]
         w = weights if head_weights else None
         order, top_scores = self.index.top_k(state, w, rest, want)
-        tables = self.index.group_tables(state, w) if moved.size or pinned.size else []
-        items = np.concatenate([order, moved])
-        scores = np.concatenate([top_scores.astype(np.float64),
-                                 self._scores_of(tables, moved) + delta])
+        tables = self.index.group_tables(state, w) if moved.size or pins else []
+        moved_scores = self._scores_of(tables, moved) + delta
+        best_moved = fast_top_k(moved_scores, None, want)  # positions; `moved` is in catalogue order
+        items = np.concatenate([order, moved[best_moved]])
+        scores = np.concatenate([top_scores.astype(np.float64), moved_scores[best_moved]])
         best = np.lexsort((items, -scores))[:want]  # by score, ties by catalogue order
         ranked, ranked_scores = items[best], scores[best]
         shown = place_pins(ranked, pins, want)[offset:]
         by_item = dict(zip(ranked.tolist(), ranked_scores.tolist()))
-        if pinned.size:
-            pin_delta = [rules.delta_of(i) for i in pinned.tolist()]
-            by_item.update(zip(pinned.tolist(), (self._scores_of(tables, pinned) + pin_delta).tolist()))
+        if pins:
+            pinned = np.array([i for _, i in pins], dtype=np.int64)
+            pinned_scores = self._scores_of(tables, pinned) + [rules.delta_of(i) for i in pinned.tolist()]
+            by_item.update(zip(pinned.tolist(), pinned_scores.tolist()))
         shown_scores = np.array([by_item[i] for i in shown.tolist()], dtype=np.float64)
         return state, weights, shown, shown_scores, total
 

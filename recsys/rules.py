@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -169,57 +170,59 @@ def effect_of(rule: Rule) -> RuleEffect:
                       f"{rule.kind} {rule.name!r}: {rule.delta:+.2f} ({what})")
 
 
-@dataclass
 class Adjustments:
-    """What the rules that apply to one query do over one catalogue."""
+    """What one set of applying rules does over one catalogue, built once per set
+    (`RuleBook.for_query` keeps the last RULE_SETS of them): every query with the same rules in
+    force shares it, so a request pays only for what its answer needs.
 
-    rules: list[Rule]  # the applying rules, in the book's order
-    items: list[np.ndarray]  # per rule, the catalogue indices it acts on (int64, sorted)
-    n_items: int
-    _by_item: dict[int, list[int]] | None = field(default=None, repr=False)
+    hidden: sorted indices of the items hidden. pins: (position, item) of the pins, by position
+    then the book's order (a hidden item is not pinned). moved, delta: the items whose score the
+    boosts and buries change (neither hidden nor pinned), sorted, and their summed change
+    (float64, summed in the book's order as `effects` lists the amounts). unmoved: (n_items,)
+    bool, the items none of the rules touch, which the index's pruned top-k ranks as they are.
+    """
+
+    def __init__(self, rules: Sequence[Rule], items: Sequence[np.ndarray], n_items: int):
+        self.rules = list(rules)
+        self._effects = [effect_of(r) for r in self.rules]
+        self.n_items = n_items
+        hides = [ix for r, ix in zip(self.rules, items) if r.kind == "hide"]
+        self.hidden = np.unique(np.concatenate(hides)) if hides else np.zeros(0, dtype=np.int64)
+        is_hidden = np.zeros(n_items, dtype=bool)
+        is_hidden[self.hidden] = True
+        self.pins = sorted(((int(r.position or 1), int(ix[0])) for r, ix in zip(self.rules, items)
+                            if r.kind == "pin" and ix.size and not is_hidden[ix[0]]), key=lambda p: p[0])
+        self.pinned = np.array(sorted({i for _, i in self.pins}), dtype=np.int64)
+        dense = np.zeros(n_items, dtype=np.float64)
+        touched = np.zeros(n_items, dtype=bool)
+        for r, ix in zip(self.rules, items):
+            if r.delta != 0.0:
+                dense[ix] += r.delta  # rule by rule: each item's sum in the book's order
+                touched[ix] = True
+        touched[self.hidden] = False
+        touched[self.pinned] = False
+        self.moved = np.flatnonzero(touched & (dense != 0.0))
+        self.delta = dense[self.moved]
+        self.unmoved = ~(touched | is_hidden)
+        self.unmoved[self.pinned] = False
+        # (item, rule) pairs sorted by item, then by the rule's place in the book: `effects`
+        pairs_item = np.concatenate([ix for ix in items]) if items else np.zeros(0, dtype=np.int64)
+        pairs_rule = np.concatenate([np.full(ix.size, n, dtype=np.int64) for n, ix in enumerate(items)]) \
+            if items else np.zeros(0, dtype=np.int64)
+        order = np.lexsort((pairs_rule, pairs_item))
+        self._pair_items, self._pair_rules = pairs_item[order], pairs_rule[order]
 
     @property
     def empty(self) -> bool:
         return not self.rules
 
-    def hidden(self) -> np.ndarray:
-        parts = [ix for r, ix in zip(self.rules, self.items) if r.kind == "hide"]
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
-
-    def pins(self) -> list[tuple[int, int]]:
-        """(position, item index) of each pin, by position then the book's order."""
-        out = [(int(r.position or 1), int(ix[0])) for r, ix in zip(self.rules, self.items)
-               if r.kind == "pin" and ix.size]
-        return sorted(out, key=lambda p: p[0])
-
-    def moved(self) -> tuple[np.ndarray, np.ndarray]:
-        """(items, their summed boosts and buries as float64): the items whose score changes,
-        sorted; the sum is over the rules in the book's order, as `effects` lists them."""
-        parts = [(ix, r.delta) for r, ix in zip(self.rules, self.items)
-                 if r.delta != 0.0 and ix.size]
-        if not parts:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        if len(parts) == 1:
-            ix, d = parts[0]
-            return ix, np.full(ix.size, d, dtype=np.float64)
-        items = np.unique(np.concatenate([ix for ix, _ in parts]))
-        delta = np.zeros(items.size, dtype=np.float64)
-        for ix, d in parts:
-            delta[np.searchsorted(items, ix)] += d
-        return items, delta
-
     def effects(self, item_idx: int) -> list[RuleEffect]:
         """The rules that act on `item_idx`, in the book's order."""
-        if self._by_item is None:
-            by_item: dict[int, list[int]] = {}
-            for n, ix in enumerate(self.items):
-                for i in ix.tolist():
-                    by_item.setdefault(i, []).append(n)
-            self._by_item = by_item
-        return [effect_of(self.rules[n]) for n in self._by_item.get(item_idx, [])]
+        lo, hi = np.searchsorted(self._pair_items, [item_idx, item_idx + 1])
+        return [self._effects[n] for n in self._pair_rules[lo:hi].tolist()]
 
     def delta_of(self, item_idx: int) -> float:
-        """The summed boosts and buries of one item, in the same order as `moved` sums them."""
+        """The summed boosts and buries of one item, in the same order as `delta` sums them."""
         return sum_effects(self.effects(item_idx))
 
 
@@ -228,6 +231,11 @@ def sum_effects(effects: Sequence[RuleEffect]) -> float:
     for e in effects:
         total += e.amount or 0.0
     return total
+
+
+# rule sets whose Adjustments a RuleBook keeps per catalogue: the rules for any query make one,
+# and each exact query or word with rules of its own one more
+RULE_SETS = 64
 
 
 class RuleBook:
@@ -239,6 +247,16 @@ class RuleBook:
         # id(catalog) -> (catalog, per rule its item indices); the catalogue is kept so its id
         # cannot be reused; two entries: the served version and one arm or the one before
         self._matched: dict[int, tuple[Catalog, list[np.ndarray]]] = {}
+        # (id(catalog), the applying rules' places in the book) -> their Adjustments
+        self._sets: OrderedDict[tuple[int, tuple[int, ...]], Adjustments] = OrderedDict()
+        # the rules by query scope, their queries normalised once: a request looks up its own
+        self._any = [n for n, r in enumerate(self.rules) if r.match == "any"]
+        self._exact: dict[str, list[int]] = {}
+        self._word: dict[str, list[int]] = {}
+        for n, r in enumerate(self.rules):
+            if r.match != "any":
+                (self._exact if r.match == "exact" else self._word).setdefault(
+                    normalize_query(r.query), []).append(n)
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -253,6 +271,7 @@ class RuleBook:
             if len(self._matched) >= 2:
                 self._matched.pop(next(iter(self._matched)))
             self._matched[id(catalog)] = (catalog, matched)
+            self._sets = OrderedDict((k, v) for k, v in self._sets.items() if k[0] in self._matched)
         return matched
 
     def for_query(self, query: str, catalog: Catalog, now: datetime) -> Adjustments | None:
@@ -261,11 +280,24 @@ class RuleBook:
         if not self.rules:
             return None
         matched = self.items(catalog)
-        chosen = [(r, ix) for r, ix in zip(self.rules, matched)
-                  if ix.size and r.in_window(now) and r.applies_to(query)]
+        words = _WORDS.findall(query.lower())
+        scoped = [*self._any, *self._exact.get(" ".join(words), ()),
+                  *(n for w in set(words) for n in self._word.get(w, ()))]
+        chosen = tuple(n for n in sorted(scoped) if matched[n].size and self.rules[n].in_window(now))
         if not chosen:
             return None
-        return Adjustments([r for r, _ in chosen], [ix for _, ix in chosen], catalog.n_items)
+        key = (id(catalog), chosen)
+        with self._lock:
+            hit = self._sets.get(key)
+            if hit is not None:
+                self._sets.move_to_end(key)
+                return hit
+        built = Adjustments([self.rules[n] for n in chosen], [matched[n] for n in chosen], catalog.n_items)
+        with self._lock:
+            self._sets[key] = built
+            while len(self._sets) > RULE_SETS:
+                self._sets.popitem(last=False)
+        return built
 
 
 def matching_items(rule: Rule, catalog: Catalog) -> np.ndarray:

@@ -106,7 +106,7 @@ def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
     counts = None
     if req.facet_counts:
         keys = None if req.facet_counts is True else req.facet_counts
-        hidden = [] if rules is None else [rec.catalog.item_ids[i] for i in rules.hidden().tolist()]
+        hidden = [] if rules is None else [rec.catalog.item_ids[i] for i in rules.hidden.tolist()]
         counts = rec.facet_counts(req.query, keys, _filters(req), [*req.exclude, *hidden], req.candidates)
     offered = None
     if result.unmatched_tokens:  # once per version, the first such query builds the suggester

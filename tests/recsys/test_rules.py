@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from recsys.explain import additivity_gap
-from recsys.rules import Rule, RuleBook, RuleError, check_rule, place_pins
+from recsys.rules import Rule, RuleBook, RuleError, check_rule, matching_items, place_pins
 
 NOW = datetime(2026, 12, 4, 12, 0)
 QUERY = "scarlet gown"
@@ -28,14 +28,17 @@ def reference(rec, query, rules, k, offset=0, filters=None):
     """Every item scored, plus its boosts and buries; hidden and filtered ones out; then pins."""
     scores = rec.scores(query).astype(np.float64)
     mask = np.ones(rec.catalog.n_items, dtype=bool) if not filters else rec.catalog.filter_mask(filters)
-    if rules is None:
-        order = np.lexsort((np.arange(len(scores)), -scores))
-        return [rec.catalog.item_ids[i] for i in order[mask[order]][offset:offset + k]]
-    mask[rules.hidden()] = False
-    total = int(mask.sum())
-    pins = [(min(p, total), i) for p, i in rules.pins() if mask[i]]
-    moved, delta = rules.moved()
-    scores[moved] += delta
+    pins = []
+    for r in rules.rules if rules is not None else []:
+        ix = matching_items(r, rec.catalog)
+        scores[ix] += r.delta
+        if r.kind == "hide":
+            mask[ix] = False
+    for r in rules.rules if rules is not None else []:
+        ix = matching_items(r, rec.catalog)
+        if r.kind == "pin" and ix.size and mask[ix[0]]:
+            pins.append((min(r.position, int(mask.sum())), int(ix[0])))
+    pins.sort(key=lambda p: p[0])
     free = mask.copy()
     free[[i for _, i in pins]] = False
     idx = np.flatnonzero(free)
