@@ -75,7 +75,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.state.db = db
     app.state.experiments = Experiments(versions, db, telemetry)
     app.state.suggestions = Suggestions(db)
-    app.state.rules = ServedRules(db)
+    app.state.rules = ServedRules(db, versions)
     app.state.profiles = Profiles(db, settings.profile_ttl_s, settings.profile_users, settings.profile_events)
     app.state.standby = StandbyLoader(versions, standby, settings.watch_interval_s)
     app.state.jobs = JobManager(versions, telemetry, db, settings.max_queued_jobs, train_runner)

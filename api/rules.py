@@ -18,6 +18,8 @@ from recsys.rules import Adjustments, RuleBook
 from store.db import Database
 from store.rules import list_rules, rules_revision
 
+from .served_versions import ServedVersions
+
 log = logging.getLogger("recsys.api.rules")
 
 
@@ -26,8 +28,8 @@ def utc_now() -> datetime:
 
 
 class ServedRules:
-    def __init__(self, db: Database):
-        self.db = db
+    def __init__(self, db: Database, versions: ServedVersions | None = None):
+        self.db, self.versions = db, versions
         self.book = RuleBook()
         self._lock = threading.Lock()  # one read of the store at a time in this process
 
@@ -38,7 +40,11 @@ class ServedRules:
                 return
             revision, stored = list_rules(self.db)
             if revision != self.book.revision or force:
-                self.book = RuleBook([s.rule for s in stored], revision)
+                book = RuleBook([s.rule for s in stored], revision)
+                current = self.versions.current if self.versions is not None else None
+                if current is not None:  # the items each rule acts on, found here, not in a request
+                    book.items(current.catalog)
+                self.book = book
                 log.info("rules followed", extra={"revision": revision, "rules": len(stored)})
 
     def for_query(self, query: str, rec: Recommender) -> Adjustments | None:
