@@ -19,6 +19,7 @@ from .config import Settings
 from .experiments import Experiments
 from .jobs import JobManager
 from .middleware import MODEL_VERSION_HEADER
+from .rules import ServedRules
 from .served_versions import ServedVersions
 
 
@@ -57,6 +58,10 @@ async def get_experiments(request: Request) -> Experiments:
     return request.app.state.experiments
 
 
+async def get_rules(request: Request) -> ServedRules:
+    return request.app.state.rules
+
+
 async def get_db(request: Request) -> Database:
     return request.app.state.db
 
@@ -89,5 +94,6 @@ ModelDep = Annotated[Recommender, Depends(get_model)]
 ScoringDep = Annotated[anyio.CapacityLimiter, Depends(get_scoring)]
 DatabaseDep = Annotated[Database, Depends(get_db)]
 ExperimentsDep = Annotated[Experiments, Depends(get_experiments)]
+RulesDep = Annotated[ServedRules, Depends(get_rules)]
 AdminDep = Depends(require_admin)
 EventsDep = Depends(require_events)

@@ -37,10 +37,12 @@ from .routes import (
     model,
     page,
     recommend,
+    rules,
     similar,
     suggest,
 )
 from .routes.page import STATIC
+from .rules import ServedRules
 from .served_versions import PointerWatcher, ServedVersions
 from .standby import Standby, StandbyLoader
 from .suggestions import Suggestions
@@ -73,6 +75,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.state.db = db
     app.state.experiments = Experiments(versions, db, telemetry)
     app.state.suggestions = Suggestions(db)
+    app.state.rules = ServedRules(db, versions)
     app.state.profiles = Profiles(db, settings.profile_ttl_s, settings.profile_users, settings.profile_events)
     app.state.standby = StandbyLoader(versions, standby, settings.watch_interval_s)
     app.state.jobs = JobManager(versions, telemetry, db, settings.max_queued_jobs, train_runner)
@@ -84,7 +87,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
     for r in (health, recommend, explain, compare, similar, suggest, items, model, metrics, events, admin, admin_items,
-              admin_users, experiments, page, docs):
+              admin_users, experiments, rules, page, docs):
         app.include_router(r.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
@@ -111,10 +114,13 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
         torch.set_num_threads(settings.torch_threads)
     experiments: Experiments = app.state.experiments
+    if schema.done:  # the rules in force before the first answer (else the watcher reads them)
+        _follow_rules(app.state.rules)
     # the running experiment first: when it has ended, the winner's activation is taken from
     # its arms already in memory
     watcher = PointerWatcher(versions, settings.watch_interval_s,
-                             followers=(schema.ensure, experiments.follow, app.state.profiles.follow))
+                             followers=(schema.ensure, experiments.follow, app.state.profiles.follow,
+                                        app.state.rules.follow))
     if app.state.initial_model is not None:
         versions.mark_activations_seen()
         versions.install(app.state.initial_model)
@@ -148,6 +154,14 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.jobs.shutdown()
         db.dispose()
         log.info("service stopped")
+
+
+def _follow_rules(served: ServedRules) -> None:
+    try:
+        served.follow()
+    except Exception as exc:
+        if not unavailable(exc):
+            raise
 
 
 def _load_then_follow(versions: ServedVersions, experiments: Experiments) -> None:

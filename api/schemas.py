@@ -240,6 +240,16 @@ class HeadOut(_Out):
     matches: list[MatchOut]
 
 
+class RuleEffectOut(_Out):
+    name: str = Field(description="the rule's name (GET /admin/rules)")
+    kind: str = Field(description="pin, boost, bury or hide")
+    amount: float | None = Field(description="what it adds to the score (a bury's is negative); "
+                                             "null for a pin or a hide, which change no score")
+    position: int | None = Field(description="a pin's position (1-based)")
+    note: str = Field(description="the rule as a reason line: \"boost 'acme-week': +2.00 "
+                                  "(brand:acme)\", \"pinned at position 1 by rule 'hero'\"")
+
+
 class ExplanationOut(_Out):
     prior: float
     summary: str = Field(description="what sets the item apart from the others listed")
@@ -251,6 +261,10 @@ class ExplanationOut(_Out):
         description="the shopper's history words (the answer's `history.words`) that matched this "
                     "item: their rows in `heads` are the matches with these `query_token`s, and "
                     "the summary ends `your history: navy, linen`")
+    rules: list[RuleEffectOut] = Field(
+        default_factory=list,
+        description="the merchandising rules that acted on this item for this query: `score` is "
+                    "prior + the heads' contributions + these amounts; a pin says so instead")
 
 
 class ItemOut(_Out):
@@ -265,7 +279,8 @@ class ItemDetailOut(ItemOut):
 
 class RankedItemOut(ItemOut):
     rank: int
-    score: float = Field(description="prior + sum of the head contributions")
+    score: float = Field(description="prior + sum of the head contributions + sum of the rules' "
+                                     "amounts (`explanation.rules`)")
     explanation: ExplanationOut | None
 
 
@@ -408,6 +423,7 @@ def _explanation(e: Explanation) -> dict:
                         for m in h.matches],
         } for h in e.heads],
         "history": e.history,
+        "rules": e.rules,  # orjson writes each dataclass as its fields
     }
 
 
@@ -440,9 +456,11 @@ class ExplainOut(_Out):
     item_id: str
     title: str
     tokens: list[str]
-    score: float
+    score: float = Field(description="prior + the heads' contributions + the rules' amounts")
     prior: float
     heads: list[HeadDetailOut]
+    rules: list[RuleEffectOut] = Field(description="the merchandising rules acting on the item for "
+                                                   "this query (a hide says the item is not shown)")
     model_version: str
     took_ms: float
 
@@ -467,6 +485,8 @@ class CompareOut(_Out):
     prior_difference: float
     heads: list[CompareHeadOut]
     summary: str = Field(description="why A is above or below B, in the reason lines' words")
+    rules_a: list[RuleEffectOut] = Field(description="the merchandising rules acting on A")
+    rules_b: list[RuleEffectOut] = Field(description="the merchandising rules acting on B")
     model_version: str
     took_ms: float
 
@@ -636,6 +656,79 @@ class EndExperimentOut(_Out):
 class ForgottenOut(_Out):
     user_id: str
     deleted_events: int = Field(description="the shopper's events deleted from the store")
+
+
+RuleName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$",
+                                 description="1-64 letters, digits, '.', '_' or '-'",
+                                 examples=["acme-week"])]
+
+
+class RuleBody(_Request):
+    """A merchandising rule without its name (`recsys.rules` checks the values)."""
+
+    kind: str = Field(description="pin (item_id at position), boost or bury (items by amount), "
+                                   "hide", json_schema_extra={"enum": ["pin", "boost", "bury", "hide"]})
+    attribute: str | None = Field(None, max_length=512, description="the items it acts on: a filter "
+                                  "key and one value, `brand:acme`, `color:red`", examples=["brand:acme"])
+    item_id: ItemId | None = Field(None, description="or one item (a pin names one)")
+    amount: float | None = Field(None, strict=False, allow_inf_nan=False,
+                                 description="boost or bury: added to (bury: subtracted from) the score")
+    position: int | None = Field(None, description="pin: the 1-based rank it is shown at")
+    match: str = Field("any", description="which queries: `any`, `exact` (the query, case and "
+                                          "spacing ignored), `contains` (the query has the word)",
+                       json_schema_extra={"enum": ["any", "exact", "contains"]})
+    query: StoredText = Field("", max_length=512, description="the exact query, or the word")
+    start: datetime | None = Field(None, strict=False, description="ISO 8601 (no zone: UTC); from then on")
+    end: datetime | None = Field(None, strict=False, description="ISO 8601 (no zone: UTC); until then "
+                                                                 "(exclusive); after start")
+
+
+class RuleIn(RuleBody):
+    name: RuleName
+
+
+class RulesRequest(_Request):
+    rules: list[RuleIn] = Field(min_length=1, description="stored all together or not at all")
+
+
+class RuleOut(_Out):
+    name: str
+    kind: str
+    attribute: str | None
+    item_id: str | None
+    amount: float | None
+    position: int | None
+    match: str
+    query: str
+    start: datetime | None
+    end: datetime | None
+    active: bool = Field(description="its window holds now")
+    matches: int = Field(description="items of the served catalogue it acts on")
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    updated_by: str | None = None
+
+
+class RulesOut(_Out):
+    revision: int = Field(description="the newest change's id: every serving process follows it "
+                                      "within RECSYS_WATCH_INTERVAL_S")
+    rules: list[RuleOut]
+    warnings: list[str] = Field(default_factory=list,
+                                description="rules that act on no item of the served catalogue")
+
+
+class RuleChangeOut(_Out):
+    id: int
+    name: str
+    action: str = Field(description="create, update or delete")
+    actor: str = Field(description="the X-Actor header of the change (\"admin\" without one)")
+    changed_at: datetime
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+class RuleChangesOut(_Out):
+    changes: list[RuleChangeOut] = Field(description="newest first")
 
 
 class ErrorOut(_Out):

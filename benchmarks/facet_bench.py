@@ -27,8 +27,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.http_bench import _first_version, _load_average, _queries, _server  # noqa: E402
-from recsys.artifact import set_current  # noqa: E402
+from benchmarks.http_bench import _load_average, _queries, _server, trained_cache  # noqa: E402
 
 GOAL = 1.2  # the acceptance's bound on the p50 ratio
 
@@ -42,19 +41,8 @@ def main() -> None:
     p.add_argument("--filters", action="store_true", help="every request also filters on one key")
     p.add_argument("--cache", type=Path, default=ROOT / "data" / "generated" / "http_bench")
     args = p.parse_args()
-    cache = args.cache / f"{args.items}x4000"
-    cache.mkdir(parents=True, exist_ok=True)
     print(f"load average at the start: {_load_average()}")
-    # what http_bench's _server reads: the catalogue it generates, the server's torch threads
-    server_args = argparse.Namespace(items=args.items, queries=4000, torch_threads=None)
-    first = _first_version(cache)
-    if first is None:
-        print(f"first run: the server generates and trains the model, see {cache / 'server.log'}")
-        with _server(cache, server_args, workers=1):
-            pass
-        first = _first_version(cache)
-        assert first is not None
-    set_current(cache / "artifacts", first)
+    cache, server_args, first = trained_cache(args.cache, args.items)
     queries = _queries(cache / "data" / "interactions.csv")[: args.queries]
     with _server(cache, server_args, workers=1) as base, httpx.Client(base_url=base, timeout=60) as http:
         filters = _filters(http) if args.filters else {}

@@ -153,14 +153,15 @@ def main() -> None:
 
 
 @contextmanager
-def _server(cache: Path, args, workers: int, checkout: Path = ROOT) -> Iterator[str]:
+def _server(cache: Path, args, workers: int, checkout: Path = ROOT, store: Path | None = None) -> Iterator[str]:
     """`recsys serve --workers N` over the cache's artifacts on a free port, until the block ends;
-    the code of `checkout` (this one's environment: the same dependencies)."""
+    the code of `checkout` (this one's environment: the same dependencies); the store is the
+    cache's, or the SQLite file `store`."""
     port = free_port()
     env = clean_env(RECSYS_ARTIFACTS_DIR=str(cache / "artifacts"),
                     RECSYS_DEFAULT_DATA_DIR=str(cache / "data"),
                     RECSYS_DEFAULT_ITEMS=str(args.items), RECSYS_DEFAULT_QUERIES=str(args.queries),
-                    RECSYS_DATABASE_URL=f"sqlite:///{cache / 'store.db'}",
+                    RECSYS_DATABASE_URL=f"sqlite:///{store or cache / 'store.db'}",
                     RECSYS_ADMIN_TOKEN=ADMIN_TOKEN, RECSYS_PORT=str(port),
                     RECSYS_LOG_LEVEL="warning")
     if args.torch_threads is not None:
@@ -182,6 +183,24 @@ def _server(cache: Path, args, workers: int, checkout: Path = ROOT) -> Iterator[
         sys.exit(str(exc))
     finally:
         stop(server, timeout=20, group=True)  # the server and any training job it started
+
+
+def trained_cache(root: Path, items: int) -> tuple[Path, argparse.Namespace, str]:
+    """(the cache folder of `items` items under `root`, the arguments `_server` reads, the version
+    the bootstrap trained, made current): the first run generates the catalogue and trains it."""
+    cache = root / f"{items}x4000"
+    cache.mkdir(parents=True, exist_ok=True)
+    # what _server reads: the catalogue it generates, the server's torch threads
+    server_args = argparse.Namespace(items=items, queries=4000, torch_threads=None)
+    first = _first_version(cache)
+    if first is None:
+        print(f"first run: the server generates and trains the model, see {cache / 'server.log'}")
+        with _server(cache, server_args, workers=1):
+            pass
+        first = _first_version(cache)
+        assert first is not None
+    set_current(cache / "artifacts", first)
+    return cache, server_args, first
 
 
 def _first_version(cache: Path) -> str | None:

@@ -15,6 +15,7 @@ from .index.attribute_sets import ItemRows
 from .index.query import QueryState
 from .index.scoring import ScoringIndex
 from .match_evidence import cell_evidence
+from .rules import RuleEffect, sum_effects
 
 NO_MATCH = "(no match)"
 # A query word matches an attribute when the attribute holds at least this share of the word's
@@ -56,6 +57,8 @@ class Explanation:
     length: float | None = None
     # the shopper's history words that matched one of its attributes (`Recommender.recommend`)
     history: list[str] = field(default_factory=list)
+    # the merchandising rules that acted on it (`recsys.rules`): terms of its score beside the heads
+    rules: list[RuleEffect] = field(default_factory=list)
     # some query word matched one of the item's attributes (MATCH_THRESHOLD)
     matched: bool = field(init=False)
 
@@ -64,9 +67,11 @@ class Explanation:
 
 
 def additivity_gap(score: float, explanation: Explanation) -> float | None:
-    """How far `score` is from the explanation's prior plus its heads' contributions when that
-    is more than ADDITIVE_TOLERANCE (or not a number); None when it adds up."""
-    gap = abs(score - explanation.prior - sum(h.contribution for h in explanation.heads))
+    """How far `score` is from the explanation's prior plus its heads' contributions plus its
+    rules' amounts when that is more than ADDITIVE_TOLERANCE (or not a number); None when it adds
+    up."""
+    gap = abs(score - explanation.prior - sum(h.contribution for h in explanation.heads)
+              - sum_effects(explanation.rules))
     return None if gap <= ADDITIVE_TOLERANCE else gap
 
 

@@ -31,6 +31,7 @@ from .index.query import QueryState, WordCache
 from .index.scoring import ScoringIndex
 from .index.topk import fast_top_k
 from .model import FacetScorer
+from .rules import Adjustments, RuleEffect, place_pins, sum_effects
 from .similar import ItemQuery, item_query
 
 
@@ -76,6 +77,9 @@ class ItemDetail:
     score: float
     prior: float
     heads: list[HeadDetail]
+    # the merchandising rules acting on the item for this query (`recsys.rules`): `score` is
+    # prior + the heads' contributions + their amounts (a pin or a hide has none)
+    rules: list[RuleEffect] = field(default_factory=list)
 
 
 @dataclass
@@ -88,6 +92,8 @@ class Comparison:
     prior_difference: float
     heads: list[dict[str, Any]]  # head, contribution_a, contribution_b, difference, attributes (the ones that differ)
     summary: str  # why A is above (or below) B, in the reason lines' words
+    rules_a: list[RuleEffect] = field(default_factory=list)
+    rules_b: list[RuleEffect] = field(default_factory=list)
 
 
 # how an explanation names the matches of the shopper's history words (`recommend`'s `history`)
@@ -159,9 +165,11 @@ class Recommender:
         exclude: Sequence[str] = (),
         candidates: Sequence[str] | None = None,
         head_weights: Mapping[str, float] | None = None,
+        rules: Adjustments | None = None,
     ) -> Ranking:
         """The ranking alone (`recommend` without titles, attributes or explanations)."""
-        _, _, shown, scores, total = self._top(query, k, offset, filters, exclude, candidates, head_weights)
+        _, _, shown, scores, total = self._top(query, k, offset, filters, exclude, candidates, head_weights,
+                                               rules)
         ids = self.catalog.item_ids
         return Ranking(query, [ids[i] for i in shown.tolist()], scores.tolist(), total)
 
@@ -176,22 +184,24 @@ class Recommender:
         head_weights: Mapping[str, float] | None = None,
         explain: bool = True,
         history: Sequence[str] = (),
+        rules: Adjustments | None = None,
     ) -> Recommendation:
         """The k best items for `query` from `offset`, explained head by head. `history` (a
         shopper's profile words, `profile.build_profile`) is ranked as more query words, in the
         same heads, over the query's own HISTORY_DEPTH best items when it has words (the whole
         catalogue when it has none: a home page); each explanation lists those of them that
-        matched the item."""
+        matched the item. `rules` (`RuleBook.for_query`) boost, bury, hide and pin items; each
+        explanation lists those that acted on its item."""
         added = self.history_words(query, history)
         found = None
         if added and self.is_typed(query):
             # the history re-orders what the query finds and never brings in what it did not ask
             # for: a shopper who likes navy and types "shirt" still wants shirts
             _, _, top, _, found = self._top(query, max(HISTORY_DEPTH, offset + k), 0, filters, exclude,
-                                            candidates, head_weights)
+                                            candidates, head_weights, rules)
             candidates, filters, exclude = [self.catalog.item_ids[i] for i in top.tolist()], None, ()
         state, weights, shown, shown_scores, total = self._top(" ".join([query, *added]), k, offset, filters,
-                                                               exclude, candidates, head_weights)
+                                                               exclude, candidates, head_weights, rules)
         total = total if found is None else found
         ranks = list(range(offset + 1, offset + 1 + len(shown)))
         explanations: list[Explanation | None] = [None] * len(shown)
@@ -203,6 +213,11 @@ class Recommender:
                 e.history = [w for w in added if any(m.query_token == w for h in e.heads for m in h.matches)]
                 if e.history:
                     e.summary += f"; {HISTORY_LABEL}: {', '.join(e.history)}"
+            if rules is not None:
+                for e, i in zip(explained, shown.tolist()):
+                    e.rules = rules.effects(i)
+                    if e.rules:
+                        e.summary += "; " + "; ".join(r.note for r in e.rules)
             explanations = list(explained)
         items = [
             RankedItem(
@@ -316,15 +331,61 @@ class Recommender:
 
     def _top(self, query: str, k: int, offset: int, filters: Mapping[str, FilterValues] | None,
              exclude: Sequence[str], candidates: Sequence[str] | None,
-             head_weights: Mapping[str, float] | None,
+             head_weights: Mapping[str, float] | None, rules: Adjustments | None = None,
              ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray, int]:
         """(query state, head weights, the shown items' indices and scores, eligible count)."""
         weights = self.head_weight_vector(head_weights)
         eligible = self._eligible(filters, exclude, candidates)
         state = self.index.query_state(query)
+        if rules is not None and not rules.empty:
+            return self._top_with_rules(state, weights, head_weights, eligible, k, offset, rules)
         order, top_scores = self.index.top_k(state, weights if head_weights else None, eligible, offset + k)
         total = self.catalog.n_items if eligible is None else int(np.count_nonzero(eligible))
         return state, weights, order[offset:], top_scores[offset:], total
+
+    def _top_with_rules(self, state: QueryState, weights: np.ndarray, head_weights: Mapping[str, float] | None,
+                        eligible: np.ndarray | None, k: int, offset: int, rules: Adjustments,
+                        ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray, int]:
+        """`_top` with rules: the same answer as ranking every eligible, unhidden item by its
+        score plus its boosts and buries (tests/recsys/test_rules.py, the reference), then placing
+        the pins. The items no rule touches keep the index's pruned top-k (a boost or a bury
+        changes no other item); the moved ones are scored apart and their best merged in, so a
+        rule costs in proportion to the items it moves (docs/results.md, Merchandising rules)."""
+        want = offset + k
+        if eligible is None:
+            rest, moved, delta = rules.unmoved, rules.moved, rules.delta
+            total = self.catalog.n_items - rules.hidden.size
+            pins = rules.pins
+        else:
+            rest = rules.unmoved & eligible
+            keep = eligible[rules.moved]
+            moved, delta = rules.moved[keep], rules.delta[keep]
+            total = int(np.count_nonzero(eligible)) - int(np.count_nonzero(eligible[rules.hidden]))
+            pins = [(p, i) for p, i in rules.pins if eligible[i]]
+        pins = [(min(p, total), i) for p, i in pins]
+        w = weights if head_weights else None
+        order, top_scores = self.index.top_k(state, w, rest, want)
+        tables = self.index.group_tables(state, w) if moved.size or pins else []
+        moved_scores = self._scores_of(tables, moved) + delta
+        best_moved = fast_top_k(moved_scores, None, want)  # positions; `moved` is in catalogue order
+        items = np.concatenate([order, moved[best_moved]])
+        scores = np.concatenate([top_scores.astype(np.float64), moved_scores[best_moved]])
+        best = np.lexsort((items, -scores))[:want]  # by score, ties by catalogue order
+        ranked, ranked_scores = items[best], scores[best]
+        shown = place_pins(ranked, pins, want)[offset:]
+        by_item = dict(zip(ranked.tolist(), ranked_scores.tolist()))
+        if pins:
+            pinned = np.array([i for _, i in pins], dtype=np.int64)
+            pinned_scores = self._scores_of(tables, pinned) + [rules.delta_of(i) for i in pinned.tolist()]
+            by_item.update(zip(pinned.tolist(), pinned_scores.tolist()))
+        shown_scores = np.array([by_item[i] for i in shown.tolist()], dtype=np.float64)
+        return state, weights, shown, shown_scores, total
+
+    def _scores_of(self, tables: list[np.ndarray], items: np.ndarray) -> np.ndarray:
+        """(len(items),) float64 model scores of `items`, the same floats the index's top-k gives."""
+        if not items.size:
+            return np.zeros(0, dtype=np.float64)
+        return self.index.grouped.item_scores(tables, items).astype(np.float64)
 
     def _eligible(self, filters: Mapping[str, FilterValues] | None, exclude: Sequence[str],
                   candidates: Sequence[str] | None) -> np.ndarray | None:
@@ -382,17 +443,22 @@ class Recommender:
     # ---- explanations -------------------------------------------------------------------------
 
     def explain(self, query: str, item_id: str,
-                head_weights: Mapping[str, float] | None = None) -> ItemDetail:
+                head_weights: Mapping[str, float] | None = None,
+                rules: Adjustments | None = None) -> ItemDetail:
         weights = self.head_weight_vector(head_weights)  # a request's bad head before its bad item
         item_idx = self.catalog.idx(item_id)
         state = self.index.query_state(query)
         score, prior, heads = detail_item(self.index, state, item_idx, weights)
-        return ItemDetail(query, item_id, [t.surface for t in state.tokens], score, prior, heads)
+        effects = rules.effects(item_idx) if rules is not None else []
+        return ItemDetail(query, item_id, [t.surface for t in state.tokens], score + sum_effects(effects),
+                          prior, heads, effects)
 
     def compare(self, query: str, item_a: str, item_b: str,
-                head_weights: Mapping[str, float] | None = None) -> Comparison:
+                head_weights: Mapping[str, float] | None = None,
+                rules: Adjustments | None = None) -> Comparison:
         self.head_weight_vector(head_weights)  # a bad head is reported before a bad item
-        a, b = self.explain(query, item_a, head_weights), self.explain(query, item_b, head_weights)
+        a = self.explain(query, item_a, head_weights, rules)
+        b = self.explain(query, item_b, head_weights, rules)
         heads = []
         for ha, hb in zip(a.heads, b.heads):
             only_a = [x for x in ha.attributes[:-1] if x not in hb.attributes]
@@ -413,7 +479,14 @@ class Recommender:
                   for d, length in zip((a, b), lengths.tolist()))
         summary = (f"A scores {a.score - b.score:+.2f} against B; most of the difference: "
                    + describe_difference(ea, eb, "B"))
-        return Comparison(query, item_a, item_b, a.score, b.score, a.prior - b.prior, heads, summary)
+        ruled = sum_effects(a.rules) - sum_effects(b.rules)
+        if ruled:
+            summary += f"; rules {ruled:+.2f} of it"
+        pinned = [f"{who} {r.note}" for who, d in (("A", a), ("B", b)) for r in d.rules if r.kind in ("pin", "hide")]
+        if pinned:
+            summary += "; " + "; ".join(pinned)
+        return Comparison(query, item_a, item_b, a.score, b.score, a.prior - b.prior, heads, summary,
+                          a.rules, b.rules)
 
 
 def top_k(scores: np.ndarray, eligible: np.ndarray, k: int) -> np.ndarray:

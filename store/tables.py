@@ -98,3 +98,36 @@ experiments = Table(
     Column("ended_at", DateTime(timezone=False), nullable=True),
     Column("winner", String(32), nullable=True),
 )
+
+# merchandising rules (`recsys.rules.Rule`, api/routes/rules.py): one row per rule in force;
+# what `attribute` or `item_id` names and what the rule does, its query scope and time window
+rules = Table(
+    "rules", metadata,
+    Column("name", String(64), primary_key=True),
+    Column("kind", String(8), nullable=False),  # pin | boost | bury | hide
+    Column("attribute", Text, nullable=True),  # key:value
+    Column("item_id", String(256), nullable=True),
+    Column("amount", Float, nullable=True),
+    Column("position", Integer, nullable=True),
+    Column("match", String(16), nullable=False),  # any | exact | contains
+    Column("query", Text, nullable=False),
+    Column("starts_at", DateTime(timezone=False), nullable=True),
+    Column("ends_at", DateTime(timezone=False), nullable=True),
+    Column("created_at", DateTime(timezone=False), nullable=False),
+    Column("updated_at", DateTime(timezone=False), nullable=False),
+    Column("updated_by", String(256), nullable=False),
+)
+
+# every change to `rules`, in order (who, when, the rule before and after): the audit trail; the
+# newest id is the rules' revision, which every serving process follows (`api.rules`)
+rule_changes = Table(
+    "rule_changes", metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    Column("name", String(64), nullable=False),
+    Column("action", String(8), nullable=False),  # create | update | delete
+    Column("actor", String(256), nullable=False),
+    Column("changed_at", DateTime(timezone=False), nullable=False),
+    Column("before", JSON, nullable=True),
+    Column("after", JSON, nullable=True),
+    Index("ix_rule_changes_name", "name", "id"),
+)

@@ -6,8 +6,9 @@ from fastapi import APIRouter, Response
 
 from recsys.recommender import Recommender
 
-from ..deps import ModelDep, ScoringDep, SettingsDep
+from ..deps import ModelDep, RulesDep, ScoringDep, SettingsDep
 from ..limits import check_explain, within_budget
+from ..rules import ServedRules
 from ..schemas import SCORING_RESPONSES, ExplainOut, ExplainRequest, as_json
 
 router = APIRouter(tags=["explain"])
@@ -15,16 +16,17 @@ router = APIRouter(tags=["explain"])
 
 @router.post("/explain", response_model=ExplainOut, responses=SCORING_RESPONSES)
 async def explain(req: ExplainRequest, rec: ModelDep, settings: SettingsDep,
-                  scoring: ScoringDep) -> Response:
+                  scoring: ScoringDep, rules: RulesDep) -> Response:
     """Why one item scores what it does: per head, its attributes (and the no-match slot), one
     row of attention weights per query token over them, and the score change when an attribute is erased."""
     check_explain(req, settings)
-    return await within_budget(_explain, req, rec, s=settings, limiter=scoring)
+    return await within_budget(_explain, req, rec, rules, s=settings, limiter=scoring)
 
 
-def _explain(req: ExplainRequest, rec: Recommender) -> Response:
+def _explain(req: ExplainRequest, rec: Recommender, rules: ServedRules) -> Response:
     start = time.perf_counter()
-    detail = rec.explain(req.query, req.item_id, head_weights=req.head_weights)
+    detail = rec.explain(req.query, req.item_id, head_weights=req.head_weights,
+                         rules=rules.for_query(req.query, rec))
     took_ms = (time.perf_counter() - start) * 1000
     title = rec.catalog.titles[rec.catalog.idx(req.item_id)]
     out = {**vars(detail), "title": title, "model_version": rec.version, "took_ms": round(took_ms, 3)}

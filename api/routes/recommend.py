@@ -14,6 +14,7 @@ from ..limits import check_recommend, within_budget
 from ..logs import request_id_var
 from ..middleware import MODEL_VERSION_HEADER
 from ..profiles import OFF, TYPED, history_out
+from ..rules import ServedRules
 from ..schemas import (
     SCORING_RESPONSES,
     FilterRange,
@@ -38,7 +39,9 @@ INLINE_MAX_ITEMS = 100_000
 async def recommend(req: RecommendRequest, request: Request, response: Response) -> Response:
     """Rank the catalogue (or the `candidates`) for a query, with per-head explanations.
 
-    Each item's `score` is exactly `explanation.prior` plus the sum of its heads' contributions.
+    Each item's `score` is exactly `explanation.prior` plus the sum of its heads' contributions
+    plus the amounts of the merchandising rules that acted on it (`explanation.rules`; a pin or
+    a hide says so instead of an amount).
     While an experiment runs, a request with a `user_id` is answered by that user's arm (the
     answer's `experiment` and `model_version` say which); one without, by the active version.
     """
@@ -52,12 +55,12 @@ async def recommend(req: RecommendRequest, request: Request, response: Response)
         rec, experiment = arm.model, {"name": arm.experiment, "arm": arm.arm}
         response.headers[MODEL_VERSION_HEADER] = rec.version  # not the active version's
     request_id = request_id_var.get() or ""
-    suggestions = request.app.state.suggestions
+    suggestions, served_rules = request.app.state.suggestions, request.app.state.rules
     profile = None if req.user_id is None else await _profile(req, req.user_id, rec, request)
     if _answers_at_once(req, rec, profile):
-        return _recommend(req, rec, request_id, experiment, suggestions, profile)
+        return _recommend(req, rec, request_id, experiment, suggestions, profile, served_rules)
     return await within_budget(_recommend, req, rec, request_id, experiment, suggestions, profile,
-                               s=settings,
+                               served_rules, s=settings,
                                limiter=await get_scoring(request))
 
 
@@ -93,16 +96,18 @@ def _answers_at_once(req: RecommendRequest, rec: Recommender, profile: Profile |
 
 def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
                experiment: dict[str, str] | None, suggestions: Suggestions,
-               profile: Profile | None) -> Response:
+               profile: Profile | None, served_rules: ServedRules) -> Response:
     start = time.perf_counter()
+    rules = served_rules.for_query(req.query, rec)
     result = rec.recommend(req.query, k=req.k, offset=req.offset, filters=_filters(req),
                            exclude=req.exclude, candidates=req.candidates,
                            head_weights=req.head_weights, explain=req.explain,
-                           history=profile.words if profile else ())
+                           history=profile.words if profile else (), rules=rules)
     counts = None
     if req.facet_counts:
         keys = None if req.facet_counts is True else req.facet_counts
-        counts = rec.facet_counts(req.query, keys, _filters(req), req.exclude, req.candidates)
+        hidden = [] if rules is None else [rec.catalog.item_ids[i] for i in rules.hidden.tolist()]
+        counts = rec.facet_counts(req.query, keys, _filters(req), [*req.exclude, *hidden], req.candidates)
     offered = None
     if result.unmatched_tokens:  # once per version, the first such query builds the suggester
         offered = did_you_mean(req.query, result.unmatched_tokens, suggestions.ready_for(rec) or suggestions.build(rec),

@@ -430,6 +430,16 @@
     }));
   }
 
+  // The merchandising rules that touched a result (pinned, boosted, buried), one line each way
+  function rulesLine(rules) {
+    if (!rules || !rules.length) return null;
+    return el("p", { class: "rules", "data-rules": rules.map((r) => r.name).join(",") },
+      rules.map((r) => el("span", { class: `rule rule-${r.kind}`, "data-rule": r.name,
+        "data-amount": r.amount === null ? "" : String(r.amount) },
+      r.kind === "pin" ? `Pinned at ${r.position} (rule “${r.name}”)`
+        : `${capital(r.kind)} “${r.name}” ${signed(r.amount, 2)}`)));
+  }
+
   function resultCard(item) {
     const by = contributions(item);
     const explain = explaining();
@@ -453,6 +463,7 @@
       explain ? contributionBar(item) : null, numbers,
       !explain && attrs ? el("p", { class: "attrs-line" }, attrs) : null,
       reason ? el("p", { class: "summary" }, reason) : null,
+      rulesLine(item.explanation && item.explanation.rules),
       explain ? el("div", { class: "result-foot" },
         el("span", { class: "item-id" }, item.item_id),
         el("span", { class: "pick" },
@@ -589,12 +600,16 @@
     for (const h of data.heads) learnLabels(h.attributes);
     const summary = inWords((ranked && ranked.explanation && ranked.explanation.summary) || localSummary(data));
     const headSum = data.heads.reduce((s, h) => s + h.contribution, 0);
+    const rules = data.rules || [];
+    const ruleSum = rules.reduce((s, r) => s + (r.amount ?? 0), 0);
     const body = [
       el("p", { class: "summary detail-summary" }, summary),
       el("p", { class: "equation" },
-        `score ${fmt(data.score)} = prior ${fmt(data.prior)} + heads ${fmt(headSum)}`,
+        `score ${fmt(data.score)} = prior ${fmt(data.prior)} + heads ${fmt(headSum)}` +
+          (rules.length ? ` + rules ${fmt(ruleSum)}` : ""),
         el("span", { class: "item-id" }, ` · ${data.item_id}`)),
-    ];
+      rulesLine(rules),
+    ].filter(Boolean);
     if (!data.tokens.length) { // a query of stop words alone: no word to draw a heatmap for
       body.push(el("p", { class: "match-notice", "data-reason": "stop-words" }, stopWordsLine()));
     } else {

@@ -9,7 +9,7 @@ unbroken head names are checked at a 375 px phone width and at a desktop width. 
 view the page is checked against the API it calls: bars against POST /recommend, heatmaps and erasure against
 POST /explain, the comparison against POST /compare; sliders re-rank, `/?q=` links open a query,
 a facet value clicked filters (the results POST /recommend gives with that filter), a "did you
-mean" link searches its query,
+mean" link searches its query, each result lists the merchandising rules that touched it,
 and a 375 px phone viewport has no horizontal overflow; /docs and /redoc render with every request
 outside the service refused. `scripts/screenshots.py` (`make screenshots`, the README's images of
 the default catalogue) is run against this service into a temporary folder.
@@ -366,6 +366,57 @@ def test_a_facet_value_filters_and_counts_stay_disjunctive(page: Page, http):
     assert page.locator("#facets .facet-group[data-key='color'] button").count() > 1
     page.locator("#clear-filters").click()
     _wait_filtered(page, {})
+
+
+@pytest.fixture(scope="module")
+def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
+    """The service over a copy of the model whose store holds two rules (issue 31): red items
+    boosted, the 10th result of "dress" pinned at the top."""
+    import shutil
+
+    from recsys.rules import Rule
+    from store.db import Database
+    from store.rules import create_rules
+
+    folder = tmp_path_factory.mktemp("web-ruled")
+    version = folder / model_version.name
+    shutil.copytree(model_version, version, symlinks=True)
+    with _serving(version, folder / "first.log") as base:  # the 10th result, before any rule
+        tenth = httpx.post(f"{base}/recommend", json={"query": "dress", "k": 10}).json()["items"][9]["item_id"]
+    db = Database(f"sqlite:///{folder / 'recsys.db'}")  # the launcher's store: its data folder
+    db.upgrade()
+    create_rules(db, [Rule("red-week", "boost", attribute="color:red", amount=0.5),
+                      Rule("hero", "pin", item_id=tenth, position=1)], "test", max_rules=10)
+    db.dispose()
+    with _serving(version, folder / "server.log") as base:
+        yield base
+
+
+def test_results_show_the_rules_that_touched_them(browser, ruled_url):
+    """Each result lists the rules that acted on it, as POST /recommend's explanation does; the
+    item's detail adds the rules to its score equation."""
+    api = httpx.post(f"{ruled_url}/recommend", json={"query": "dress", "k": 10}).json()
+    want = {it["item_id"]: ",".join(r["name"] for r in it["explanation"]["rules"]) for it in api["items"]}
+    assert "hero" in want[api["items"][0]["item_id"]] and any("red-week" in v for v in want.values())
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=ruled_url)
+    try:
+        pg = context.new_page()
+        for view in ("view=explain&", ""):
+            pg.goto(f"/?{view}q=dress")
+            _wait_results(pg)
+            shown = pg.eval_on_selector_all("#results .result", """els => Object.fromEntries(els.map(e => [
+                e.dataset.itemId, (e.querySelector('.rules') || {dataset: {rules: ''}}).dataset.rules]))""")
+            assert shown == want
+        pg.goto("/?view=explain&q=dress")
+        _wait_results(pg)
+        first = api["items"][0]["item_id"]
+        expect(pg.locator("#results .result").first.locator(".rule-pin")).to_contain_text("Pinned at 1")
+        pg.locator("#results .result").first.locator("button.open").click()
+        _wait_detail(pg, first)
+        expect(pg.locator("#detail .equation")).to_contain_text("+ rules")
+        expect(pg.locator("#detail .rules [data-rule='hero']")).to_be_visible()
+    finally:
+        context.close()
 
 
 def _wait_filtered(page: Page, filters: dict) -> list[str]:

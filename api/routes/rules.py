@@ -1,0 +1,147 @@
+"""Merchandising rules (admin token): create, list, change, delete, and who did what when.
+
+Rules are checked against the served catalogue before anything is stored: a bad field is a 422
+naming it (nothing stored, however many rules were sent); a rule acting on no item is stored
+with a warning (the catalogue may gain one). Every serving process applies a change within a
+poll of the store (api/rules.py).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, Query
+
+from recsys.recommender import Recommender
+from recsys.rules import Rule, RuleError, check_rule, matching_items
+from store.db import Database
+from store.rules import (
+    RuleConflict,
+    RuleLimit,
+    StoredRule,
+    create_rules,
+    delete_rule,
+    list_rules,
+    rule_history,
+    update_rule,
+)
+
+from ..deps import AdminDep, DatabaseDep, ModelDep, RulesDep
+from ..limits import field_error
+from ..rules import utc_now
+from ..schemas import (
+    RuleBody,
+    RuleChangesOut,
+    RuleName,
+    RulesOut,
+    RulesRequest,
+    error_responses,
+)
+
+router = APIRouter(prefix="/admin/rules", tags=["admin"], dependencies=[AdminDep],
+                   responses=error_responses(401, 403, 500, 503))
+
+# rules one request may send, and the store may hold: each applying rule costs a request a
+# mask over its items, so thousands would slow every answer (benchmarks/rules_bench.py: 100)
+MAX_RULES_PER_REQUEST = 500
+MAX_RULES = 1000
+ActorHeader = Annotated[str, Header(alias="X-Actor", max_length=256,
+                                    description="who makes the change, for the audit trail")]
+
+
+def _naive_utc(t: datetime | None) -> datetime | None:
+    return t.astimezone(UTC).replace(tzinfo=None) if t is not None and t.tzinfo else t
+
+
+def _rule(name: str, body: RuleBody) -> Rule:
+    return Rule(name=name, kind=body.kind, attribute=body.attribute, item_id=body.item_id,
+                amount=body.amount, position=body.position, match=body.match, query=body.query,
+                start=_naive_utc(body.start), end=_naive_utc(body.end))
+
+
+def _checked(rule: Rule, rec: Recommender, loc: tuple) -> str | None:
+    try:
+        return check_rule(rule, rec.catalog)
+    except RuleError as exc:
+        raise field_error((*loc, exc.field), str(exc)) from None
+
+
+def _out(stored: list[StoredRule], revision: int, rec: Recommender, warnings: list[str]) -> dict:
+    now = utc_now()
+    rules = [{**vars(s.rule), "active": s.rule.in_window(now),
+              "matches": int(matching_items(s.rule, rec.catalog).size), "created_at": s.created_at,
+              "updated_at": s.updated_at, "updated_by": s.updated_by} for s in stored]
+    return {"revision": revision, "rules": rules, "warnings": warnings}
+
+
+@router.get("", response_model=RulesOut)
+def list_all(db: DatabaseDep, rec: ModelDep) -> dict:
+    """Every rule in the store, oldest first, with whether its window holds now and how many
+    items of the served catalogue it acts on."""
+    revision, stored = list_rules(db)
+    return _out(stored, revision, rec, [])
+
+
+@router.post("", status_code=201, response_model=RulesOut, responses=error_responses(409, 422))
+def create(req: RulesRequest, db: DatabaseDep, rec: ModelDep, served: RulesDep,
+           actor: ActorHeader = "admin") -> dict:
+    """Store rules, all or none: a 422 names the first bad field (`rules.3.position`), a 409 a
+    name taken. Each serving process applies them within RECSYS_WATCH_INTERVAL_S."""
+    if len(req.rules) > MAX_RULES_PER_REQUEST:
+        raise field_error(("rules",), f"at most {MAX_RULES_PER_REQUEST} rules a request, got "
+                                      f"{len(req.rules)}: send them in parts")
+    names = [r.name for r in req.rules]
+    twice = sorted({n for n in names if names.count(n) > 1}) if len(set(names)) < len(names) else []
+    if twice:
+        raise field_error(("rules",), f"rule {twice[0]!r} is sent twice: names are unique")
+    rules = [_rule(r.name, r) for r in req.rules]
+    warnings = [w for n, r in enumerate(rules) if (w := _checked(r, rec, ("rules", n)))]
+    try:
+        create_rules(db, rules, actor, MAX_RULES)
+    except RuleConflict as exc:
+        raise HTTPException(409, detail=str(exc)) from None
+    except RuleLimit as exc:
+        raise field_error(("rules",), str(exc)) from None
+    served.follow()
+    return _created(db, rec, set(names), warnings)
+
+
+def _created(db: Database, rec: Recommender, names: set[str], warnings: list[str]) -> dict:
+    revision, stored = list_rules(db)
+    return _out([s for s in stored if s.rule.name in names], revision, rec, warnings)
+
+
+@router.put("/{name}", response_model=RulesOut, responses=error_responses(404, 422))
+def change(name: RuleName, body: RuleBody, db: DatabaseDep, rec: ModelDep, served: RulesDep,
+           actor: ActorHeader = "admin") -> dict:
+    """Replace the rule `name` with `body` (every field: a field left out takes its default)."""
+    rule = _rule(name, body)
+    warning = _checked(rule, rec, ())
+    try:
+        update_rule(db, rule, actor)
+    except RuleConflict as exc:
+        raise HTTPException(404, detail=str(exc)) from None
+    served.follow()
+    return _created(db, rec, {name}, [warning] if warning else [])
+
+
+@router.delete("/{name}", response_model=RulesOut, responses=error_responses(404))
+def remove(name: RuleName, db: DatabaseDep, rec: ModelDep, served: RulesDep,
+           actor: ActorHeader = "admin") -> dict:
+    """Delete the rule `name`; the answer lists the rules left."""
+    try:
+        delete_rule(db, name, actor)
+    except RuleConflict as exc:
+        raise HTTPException(404, detail=str(exc)) from None
+    served.follow()
+    revision, stored = list_rules(db)
+    return _out(stored, revision, rec, [])
+
+
+@router.get("/changes", response_model=RuleChangesOut)
+def changes(db: DatabaseDep, name: Annotated[str | None, Query(max_length=64)] = None,
+            limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
+    """The audit trail: who created, changed or deleted which rule when, with the rule before
+    and after, newest first (of rule `name` alone when given)."""
+    return {"changes": rule_history(db, name, limit)}

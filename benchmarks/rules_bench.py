@@ -1,0 +1,131 @@
+"""What merchandising rules cost `POST /recommend` (issue 31's acceptance: p50 with 100 active
+rules within 1.2x of without, on 100k items), against real `recsys serve` processes on 127.0.0.1.
+
+    .venv/bin/python benchmarks/rules_bench.py [--items 100000] [--rules 100] [--rounds 3] [--queries 200]
+
+The model is `benchmarks/http_bench.py`'s (the same cache folder: the first run generates the
+default synthetic catalogue of N items and trains it). Two servers of one worker each serve it,
+each on a store of its own: one without rules, one with `--rules` rules in their window (a
+mix a shop could have: boosts and buries on brand and colour values and on single items, hides
+and pins of single items; a third of them for any query, a third scoped to a word of the
+searches asked, a third to one exact search; `--scoped`: none for any query). Each search is
+asked of both, in turn, the order swapped every other search, so both share the machine's state;
+a first round warms both. Prints the client's p50 / p99 and the server's own `took_ms` p50 of
+each, how many rules acted on a search's results on average, and the ratios. The load average
+is printed at the start and the end.
+
+What a request pays for rules is about the items the applying rules move: those are scored apart
+from the index's pruned top-k (`Recommender._top_with_rules`); a boost of a colour for any query
+moves a sixteenth of the catalogue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.facet_bench import GOAL, _q  # noqa: E402
+from benchmarks.http_bench import ADMIN_TOKEN, _load_average, _queries, _server, trained_cache  # noqa: E402
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--items", type=int, default=100_000)
+    p.add_argument("--rules", type=int, default=100)
+    p.add_argument("--queries", type=int, default=200, help="distinct searches asked per round")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scoped", action="store_true",
+                   help="every rule scoped to a query word or an exact query (none for any query)")
+    p.add_argument("--cache", type=Path, default=ROOT / "data" / "generated" / "http_bench")
+    args = p.parse_args()
+    print(f"load average at the start: {_load_average()}")
+    cache, server_args, first = trained_cache(args.cache, args.items)
+    queries = _queries(cache / "data" / "interactions.csv")[: args.queries]
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        bases = {ruled: stack.enter_context(_server(cache, server_args, workers=1,
+                                                    store=Path(tmp) / f"store-{ruled}.db"))
+                 for ruled in (False, True)}
+        http = stack.enter_context(httpx.Client(timeout=60))
+        rules = _rules(http, bases[True], queries, args.rules, random.Random(args.seed), args.scoped)
+        r = http.post(f"{bases[True]}/admin/rules", json={"rules": rules},
+                      headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+        r.raise_for_status()
+        body = {"k": args.k, "explain": True}
+        times: dict[bool, list[float]] = {False: [], True: []}
+        took: dict[bool, list[float]] = {False: [], True: []}
+        applied: list[int] = []
+        for rnd in range(args.rounds + 1):  # round 0 warms the caches
+            for n, q in enumerate(queries):
+                for ruled in ((False, True) if n % 2 == 0 else (True, False)):
+                    start = time.perf_counter()
+                    r = http.post(f"{bases[ruled]}/recommend", json={**body, "query": q})
+                    elapsed = (time.perf_counter() - start) * 1000
+                    r.raise_for_status()
+                    if rnd:
+                        times[ruled].append(elapsed)
+                        took[ruled].append(r.json()["took_ms"])
+                    if rnd == 1 and ruled:
+                        applied.append(len({x["name"] for it in r.json()["items"]
+                                            for x in it["explanation"]["rules"]}))
+    print(f"\n{args.items} items, model {first}, k={args.k} with explanations, "
+          f"{len(queries)} searches x {args.rounds} rounds, {len(rules)} rules{' scoped' if args.scoped else ''} "
+          f"({sum(applied) / len(applied):.1f} of them acting on a search's top {args.k} on average)")
+    print(f"{'':24}{'p50 ms':>10}{'p99 ms':>10}{'took_ms p50':>14}")
+    for ruled in (False, True):
+        print(f"{f'with {len(rules)} rules' if ruled else 'without':24}{_q(times[ruled], 0.5):10.3f}"
+              f"{_q(times[ruled], 0.99):10.3f}{_q(took[ruled], 0.5):14.3f}")
+    ratio = _q(times[True], 0.5) / _q(times[False], 0.5)
+    print(f"{'ratio':24}{ratio:10.3f}{_q(times[True], 0.99) / _q(times[False], 0.99):10.3f}"
+          f"{_q(took[True], 0.5) / _q(took[False], 0.5):14.3f}")
+    print(f"p50 ratio {ratio:.3f} against the goal of at most {GOAL}: {'met' if ratio <= GOAL else 'NOT met'}")
+    print(f"\nload average at the end: {_load_average()}")
+
+
+def _rules(http: httpx.Client, base: str, queries: list[str], n: int, rng: random.Random,
+           scoped: bool) -> list[dict]:
+    """`n` rules over the catalogue's brands and colours, its items and its searches."""
+    r = http.post(f"{base}/recommend", json={"query": "", "k": 100, "explain": False,
+                                             "facet_counts": True})
+    r.raise_for_status()
+    answer = r.json()
+    values = [f"{f['key']}:{v['value']}" for f in answer["facet_counts"]["facets"]
+              if f["key"] in ("brand", "color") for v in f["values"]]
+    items = [it["item_id"] for it in answer["items"]]
+    words = sorted({w for q in queries for w in q.split()})
+    out: list[dict] = []
+    for i in range(n):
+        kind = ("boost", "bury", "boost", "bury", "hide", "pin")[i % 6]
+        rule: dict = {"name": f"r{i}", "kind": kind}
+        if kind in ("boost", "bury"):
+            rule["amount"] = round(rng.uniform(0.1, 2.0), 2)
+            if i % 4 == 0:
+                rule["item_id"] = rng.choice(items)
+            else:
+                rule["attribute"] = rng.choice(values)
+        elif kind == "pin":
+            rule |= {"item_id": rng.choice(items), "position": rng.randint(1, 20)}
+        else:
+            rule["item_id"] = rng.choice(items)
+        scope = i % 2 + 1 if scoped else i % 3  # a third each: any query, a word, an exact search
+        if scope == 1:
+            rule |= {"match": "contains", "query": rng.choice(words)}
+        elif scope == 2:
+            rule |= {"match": "exact", "query": rng.choice(queries)}
+        out.append(rule)
+    return out
+
+
+if __name__ == "__main__":
+    main()

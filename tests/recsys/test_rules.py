@@ -1,0 +1,170 @@
+"""Merchandising rules in the library: what each kind changes on the planted catalogue, the
+scoped and windowed ones doing nothing outside their scope, additivity with rules, and the
+ranking with rules held equal to the reference (every item scored, then the pins placed)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+
+from recsys.explain import additivity_gap
+from recsys.rules import Rule, RuleBook, RuleError, check_rule, matching_items, place_pins
+
+NOW = datetime(2026, 12, 4, 12, 0)
+QUERY = "scarlet gown"
+
+
+def adjust(rec, *rules, query=QUERY, now=NOW):
+    return RuleBook(rules).for_query(query, rec.catalog, now)
+
+
+def color(rec, item_id):
+    return rec.catalog.attribute_labels(rec.catalog.idx(item_id)).get("color", [])
+
+
+def reference(rec, query, rules, k, offset=0, filters=None):
+    """Every item scored, plus its boosts and buries; hidden and filtered ones out; then pins."""
+    scores = rec.scores(query).astype(np.float64)
+    mask = np.ones(rec.catalog.n_items, dtype=bool) if not filters else rec.catalog.filter_mask(filters)
+    pins = []
+    for r in rules.rules if rules is not None else []:
+        ix = matching_items(r, rec.catalog)
+        scores[ix] += r.delta
+        if r.kind == "hide":
+            mask[ix] = False
+    for r in rules.rules if rules is not None else []:
+        ix = matching_items(r, rec.catalog)
+        if r.kind == "pin" and ix.size and mask[ix[0]]:
+            pins.append((min(r.position, int(mask.sum())), int(ix[0])))
+    pins.sort(key=lambda p: p[0])
+    free = mask.copy()
+    free[[i for _, i in pins]] = False
+    idx = np.flatnonzero(free)
+    order = idx[np.lexsort((idx, -scores[idx]))]
+    shown = place_pins(order, pins, offset + k)[offset:]
+    return [rec.catalog.item_ids[i] for i in shown.tolist()]
+
+
+def ids(result):
+    return [it.item_id for it in result.items]
+
+
+def test_boost_lifts_exactly_the_matching_items_by_the_amount(planted_model):
+    rec = planted_model
+    before = {it.item_id: it.score for it in rec.recommend(QUERY, k=48).items}
+    rule = Rule("blue-week", "boost", attribute="color:blue", amount=5.0)
+    after = rec.recommend(QUERY, k=48, rules=adjust(rec, rule))
+    for it in after.items:
+        lift = it.score - before[it.item_id]
+        assert lift == pytest.approx(5.0 if color(rec, it.item_id) == ["blue"] else 0.0, abs=1e-5)
+        assert additivity_gap(it.score, it.explanation) is None
+        named = [r.name for r in it.explanation.rules]
+        assert named == (["blue-week"] if color(rec, it.item_id) == ["blue"] else [])
+    assert all(color(rec, i) == ["blue"] for i in ids(after)[:12])  # 12 blue items, lifted over red
+
+
+def test_bury_sinks_the_matching_items(planted_model):
+    rec = planted_model
+    rule = Rule("no-red", "bury", attribute="color:red", amount=50.0)
+    got = rec.recommend(QUERY, k=48, rules=adjust(rec, rule))
+    assert all(color(rec, i) == ["red"] for i in ids(got)[-12:])
+    assert all(it.explanation.rules[0].amount == -50.0 for it in got.items[-12:])
+    assert all(additivity_gap(it.score, it.explanation) is None for it in got.items)
+
+
+def test_hide_removes_the_matching_items_and_counts_them_out(planted_model):
+    rec = planted_model
+    rule = Rule("no-dresses", "hide", attribute="category:dress")
+    got = rec.recommend(QUERY, k=48, rules=adjust(rec, rule))
+    assert got.total == 48 - 16 and len(got.items) == 32
+    dresses = rec.catalog.filter_mask({"category": ["dress"]})
+    assert not any(dresses[rec.catalog.idx(i)] for i in ids(got))
+
+
+def test_pin_places_the_item_and_says_so(planted_model):
+    rec = planted_model
+    plain = ids(rec.recommend(QUERY, k=10))
+    last = ids(rec.recommend(QUERY, k=48))[-1]
+    got = rec.recommend(QUERY, k=10, rules=adjust(rec, Rule("pin-it", "pin", item_id=last, position=3)))
+    assert ids(got) == plain[:2] + [last] + plain[2:9]
+    pinned = got.items[2]
+    assert [(r.kind, r.amount, r.position) for r in pinned.explanation.rules] == [("pin", None, 3)]
+    assert "pinned at position 3" in pinned.explanation.summary
+    assert additivity_gap(pinned.score, pinned.explanation) is None
+    # the second page goes on where the first stopped, the pinned item not shown again
+    second = rec.recommend(QUERY, k=10, offset=10, rules=adjust(rec, Rule("pin-it", "pin", item_id=last, position=3)))
+    assert ids(second) == ids(rec.recommend(QUERY, k=20))[9:19]
+
+
+def test_scope_and_window(planted_model):
+    rec = planted_model
+    exact = Rule("e", "hide", attribute="color:red", match="exact", query="Scarlet  GOWN")
+    word = Rule("w", "hide", attribute="color:red", match="contains", query="gown")
+    assert adjust(rec, exact) is not None and adjust(rec, word) is not None
+    assert adjust(rec, exact, query="scarlet gown sale") is None
+    assert adjust(rec, word, query="red gowns") is None  # a word, not a prefix
+    assert adjust(rec, word, query="long gown, red") is not None
+    timed = Rule("t", "hide", attribute="color:red", start=NOW, end=NOW + timedelta(hours=1))
+    assert adjust(rec, timed) is not None
+    assert adjust(rec, timed, now=NOW - timedelta(seconds=1)) is None
+    assert adjust(rec, timed, now=NOW + timedelta(hours=1)) is None  # the end is exclusive
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ranking_with_rules_equals_the_reference(planted_model, seed):
+    rec = planted_model
+    rng = np.random.default_rng(seed)
+    items = rec.catalog.item_ids
+    rules = [
+        Rule("b", "boost", attribute=f"color:{rng.choice(['red', 'blue', 'green'])}",
+             amount=float(rng.uniform(0.1, 3))),
+        Rule("u", "bury", attribute=f"category:{rng.choice(['dress', 'shirt'])}",
+             amount=float(rng.uniform(0.1, 3))),
+        Rule("b2", "boost", item_id=items[int(rng.integers(len(items)))], amount=1.0),
+        Rule("h", "hide", item_id=items[int(rng.integers(len(items)))]),
+        Rule("p1", "pin", item_id=items[int(rng.integers(len(items)))], position=int(rng.integers(1, 6))),
+        Rule("p2", "pin", item_id=items[int(rng.integers(len(items)))], position=int(rng.integers(1, 6))),
+    ]
+    filters = {"style": ["casual"]} if seed % 2 else None
+    for query in ("scarlet gown", "blue kicks", ""):
+        a = adjust(rec, *rules, query=query)
+        for k, offset in ((5, 0), (10, 3), (70, 0)):
+            got = rec.recommend(query, k=k, offset=offset, filters=filters, rules=a)
+            assert ids(got) == reference(rec, query, a, k, offset, filters)
+            assert all(additivity_gap(it.score, it.explanation) is None for it in got.items)
+
+
+def test_explain_and_compare_carry_the_rules(planted_model):
+    rec = planted_model
+    a_id, b_id = "P000", "P001"
+    rules = adjust(rec, Rule("lift", "boost", item_id=a_id, amount=2.5), Rule("top", "pin", item_id=b_id, position=1))
+    plain = rec.explain(QUERY, a_id)
+    detail = rec.explain(QUERY, a_id, rules=rules)
+    assert detail.score == pytest.approx(plain.score + 2.5)
+    assert detail.score == pytest.approx(detail.prior + sum(h.contribution for h in detail.heads) + 2.5)
+    cmp = rec.compare(QUERY, a_id, b_id, rules=rules)
+    assert [r.name for r in cmp.rules_a] == ["lift"] and [r.kind for r in cmp.rules_b] == ["pin"]
+    assert "rules +2.50" in cmp.summary and "pinned at position 1" in cmp.summary
+
+
+def test_check_rule_names_the_field(planted_model):
+    cat = planted_model.catalog
+    bad = [
+        (Rule("x", "boost", attribute="flavour:red", amount=1.0), "attribute"),
+        (Rule("x", "boost", attribute="red", amount=1.0), "attribute"),
+        (Rule("x", "pin", item_id="P000", position=0), "position"),
+        (Rule("x", "boost", attribute="color:red"), "amount"),
+        (Rule("x", "hide", attribute="color:red", start=NOW, end=NOW - timedelta(days=1)), "end"),
+        (Rule("x", "hide", attribute="color:red", match="exact"), "query"),
+        (Rule("x", "shout", attribute="color:red"), "kind"),
+    ]
+    for rule, field in bad:
+        with pytest.raises(RuleError) as err:
+            check_rule(rule, cat)
+        assert err.value.field == field, (rule, str(err.value))
+    assert check_rule(Rule("x", "boost", attribute="color:red", amount=1.0), cat) is None
+    warning = check_rule(Rule("x", "boost", attribute="color:purple", amount=1.0), cat)
+    assert warning and "no item of the catalogue has color:purple" in warning
+    assert "not in the catalogue" in (check_rule(Rule("x", "pin", item_id="NOPE", position=1), cat) or "")

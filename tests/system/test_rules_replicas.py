@@ -1,0 +1,94 @@
+"""A rule change reaches every process (issue 31): two replicas (`recsys serve`, one process
+each) and a server of two workers share a store, SQLite and PostgreSQL. A hide rule created
+through one replica is applied by the other and by both workers at their next poll of the store
+(RECSYS_WATCH_INTERVAL_S, 0.5 s), without a retrain or a reload; deleting it brings the items
+back. The delay each process took is printed (the goal is within a second; the loop's bound
+is FOLLOW_S so that a busy machine fails only a real miss)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import httpx
+import pytest
+
+from recsys.artifact import save_version
+from recsys.catalog import Catalog
+from tests.recsys.test_profile import clothing
+from tests.recsys.test_similar import NO_EVENTS
+from training.fit import TrainConfig, untrained_recommender
+
+from api_support import ADMIN_TOKEN
+from test_server import running, wait_ready
+
+AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+FOLLOW_S = 5.0  # polls every 0.5 s; a busy process's turn at the GIL on top
+RULE = {"name": "no-navy", "kind": "hide", "attribute": "color:navy"}
+ASK = {"query": "", "k": 1, "explain": False, "filters": {"color": ["navy"]}}
+
+
+def navy_shown(base: str, worker: str | None = None, tries: int = 100) -> bool:
+    """Whether the answer of `base` (of the worker with pid `worker`, new connections until it
+    answers) has a navy item."""
+    for _ in range(tries):
+        r = httpx.post(f"{base}/recommend", json=ASK, timeout=30)
+        assert r.status_code == 200, r.text
+        if worker is None or r.headers["x-worker-pid"] == worker:
+            return bool(r.json()["total"])
+    raise AssertionError(f"worker {worker} did not answer in {tries} connections")
+
+
+def seen_within(check, want: bool) -> float:
+    """Seconds until `check()` is `want` (at most FOLLOW_S, then an AssertionError)."""
+    start = time.monotonic()
+    while check() != want:
+        if time.monotonic() - start > FOLLOW_S:
+            raise AssertionError(f"not followed within {FOLLOW_S} s")
+        time.sleep(0.02)
+    return time.monotonic() - start
+
+
+@pytest.fixture
+def servers(tmp_path, store_url):
+    """(replica A, replica B, a server of 2 workers), all on `store_url` and one artifacts folder."""
+    rec = untrained_recommender(Catalog.build(clothing()), NO_EVENTS, TrainConfig(seed=0))
+    save_version(rec, tmp_path / "artifacts", {})
+    env = {"RECSYS_ADMIN_TOKEN": ADMIN_TOKEN, "RECSYS_DATABASE_URL": store_url,
+           "RECSYS_SPARE_WORKERS": "0"}
+    model = ["--model", str(tmp_path / "artifacts")]
+    with contextlib.ExitStack() as stack:
+        bases = []
+        one = [*model, "--workers", "1"]
+        for n, args in enumerate((one, one, [*model, "--workers", "2"])):
+            log = tmp_path / f"server{n}.log"
+            base, proc = stack.enter_context(running(args, env, log))
+            bases.append((base, proc, log))
+        for base, proc, log in bases:
+            wait_ready(base, proc, log, timeout=180)
+        yield [b for b, _, _ in bases]
+
+
+def test_a_rule_change_reaches_every_replica_and_worker(servers):
+    a, b, workers = servers
+    pids: set[str] = set()
+    for _ in range(200):
+        pids.add(httpx.post(f"{workers}/recommend", json=ASK, timeout=30).headers["x-worker-pid"])
+        if len(pids) == 2:
+            break
+    assert len(pids) == 2
+    assert navy_shown(a) and navy_shown(b) and all(navy_shown(workers, p) for p in pids)
+    r = httpx.post(f"{a}/admin/rules", json={"rules": [RULE]}, headers=AUTH, timeout=30)
+    assert r.status_code == 201, r.text
+    assert not navy_shown(a)  # the process that made the change: at once
+    delays = {"replica B": seen_within(lambda: navy_shown(b), False)}
+    for p in sorted(pids):
+        delays[f"worker {p}"] = seen_within(lambda p=p: navy_shown(workers, p), False)
+    print("rule created, followed after (s):", {k: round(v, 3) for k, v in delays.items()})
+    r = httpx.delete(f"{b}/admin/rules/no-navy", headers=AUTH, timeout=30)
+    assert r.status_code == 200, r.text
+    assert navy_shown(b)
+    delays = {"replica A": seen_within(lambda: navy_shown(a), True)}
+    for p in sorted(pids):
+        delays[f"worker {p}"] = seen_within(lambda p=p: navy_shown(workers, p), True)
+    print("rule deleted, followed after (s):", {k: round(v, 3) for k, v in delays.items()})
