@@ -145,6 +145,9 @@ def fit_model(
                                 replicas)
         report.validation_loss.append(best)
         best_state, report.best_epoch = start, 0.0
+    # the start's offset on unlinked attributes is the start's alone: fitted with it, a head
+    # would get no gradient from the attention it leaks to them (`ModelOptions.unmatched_offset`)
+    start_offset, model.cfg.unmatched_offset = model.cfg.unmatched_offset, 0.0
     # validation a few times per epoch: on small logs the best point is often inside epoch 1
     checks = max(1, min(cfg.validations_per_epoch, steps_per_epoch))
     check_at = {round(steps_per_epoch * (c + 1) / checks) for c in range(checks)}
@@ -203,7 +206,7 @@ def fit_model(
             if alpha == 0.0 and default_start is not None:
                 candidates[("alpha", alpha)] = default_start
             else:
-                _blend(model, pairs, start, fitted, alpha, featurizer)
+                _blend(model, pairs, start, fitted, alpha, featurizer, start_offset)
                 candidates[("alpha", alpha)] = held_aside_ndcg(Recommender(model, featurizer), judged,
                                                                cfg.selection_depth)
             report.validation_ndcg[f"{alpha:g}"] = _mean(candidates[("alpha", alpha)])
@@ -240,7 +243,7 @@ def fit_model(
         report.alpha_rule = "too few queries to check a step"
         report.alpha = 0.0
     report.start_assoc = chosen if validation is not None else None
-    _blend(model, pairs, start, fitted, report.alpha, featurizer)
+    _blend(model, pairs, start, fitted, report.alpha, featurizer, start_offset)
     return report
 
 
@@ -365,9 +368,11 @@ def _paired_gain(scores: np.ndarray, base: np.ndarray) -> tuple[float, float]:
 
 
 def _blend(model: FacetScorer, pairs: dict, start: tuple[dict, dict], fitted: tuple[dict, dict],
-           alpha: float, featurizer: Featurizer) -> None:
+           alpha: float, featurizer: Featurizer, start_offset: float) -> None:
     """Weights `alpha` of the way from the start to the fitted ones, in the served form (own
-    attribute vectors dropped, association values written to the evidence tables)."""
+    attribute vectors dropped, association values written to the evidence tables), and the
+    offset on unlinked attributes the same share of the way from the start's to the fit's 0."""
+    model.cfg.unmatched_offset = (1.0 - alpha) * start_offset
     blended = ({k: start[0][k] + alpha * (fitted[0][k] - start[0][k]) if fitted[0][k].is_floating_point()
                 else fitted[0][k] for k in fitted[0]},
                {f: start[1][f] + alpha * (fitted[1][f] - start[1][f]) for f in fitted[1]})
