@@ -16,6 +16,7 @@ from training.fit import (
     TrainConfig,
     choose_served,
     choose_step,
+    other_splits,
     train_recommender,
     untrained_recommender,
 )
@@ -262,6 +263,15 @@ def test_more_splits_can_also_take_the_fitted_weights_back_and_never_serve_them_
     assert choose_step(clear, "start", "fitted", 2.0, 1.0, never) == ("fitted", 6)
     half = {"start": start, "half": (start + clear["fitted"]) / 2, "fitted": clear["fitted"]}
     assert choose_step(half, "start", "fitted", 2.0, 1.0, never)[0] == "fitted"
+
+
+def test_more_held_aside_splits_share_no_query_and_leave_most_to_fit_on():
+    queries = pd.Series([f"q{i}" for i in range(60)] * 2)
+    first = {f"q{i}" for i in range(6)}
+    splits = other_splits(queries, first, 2, np.random.default_rng(0))
+    assert [len(s) for s in splits] == [6, 6]
+    assert not (splits[0] & splits[1]) and not ((splits[0] | splits[1]) & first)
+    assert len(other_splits(queries, set(queries[:25]), 2, np.random.default_rng(0))) == 0  # 35 left: none
 
 
 @pytest.mark.parametrize("query", ["zxqv blorf"])
