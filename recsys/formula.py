@@ -1,6 +1,7 @@
 """The parts of a head's logit formula that every implementation shares, by name.
 
     logit(t, a) = cap * tanh((q_t . k_a / sqrt(d_k) + bias(a) + sum over kinds of evidence(t, a) * weight(a)) / cap)
+                  - unmatched_offset * [no kind of evidence links t to a]  (`unlinked`)
 
 with one evidence channel per entry of `EVIDENCE_KINDS` (exact match, click association, near
 spelling) and exact evidence after coverage (`covered`). It is computed three times: in torch
@@ -16,8 +17,14 @@ Torch-free, so that the numpy side and the kernels read it without torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:  # the reference applies `unlinked` to tensors; this module stays torch-free
+    import torch
+
+ArrayT = TypeVar("ArrayT", np.ndarray, "torch.Tensor")
 
 # the order of every evidence axis: the model's (..., 3) evidence tensors, `FacetHead.
 # evidence_weight`, `LogitTables.weights`' rows and the index's word rows after the dot product
@@ -83,6 +90,16 @@ def covered(exact: np.ndarray, n_words: np.ndarray, partial: bool) -> np.ndarray
     return scaled
 
 
+def unlinked(exact: ArrayT, assoc: ArrayT, near: ArrayT) -> ArrayT:
+    """Where no evidence links a query word to an attribute (no exact, association or near
+    match; arrays of one shape, exact after coverage): the cells the head's `unmatched_offset`
+    is subtracted from, after the cap. The cap keeps such a logit above -cap (the start's -8 is
+    -7 capped: each one leaks e^-7 of a word's attention against a match's e^0); the offset
+    takes it below that without touching the logits training moves."""
+    mask: ArrayT = (exact <= 0) & (assoc <= 0) & (near <= 0)
+    return mask
+
+
 @dataclass
 class LogitTables:
     """One head's logit formula as flat tables over its V attributes: what the numpy and
@@ -95,3 +112,5 @@ class LogitTables:
     weights: np.ndarray  # (N_KINDS, V) float32: each evidence kind's weight per attribute (exact's
     # includes the rare-attribute term, rare_weight x the attribute's IDF)
     bias: np.ndarray  # (V,) float32 logit offset per attribute (match bias + source offset)
+    # subtracted after the cap where `unlinked` (0: nothing; the model's `unmatched_offset`)
+    unmatched_offset: float = 0.0

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .formula import EXACT, N_KINDS, LogitTables, quantized_length
+from .formula import ASSOC, EXACT, N_KINDS, NEAR, LogitTables, quantized_length, unlinked
 from .model_config import ModelConfig
 
 
@@ -47,6 +47,7 @@ class FacetHead(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cap, self.scale = cfg.logit_cap, 1.0 / math.sqrt(cfg.d_k)
+        self.cfg = cfg  # `unmatched_offset` is read from it: the fit and the blends change it
         self.q_proj = nn.Linear(cfg.dim, cfg.d_k, bias=False)
         self.k_proj = nn.Linear(cfg.dim, cfg.d_k, bias=False)
         self.no_match = nn.Linear(cfg.dim, 1)
@@ -108,7 +109,11 @@ class FacetHead(nn.Module):
         raw = dot * self.scale + bias + evidence[..., EXACT] * idf * self.rare_weight
         for j in range(N_KINDS):
             raw = raw + evidence[..., j] * w[j]
-        return soft_cap(raw, self.cap)
+        capped = soft_cap(raw, self.cap)
+        if self.cfg.unmatched_offset:
+            away = unlinked(evidence[..., EXACT], evidence[..., ASSOC], evidence[..., NEAR])
+            capped = capped - self.cfg.unmatched_offset * away.to(capped.dtype)
+        return capped
 
     def logit_tables(self, keys: torch.Tensor, idf: torch.Tensor, bias: torch.Tensor) -> LogitTables:
         """keys (V, K), idf (V,), bias (V,) of the facet's attributes -> the head's formula as the
@@ -122,7 +127,8 @@ class FacetHead(nn.Module):
             # exact evidence on a rare attribute counts more: its weight per attribute
             weights[EXACT] = weights[EXACT] + float(self.rare_weight) * idf.numpy()
             return LogitTables(dot, self.no_match.weight.double().numpy()[0], float(self.no_match.bias),
-                               float(self.specific_weight), weights, bias.numpy().astype(np.float32))
+                               float(self.specific_weight), weights, bias.numpy().astype(np.float32),
+                               float(self.cfg.unmatched_offset))
 
 
 class FacetScorer(nn.Module):

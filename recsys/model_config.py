@@ -68,6 +68,16 @@ class ModelOptions:
     # items (benchmarks/known_item.py, seeds 0-4), start / BM25 MRR: furniture 1.005 -> 1.080,
     # synthetic 1.034 -> 1.062, fashion 0.955 -> 0.966.
     partial_worth: bool = True
+    # Subtracted after the cap from the logit of an attribute no evidence links to the query
+    # word (`formula.unlinked`): the cap holds the start's -8 at -7, a leak of e^-7 of attention
+    # per attribute, which on items with many attributes (a spec list, a long description) adds
+    # up to part of a match. The untrained start has it; training fits at 0 (the leak's gradient
+    # is what teaches a head to stay off unnamed attributes) and a share alpha of the way to
+    # the fitted weights keeps (1 - alpha) of it (`training.fit`). 0: versions saved before.
+    # Measured at 8 (e^-15 instead of e^-7; known items fashion 0.966 -> 0.975 of BM25,
+    # docs/known-gaps.md); 0 until the index's fast path subtracts it too (recsys/index/query.py,
+    # `QueryTables._state_arrays` after the cap): the served ranking is the index's
+    unmatched_offset: float = 0.0
 
 
 # keyword-only: the catalogue's part has no default and comes after the options' fields
@@ -98,4 +108,5 @@ class ModelConfig(ModelOptions):
         d.setdefault("description_weight", 1.0)
         d.setdefault("length_per_item", False)  # and their lengths were per head attribute counts
         d.setdefault("partial_worth", False)  # and a word of a phrase counted by its share
+        d.setdefault("unmatched_offset", 0.0)  # and unlinked attributes kept the capped logit
         return cls(**d)

@@ -63,6 +63,12 @@ class TrainConfig:
     # queries are looked at, not the best of several blends: they are served when they beat
     # the start by `fitted_z` standard errors, whatever the blends do
     fitted_z: float = 1.0
+    # One split's held-aside queries are a few hundred draws at most. When they leave the fitted
+    # weights ahead of the start but within `recheck_band` standard errors of `fitted_z`, that
+    # bar is judged on these many more held-aside splits as well (each of the same size, other
+    # queries, fitted on its own: a fit each), pooled with the first (`fit.choose_step`)
+    recheck_splits: int = 2
+    recheck_band: float = 1.0
     # the model's options; the catalogue adds its facets' vocabulary sizes (build_featurizer)
     model: ModelOptions = field(default_factory=ModelOptions)
 

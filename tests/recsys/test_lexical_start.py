@@ -16,6 +16,7 @@ from training.fit import (
     TrainConfig,
     choose_served,
     choose_step,
+    other_splits,
     train_recommender,
     untrained_recommender,
 )
@@ -203,7 +204,7 @@ def test_the_fitted_weights_need_less_than_a_blend_to_be_served():
 
     def served(*gains):  # shares 0.5 and 1 of the way to the fitted weights
         steps = {"start": start, **{k: start + np.array(g) for k, g in zip(("half", "fitted"), gains)}}
-        return choose_step(steps, "start", "fitted", 2.0, 1.0)
+        return choose_step(steps, "start", "fitted", 2.0, 1.0)[0]
 
     one_and_a_half = [0.05, 0.05, 0.0, 0.0, 0.0]  # mean 0.02, standard error 0.0122: 1.63
     assert served([0.0] * 5, one_and_a_half) == "fitted"
@@ -211,6 +212,66 @@ def test_the_fitted_weights_need_less_than_a_blend_to_be_served():
     assert served([0.0] * 5, [0.05, 0.0, 0.0, 0.0, 0.0]) == "start"  # one query's luck: 1.0
     assert served([0.0] * 5, [-0.05, -0.05, 0.0, 0.0, 0.0]) == "start"
     assert served([0.1] * 5, [0.05] * 5) == "half"  # a step that passes two is served as before
+
+
+def _split(gains: list[float], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """One held-aside split of planted per-query NDCG: the start's, and the fitted weights' at
+    the start's plus `gains` (the same queries)."""
+    start = np.random.default_rng(seed).uniform(0.2, 0.6, len(gains))
+    return start, start + np.array(gains)
+
+
+# the fitted weights gain 0.02-0.03 on most queries and lose 0.07 on one in six: a real gain
+# that one split of 12 queries shows at 0.78 standard errors, three at 1.40
+STEADY = [0.02, 0.03, 0.02, -0.07, 0.02, 0.03, 0.02, 0.03, -0.07, 0.02, 0.03, 0.02]
+
+
+def test_one_splits_noise_does_not_send_the_fitted_weights_back_to_the_start():
+    """Planted: the fitted weights are better on three splits of held-aside queries alike. The
+    first split alone puts them 0.78 standard errors ahead of the start, under the one they must
+    win by; judged on all three splits' queries they pass it, and are served."""
+    start, fitted = _split(STEADY, 0)
+    gain = (fitted - start).mean() / ((fitted - start).std(ddof=1) / np.sqrt(len(start)))
+    assert 0.5 < gain < 1.0
+    steps = {"start": start, "fitted": fitted}
+    asked = []
+
+    def more():
+        asked.append(True)
+        return [_split(STEADY, 1), _split(STEADY, 2)]
+
+    assert choose_step(steps, "start", "fitted", 2.0, 1.0) == ("start", 12)  # one split: noise wins
+    assert choose_step(steps, "start", "fitted", 2.0, 1.0, more) == ("fitted", 36)
+    assert asked == [True]
+
+
+def test_more_splits_can_also_take_the_fitted_weights_back_and_never_serve_them_below_the_start():
+    start, fitted = _split([0.04, 0.0, 0.03, 0.02, -0.02, 0.02], 0)  # 1.69 standard errors
+    worse = [_split([-0.02] * 6, 1), _split([-0.01, -0.03, 0.0, -0.02, -0.01, -0.02], 2)]
+    steps = {"start": start, "fitted": fitted}
+    assert choose_step(steps, "start", "fitted", 2.0, 1.0)[0] == "fitted"
+    assert choose_step(steps, "start", "fitted", 2.0, 1.0, lambda: worse)[0] == "start"
+
+    def never():
+        raise AssertionError("no other split is needed")
+
+    # below the start on its own queries: the start, whatever other splits say
+    below = {"start": start, "fitted": start - 0.001 * np.arange(6)}
+    assert choose_step(below, "start", "fitted", 2.0, 1.0, never) == ("start", 6)
+    # clearly past the bar (3 standard errors and more), or a step that passes two: no re-check
+    clear = {"start": start, "fitted": start + np.array([0.1, 0.12, 0.1, 0.11, 0.1, 0.1])}
+    assert choose_step(clear, "start", "fitted", 2.0, 1.0, never) == ("fitted", 6)
+    half = {"start": start, "half": (start + clear["fitted"]) / 2, "fitted": clear["fitted"]}
+    assert choose_step(half, "start", "fitted", 2.0, 1.0, never)[0] == "fitted"
+
+
+def test_more_held_aside_splits_share_no_query_and_leave_most_to_fit_on():
+    queries = pd.Series([f"q{i}" for i in range(60)] * 2)
+    first = {f"q{i}" for i in range(6)}
+    splits = other_splits(queries, first, 2, np.random.default_rng(0))
+    assert [len(s) for s in splits] == [6, 6]
+    assert not (splits[0] & splits[1]) and not ((splits[0] | splits[1]) & first)
+    assert len(other_splits(queries, set(queries[:25]), 2, np.random.default_rng(0))) == 0  # 35 left: none
 
 
 @pytest.mark.parametrize("query", ["zxqv blorf"])
