@@ -78,7 +78,8 @@ def _warm_up(kernels: Kernels) -> None:
     f32, i32, i64 = np.float32, np.int32, np.int64
     rows = np.zeros((1, 1 + N_KINDS, 3), dtype=f32)
     v = np.ones(2, dtype=f32)
-    kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, True, np.zeros(1, dtype=f32))
+    kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, True, np.zeros(1, dtype=f32),
+                         np.arange(2, dtype=i64))
     set_facet = np.zeros(1, dtype=i64)
     members = (np.zeros(1, dtype=i32), np.array([0, 1], dtype=i64), np.ones(1, dtype=i64),
                np.array([0, 1], dtype=i64))
@@ -100,18 +101,28 @@ def _warm_up(kernels: Kernels) -> None:
 
 
 @_jit
-def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, partial: bool, nm_bias: A
-                  ) -> tuple[A, A]:
+def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, partial: bool, nm_bias: A,
+                  cols: A) -> tuple[A, A]:
     """From a query's stacked word rows (T, 1 + N_KINDS, sum V + H) [q.k, then each evidence kind
     of `formula.EVIDENCE_KINDS`], weights (N_KINDS, sum V) and bias (sum V,) (the heads'
     `formula.LogitTables` side by side): (T, sum V + H) match then no-match pre-activations
     (before the soft cap: numpy's vectorised tanh is ten times faster than a compiled loop's) and
-    (T, sum V) exact evidence after coverage (`formula.covered`, `partial` as there)."""
+    (T, sum V) exact evidence after coverage (`formula.covered`, `partial` as there).
+
+    `cols` (sorted) holds every attribute where some word has evidence of some kind; everywhere
+    else every evidence value is 0, so the sum below is q.k + 0 * w ... + bias, which is
+    q.k + bias (adding a zero changes no float but the sign of a zero, and e^(+0) = e^(-0)), and
+    exact evidence is 0: one vectorised pass over the vocabulary, then the full sum on `cols`
+    only (Home Depot's 20k attributes: 114 us -> a tenth of that per word)."""
     t_count, width = rows.shape[0], rows.shape[2]
     n_kinds = weights.shape[0]
     raw = np.empty((t_count, width), dtype=np.float32)
-    exact = np.empty((t_count, v_total), dtype=np.float32)
-    for a in range(v_total):
+    exact = np.zeros((t_count, v_total), dtype=np.float32)
+    for t in range(t_count):
+        z, out = rows[t, 0, :v_total], raw[t, :v_total]
+        for a in range(v_total):
+            out[a] = z[a] + bias[a]
+    for a in cols:
         matched = np.float32(0.0)  # words of the attribute the query has (their sum: partial=False)
         for t in range(t_count):
             stored = rows[t, 1 + EXACT, a]

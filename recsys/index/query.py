@@ -147,7 +147,8 @@ class QueryTables:
     facets' attributes (`_proj` (D, sum V + H), `_weights` (N_KINDS, sum V), `_bias`, the
     no-match biases), the evidence tables side by side (`_exact`, `_assoc`: n_words x sum V) and
     each attribute's word count (coverage divides by it). Owns one cache, `word_rows`: per query
-    word, its rows (`_token_rows`) and the attributes it matches exactly, bounded by bytes."""
+    word, its rows (`_token_rows`) and the attributes it matches exactly or has any evidence of,
+    bounded by bytes."""
 
     def __init__(self, model: FacetScorer, featurizer: Featurizer, keys: dict[str, torch.Tensor],
                  biases: dict[str, torch.Tensor], kernels: Callable[[], Kernels | None]):
@@ -183,7 +184,7 @@ class QueryTables:
         self._attr_words = np.maximum(np.diff(self._exact.tocsc().indptr), 1).astype(np.float32)
         self._partial = ev.partial
         # per query word: its rows and the attributes it matches exactly (float32 rows, bounded)
-        self.word_rows: WordCache[tuple[np.ndarray, np.ndarray]] = WordCache(
+        self.word_rows: WordCache[tuple[np.ndarray, np.ndarray, np.ndarray]] = WordCache(
             "word rows", max(16, CACHE_BYTES // (4 * (1 + N_KINDS) * (v_total + len(self.facets)))))
 
     def query_state(self, query: str) -> QueryState:
@@ -192,11 +193,14 @@ class QueryTables:
         words' ratios are all cached is ranked without them."""
         tokens = self.featurizer.query_tokens(query)
         entries = [self._token_entry(t.key) for t in tokens]
-        return _LazyQueryState(tokens, _context_free([cols for _, cols in entries]),
-                               lambda: self._state_arrays([rows for rows, _ in entries]))
+        return _LazyQueryState(tokens, _context_free([cols for _, cols, _ in entries]),
+                               lambda: self._state_arrays([rows for rows, _, _ in entries],
+                                                          [cols for _, _, cols in entries]))
 
-    def _state_arrays(self, word_rows: list[np.ndarray]) -> dict[str, Any]:
-        """A query state's logits, no-match logits and evidence, by name, from its words' rows."""
+    def _state_arrays(self, word_rows: list[np.ndarray], evidence_cols: list[np.ndarray] | None = None
+                      ) -> dict[str, Any]:
+        """A query state's logits, no-match logits and evidence, by name, from its words' rows
+        and the attributes where each has any evidence (None: wherever it may)."""
         v_total = int(self.vocab_offsets[-1])
         if word_rows:
             rows = np.stack(word_rows)  # (T, 1 + N_KINDS, sum V + H)
@@ -204,8 +208,10 @@ class QueryTables:
             rows = np.zeros((0, 1 + N_KINDS, v_total + len(self.facets)), dtype=np.float32)
         kernels = self._compiled()
         if kernels is not None:
+            cols = (np.arange(v_total) if evidence_cols is None else
+                    np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols])))
             raw, exact = kernels.query_logits(rows, v_total, self._weights, self._bias, self._attr_words,
-                                              self._partial, self._nm_bias)
+                                              self._partial, self._nm_bias, cols)
         else:
             z = rows[:, 0]  # (T, sum V + H)
             exact = covered(rows[:, 1 + EXACT, :v_total], self._attr_words, self._partial)  # (T, sum V)
@@ -225,13 +231,15 @@ class QueryTables:
                 "evidence": _LazyEvidence([exact if k == EXACT else rows[:, 1 + k, :v_total]
                                            for k in range(N_KINDS)], self.vocab_offsets, self.facets)}
 
-    def _token_entry(self, key: str) -> tuple[np.ndarray, np.ndarray]:
-        """The word's rows (`_token_rows`) and the attribute columns it matches exactly."""
+    def _token_entry(self, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The word's rows (`_token_rows`), the attribute columns it matches exactly, and those
+        where it has evidence of any kind (int64, sorted): elsewhere its logit is q.k + bias."""
         entry = self.word_rows.get(key)
         if entry is None:
             rows = self._token_rows(key)
             v_total = int(self.vocab_offsets[-1])
-            entry = (rows, np.flatnonzero(rows[1 + EXACT, :v_total] > 0))
+            entry = (rows, np.flatnonzero(rows[1 + EXACT, :v_total] > 0),
+                     np.flatnonzero((rows[1:, :v_total] != 0).any(axis=0)).astype(np.int64))
             self.word_rows.put(key, entry)
         return entry
 

@@ -300,7 +300,7 @@ def test_a_query_of_cached_words_is_ranked_without_its_logits(index, monkeypatch
     expected = index.top_k(first, None, None, 5)
     computed = []
     original = index.queries._state_arrays
-    monkeypatch.setattr(index.queries, "_state_arrays", lambda rows: computed.append(1) or original(rows))
+    monkeypatch.setattr(index.queries, "_state_arrays", lambda *args: computed.append(1) or original(*args))
     again = index.query_state(query)
     items, scores = index.top_k(again, None, None, 5)
     assert computed == []  # every word's ratios were cached: no logits needed
@@ -439,3 +439,61 @@ def test_the_compiled_maximum_is_numpys():
             planted[at] = np.float32(-1.5)  # above every other value
             assert _max_of(planted) == planted.max() == np.float32(-1.5)
         assert _max_of(values) == values.max()
+
+
+WORDS = ["red", "navy", "blue", "linen", "oak", "chair", "dress", "lamp", "soft", "tall", "acme", "borea"]
+
+
+def _random_items(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    """A catalogue drawn at random from small vocabularies: facets empty or multi-valued at
+    random, and a fifth of the items copies of others (exact ties)."""
+    def pick(values: list[str], most: int) -> str:
+        return "|".join(rng.choice(values, size=rng.integers(0, most + 1), replace=False))
+    rows = []
+    for i in range(n):
+        if rows and rng.random() < 0.2:
+            rows.append({**rows[int(rng.integers(len(rows)))], "item_id": f"R{i:04d}"})
+            continue
+        title = " ".join(rng.choice(WORDS, size=rng.integers(1, 5)))
+        rows.append({"item_id": f"R{i:04d}", "title": title, "description": pick(WORDS, 3).replace("|", " "),
+                     "color": pick(COLORS[:-1], 2), "style": pick(STYLES[:2], 2),
+                     "quality": ["premium", "standard", ""][int(rng.integers(3))],
+                     "category": str(rng.choice(CATEGORIES)), "brand": str(rng.choice(BRANDS)),
+                     "price": f"{rng.integers(5, 99)}.00"})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_top_k_on_random_catalogues_and_queries(tmp_path, seed):
+    """Property-style: on random catalogues (random weights), random queries of known, unknown
+    and repeated words (a profile's words are more query words), random filters and
+    exclusions, k from 1 to past the eligible count, and pages (offset + k, then cut), the
+    pruned top-k is a stable sort of every eligible score, floats and ties included, on both
+    paths; and the query logits computed on the attributes with evidence only are the ones
+    computed on every attribute."""
+    rng = np.random.default_rng(seed)
+    index = _index(tmp_path, _random_items(rng, int(rng.integers(300, 900))), seed=seed)
+    n = index.n_items
+    vocabulary = WORDS + ["scarlet", "zzqx", "navy blue", "dining", "casual", "premium"]
+    for _ in range(12):
+        query = " ".join(rng.choice(vocabulary, size=rng.integers(0, 7)))
+        state = index.query_state(query)
+        full = index.queries._state_arrays([index.queries._token_entry(t.key)[0] for t in state.tokens])
+        for name in ("flat_logits", "flat_no_match"):
+            np.testing.assert_array_equal(state._get(name), full[name])
+        weights = None if rng.random() < 0.5 else rng.normal(1, 1, len(index.facets)).astype(np.float32)
+        masks = _masks(n, rng)
+        mask = masks[int(rng.integers(len(masks)))]
+        for use_kernel in ([True, False] if compiled() is not None else [False]):
+            index.use_kernel = use_kernel
+            index.clear_caches()  # the two paths' exponentials may differ by an ulp: one path's words
+            try:
+                state = index.query_state(query)
+                scores = index.score(state, weights)
+                for k, offset in ((1, 0), (10, 0), (10, 10), (int(rng.integers(1, n)), 3), (n + 5, 0)):
+                    items, item_scores = index.top_k(state, weights, mask, offset + k)
+                    expected = sorted_top_k(scores, mask, offset + k)
+                    np.testing.assert_array_equal(items[offset:], expected[offset:])
+                    np.testing.assert_array_equal(item_scores, scores[expected])
+            finally:
+                index.use_kernel = True
