@@ -74,9 +74,11 @@ class ModelOptions:
     # up to part of a match. The untrained start has it; training fits at 0 (the leak's gradient
     # is what teaches a head to stay off unnamed attributes) and a share alpha of the way to
     # the fitted weights keeps (1 - alpha) of it (`training.fit`). 0: versions saved before.
-    # Measured at 8 (e^-15 instead of e^-7; known items fashion 0.966 -> 0.975 of BM25,
-    # docs/known-gaps.md); 0 until the index's fast path subtracts it too (recsys/index/query.py,
-    # `QueryTables._state_arrays` after the cap): the served ranking is the index's
+    # The index subtracts it as `FacetHead.match_logits` does (`QueryTables._subtract_offsets`).
+    # Off by default: at 8 (e^-15 instead of e^-7) known items gain (fashion 0.966 -> 0.975 of
+    # BM25, CrowdFlower 1.013 -> 1.027; synthetic 1.062 -> 1.045) but CrowdFlower's judged start
+    # loses (held-out terms, seed 0 0.8433 -> 0.8409, seed 1 0.8104 -> 0.8048, below BM25's
+    # 0.8085): docs/known-gaps.md
     unmatched_offset: float = 0.0
 
 

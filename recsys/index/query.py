@@ -18,7 +18,7 @@ import scipy.sparse as sp
 import torch
 
 from ..encoding import Featurizer
-from ..formula import ASSOC, EXACT, N_KINDS, NEAR, covered
+from ..formula import ASSOC, EXACT, N_KINDS, NEAR, covered, unlinked
 from ..model import FacetScorer
 from ..words import QueryToken
 from .kernels import Kernels
@@ -173,6 +173,9 @@ class QueryTables:
         self._nm_specific = np.array([t.specific_weight for t in heads], dtype=np.float32)  # (H,)
         self._weights = np.concatenate([t.weights for t in heads], axis=1)  # (N_KINDS, sum V)
         self._bias = np.concatenate([t.bias for t in heads])  # (sum V,)
+        # each attribute's head's offset on unlinked words (`formula.unlinked`), after the cap
+        self._unmatched = np.concatenate([np.full(len(t.bias), t.unmatched_offset, dtype=np.float32)
+                                          for t in heads])  # (sum V,)
         self._cap = float(cfg.logit_cap)
         # evidence tables side by side over all facets (n_words, sum V), and the number of words
         # of each attribute (exact evidence is scaled by the share of them the query has)
@@ -222,6 +225,8 @@ class QueryTables:
             raw = np.concatenate([match + self._bias, z[:, v_total:] + self._nm_bias], axis=1)
         cap = np.float32(self._cap)
         capped = np.tanh(raw / cap) * cap  # (T, sum V + H)
+        if self._unmatched.any():
+            self._subtract_offsets(capped, exact, rows, evidence_cols)
         flat, flat_nm = capped[:, :v_total], capped[:, v_total:]
         logits, no_match = {}, {}
         for h, f in enumerate(self.facets):
@@ -230,6 +235,25 @@ class QueryTables:
         return {"logits": logits, "no_match": no_match, "flat_logits": flat, "flat_no_match": flat_nm,
                 "evidence": _LazyEvidence([exact if k == EXACT else rows[:, 1 + k, :v_total]
                                            for k in range(N_KINDS)], self.vocab_offsets, self.facets)}
+
+    def _subtract_offsets(self, capped: np.ndarray, exact: np.ndarray, rows: np.ndarray,
+                          evidence_cols: list[np.ndarray] | None) -> None:
+        """Each word's capped logits (T, sum V + H) less its head's `unmatched_offset` where
+        `formula.unlinked`, in place. Only the attributes where a word has evidence can be linked,
+        so those alone are kept aside and put back (a catalogue of long descriptions has tens of
+        thousands of attributes and a word evidence at a few): the same floats as the mask."""
+        v_total = int(self.vocab_offsets[-1])
+        if evidence_cols is None:
+            away = unlinked(exact, rows[:, 1 + ASSOC, :v_total], rows[:, 1 + NEAR, :v_total])
+            capped[:, :v_total] -= self._unmatched * away
+            return
+        kept = []
+        for t, cols in enumerate(evidence_cols):
+            linked = cols[~unlinked(exact[t, cols], rows[t, 1 + ASSOC, cols], rows[t, 1 + NEAR, cols])]
+            kept.append((t, linked, capped[t, linked].copy()))
+        capped[:, :v_total] -= self._unmatched
+        for t, linked, values in kept:
+            capped[t, linked] = values
 
     def _token_entry(self, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The word's rows (`_token_rows`), the attribute columns it matches exactly, and those

@@ -35,15 +35,12 @@ def test_the_offset_lowers_only_the_logits_of_unlinked_attributes():
 
 
 def test_training_starts_without_the_offset_and_saved_versions_keep_none():
-    assert ModelOptions().unmatched_offset == 0.0  # until recsys/index applies it (docs/known-gaps.md)
+    assert ModelOptions().unmatched_offset == 0.0  # off by default (recsys/model_config.py says why)
     saved = ModelConfig(vocab_sizes={"color": 4}).to_json()
     del saved["unmatched_offset"]
     assert ModelConfig.from_json(saved).unmatched_offset == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="recsys/index/query.py does not subtract LogitTables.unmatched_offset "
-                                       "after the cap yet (docs/known-gaps.md); when it does, this passes: "
-                                       "drop the mark and turn the option on")
 def test_the_index_scores_the_offset_as_the_reference_does(tmp_path):
     index = _index(tmp_path, _items(copies=1))
     index.model.cfg.unmatched_offset = 8.0
