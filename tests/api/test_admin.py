@@ -198,6 +198,10 @@ def test_a_catalogue_with_no_search_log_trains_its_untrained_start(admin, v1, da
     assert job["metrics"]["held_out"]["model"]["queries"] == 0
     assert not job["activated"] and "no searches were held out" in job["decision"], job["decision"]
     assert current_version(artifacts) == v1.name
+    r = c.post("/admin/train", json={"items": "shop/items.csv"}, headers=AUTH)  # the data folder's
+    assert r.status_code == 202, r.text
+    job = wait_job(c, r.json()["id"])
+    assert job["status"] == "succeeded" and job["metrics"]["known_item"]["model"]["queries"] > 0, job
 
 
 def test_retrain_from_the_data_folder(admin, v1, rec):
