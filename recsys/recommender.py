@@ -193,16 +193,21 @@ class Recommender:
         matched the item. `rules` (`RuleBook.for_query`) boost, bury, hide and pin items; each
         explanation lists those that acted on its item."""
         added = self.history_words(query, history)
-        found = None
+        with_history = " ".join([query, *added])
         if added and self.is_typed(query):
             # the history re-orders what the query finds and never brings in what it did not ask
             # for: a shopper who likes navy and types "shirt" still wants shirts
-            _, _, top, _, found = self._top(query, max(HISTORY_DEPTH, offset + k), 0, filters, exclude,
+            _, _, top, _, total = self._top(query, max(HISTORY_DEPTH, offset + k), 0, filters, exclude,
                                             candidates, head_weights, rules)
-            candidates, filters, exclude = [self.catalog.item_ids[i] for i in top.tolist()], None, ()
-        state, weights, shown, shown_scores, total = self._top(" ".join([query, *added]), k, offset, filters,
-                                                               exclude, candidates, head_weights, rules)
-        total = total if found is None else found
+            if rules is None or rules.empty:
+                state, weights, shown, shown_scores = self._rerank(with_history, top, k, offset, head_weights)
+            else:  # pins and hides place items by rank: ranked again, with the rules, over `top`
+                state, weights, shown, shown_scores, _ = self._top(
+                    with_history, k, offset, None, (), [self.catalog.item_ids[i] for i in top.tolist()],
+                    head_weights, rules)
+        else:
+            state, weights, shown, shown_scores, total = self._top(with_history, k, offset, filters, exclude,
+                                                                   candidates, head_weights, rules)
         ranks = list(range(offset + 1, offset + 1 + len(shown)))
         explanations: list[Explanation | None] = [None] * len(shown)
         if explain:
@@ -342,6 +347,18 @@ class Recommender:
         order, top_scores = self.index.top_k(state, weights if head_weights else None, eligible, offset + k)
         total = self.catalog.n_items if eligible is None else int(np.count_nonzero(eligible))
         return state, weights, order[offset:], top_scores[offset:], total
+
+    def _rerank(self, query: str, items: np.ndarray, k: int, offset: int,
+                head_weights: Mapping[str, float] | None,
+                ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray]:
+        """`_top` over `items` alone (as its `candidates`), with the same order, ties by catalogue
+        order, and floats (tests/recsys/test_profile.py): `items` scored, not the catalogue ranked
+        under a mask of them, which cost a typed query with a history a second full pass."""
+        weights = self.head_weight_vector(head_weights)
+        state = self.index.query_state(query)
+        scores = self._scores_of(self.index.group_tables(state, weights if head_weights else None), items)
+        best = np.lexsort((items, -scores))[offset : offset + k]
+        return state, weights, items[best], scores[best]
 
     def _top_with_rules(self, state: QueryState, weights: np.ndarray, head_weights: Mapping[str, float] | None,
                         eligible: np.ndarray | None, k: int, offset: int, rules: Adjustments,
