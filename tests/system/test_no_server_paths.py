@@ -156,6 +156,22 @@ def test_no_answer_names_a_server_path(server, v1, v2, rec):
     ask("DELETE", "/admin/items/{item_id}", "/admin/items/NOPATH-1", headers=AUTH)
     ask("DELETE", "/admin/items/{item_id}", "/admin/items/NO-SUCH-ITEM", headers=AUTH)
 
+    # merchandising rules, good and bad
+    item = rec.catalog.item_ids[0]
+    ask("POST", "/admin/rules", json={"rules": [{"name": "np-pin", "kind": "pin", "item_id": item,
+                                                "position": 1}]}, headers=AUTH)
+    ask("POST", "/admin/rules", json={"rules": [{"name": "np-bad", "kind": "boost", "amount": 1,
+                                                "attribute": "nope:x"}]}, headers=AUTH)
+    ask("GET", "/admin/rules", headers=AUTH)
+    ask("PUT", "/admin/rules/{name}", "/admin/rules/np-pin",
+        json={"kind": "hide", "item_id": item}, headers=AUTH)
+    ask("PUT", "/admin/rules/{name}", "/admin/rules/np-none",
+        json={"kind": "hide", "item_id": "NO-SUCH-ITEM"}, headers=AUTH)
+    ask("POST", "/recommend", json={"query": "red dress", "k": 3})
+    ask("GET", "/admin/rules/changes", "/admin/rules/changes?name=np-pin", headers=AUTH)
+    ask("DELETE", "/admin/rules/{name}", "/admin/rules/np-pin", headers=AUTH)
+    ask("DELETE", "/admin/rules/{name}", "/admin/rules/np-none", headers=AUTH)
+
     # a shopper's personalised answer, then the shopper forgotten
     ask("POST", "/recommend", json={"query": "", "user_id": "nopath-shopper"})
     ask("DELETE", "/admin/users/{user_id}", "/admin/users/nopath-shopper", headers=AUTH)
