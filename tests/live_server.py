@@ -28,11 +28,32 @@ class ServerError(AssertionError):
     """The server exited or did not become ready (an AssertionError: a test fails, not errors)."""
 
 
+# Each pytest-xdist process takes its ports from a range of its own, below the kernel's
+# ephemeral ports, one after the other. An ephemeral port from the kernel was free when asked,
+# but a server that trains its first model binds minutes later: meanwhile another process's
+# test was given the same port, and the first test's /ready was answered by the other's server.
+PORTS_PER_PROCESS = 3000
+FIRST_PORT = 12000
+_next_port: list[int] = []
+
+
 def free_port() -> int:
-    """A TCP port of 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port of 127.0.0.1 that nothing listens on now, and that no other test process is
+    given (`PORTS_PER_PROCESS`)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    lo = FIRST_PORT + (int(worker) % 6 if worker.isdigit() else 0) * PORTS_PER_PROCESS
+    if not _next_port:  # a place in the range of its own per run: an earlier run's servers are gone
+        _next_port.append(lo + (os.getpid() * 7) % PORTS_PER_PROCESS)
+    for _ in range(PORTS_PER_PROCESS):
+        port = lo + (_next_port[0] - lo) % PORTS_PER_PROCESS
+        _next_port[0] = port + 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise ServerError(f"no free port in {lo}-{lo + PORTS_PER_PROCESS - 1}")
 
 
 def clean_env(**settings: str) -> dict[str, str]:
