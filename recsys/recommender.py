@@ -301,17 +301,18 @@ class Recommender:
         exclude: Sequence[str] = (),
         explain: bool = True,
         same: Sequence[str] = (),
+        rules: Adjustments | None = None,
     ) -> tuple[ItemQuery, Recommendation]:
         """Items like `item_id` (never itself): its own attributes as the query
         (`similar.item_query`), ranked and explained as `recommend` does; the first part says
         which of its attributes each query word came from. `same`: filter keys whose values the
         results must share with the item (`["category"]`: a chair's like-this are chairs); a key
-        the item has no value of restricts nothing."""
+        the item has no value of restricts nothing. `rules` act as on `recommend`."""
         item_idx = self.catalog.idx(item_id)
         asked = item_query(self.catalog, item_idx, self.featurizer.attribute_df)
         result = self.recommend(asked.query, k=k, offset=offset,
                                 filters=self._same_as(item_idx, same, filters),
-                                exclude=[*exclude, item_id], explain=explain)
+                                exclude=[*exclude, item_id], explain=explain, rules=rules)
         return asked, result
 
     def _same_as(self, item_idx: int, same: Sequence[str],

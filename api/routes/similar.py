@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 
 from recsys.recommender import Recommender
 
 from ..deps import ModelDep, ScoringDep, SettingsDep
 from ..limits import check_recommend, within_budget
+from ..rules import ServedRules
 from ..schemas import SCORING_RESPONSES, FilterRange, ItemId, RecommendRequest, SimilarOut, as_json
 
 router = APIRouter(prefix="/items", tags=["items"])
@@ -19,7 +20,7 @@ router = APIRouter(prefix="/items", tags=["items"])
 
 @router.get("/{item_id:path}/similar", response_model=SimilarOut, responses=SCORING_RESPONSES)
 async def similar(
-    item_id: ItemId, rec: ModelDep, settings: SettingsDep, scoring: ScoringDep,
+    request: Request, item_id: ItemId, rec: ModelDep, settings: SettingsDep, scoring: ScoringDep,
     k: Annotated[int, Query(ge=1, description="how many items to return")] = 10,
     offset: Annotated[int, Query(ge=0, description="how many ranked items to skip (paging)")] = 0,
     explain: Annotated[bool, Query(description="include per-head explanations")] = True,
@@ -34,7 +35,8 @@ async def similar(
 ) -> Response:
     """Items like `item_id` (never itself): the words of its own attributes are the query, ranked
     and explained head by head as `/recommend` does; `drawn_by` says which of its attributes
-    each query word came from. An unknown item is a 404."""
+    each query word came from. The merchandising rules for any query act on it (a rule scoped to
+    queries has no query here to match). An unknown item is a 404."""
     filters: dict[str, list[str]] = {}
     for i, pair in enumerate(filter or ()):
         key, sep, value = pair.partition(":")
@@ -46,15 +48,16 @@ async def similar(
     req = RecommendRequest(query="", k=k, offset=offset, filters=as_request, exclude=exclude or [],
                            explain=explain)
     check_recommend(req, settings)  # the limits of /recommend
-    return await within_budget(_similar, item_id, filters, same or [], req, rec, s=settings,
-                               limiter=scoring)
+    return await within_budget(_similar, item_id, filters, same or [], req, rec, request.app.state.rules,
+                               s=settings, limiter=scoring)
 
 
 def _similar(item_id: str, filters: dict[str, list[str]], same: list[str], req: RecommendRequest,
-             rec: Recommender) -> Response:
+             rec: Recommender, served_rules: ServedRules) -> Response:
     start = time.perf_counter()
+    rules = served_rules.for_query("", rec)  # the rules for any query alone
     asked, result = rec.similar(item_id, k=req.k, offset=req.offset, filters=filters or None,
-                                exclude=req.exclude, explain=req.explain, same=same)
+                                exclude=req.exclude, explain=req.explain, same=same, rules=rules)
     took_ms = round((time.perf_counter() - start) * 1000, 3)
     out = SimilarOut.model_validate({
         "item_id": asked.item_id, "query": asked.query, "drawn_by": asked.drawn_by,

@@ -205,3 +205,22 @@ def test_a_rule_matching_nothing_is_stored_with_a_warning(shop):
     assert "'NOT-YET' is not in the catalogue" in out["warnings"][1]
     assert [r["matches"] for r in out["rules"]] == [0, 0]
     assert len(ask(shop)["items"]) == N_ITEMS
+
+
+def test_like_this_item_follows_the_rules_for_any_query(shop):
+    """GET /items/{id}/similar: a hidden item is never like anything, a boost for any query lifts
+    its items there too, and a rule scoped to queries (there is none to match) does nothing."""
+    def similar(**params) -> list[str]:
+        r = shop.get("/items/P000/similar", params={"k": N_ITEMS, **params})
+        assert r.status_code == 200, r.text
+        return [it["item_id"] for it in r.json()["items"]]
+
+    before = similar()
+    add(shop, {"name": "gone", "kind": "hide", "item_id": before[0]},
+        {"name": "up", "kind": "boost", "item_id": before[-1], "amount": 100},
+        {"name": "scoped", "kind": "hide", "item_id": before[1], "match": "contains", "query": "gown"})
+    after = similar()
+    assert before[0] not in after and after[0] == before[-1], after
+    assert before[1] in after
+    top = shop.get("/items/P000/similar", params={"k": 1}).json()["items"][0]["explanation"]
+    assert [(r["name"], r["amount"]) for r in top["rules"]] == [("up", 100.0)]
