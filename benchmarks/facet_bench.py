@@ -61,10 +61,16 @@ def main() -> None:
                         took[counted].append(r.json()["took_ms"])
     print(f"\n{args.items} items, model {first}, k={args.k} with explanations, "
           f"{len(queries)} searches x {args.rounds} rounds, filters {filters or 'none'}")
+    with_without_table("with facet counts", times, took)
+
+
+def with_without_table(label: str, times: dict[bool, list[float]], took: dict[bool, list[float]]) -> None:
+    """p50 and p99 of the client's times and the server's took_ms, without (False) and with
+    (True) what is measured, their ratios, and the p50 ratio against GOAL."""
     print(f"{'':24}{'p50 ms':>10}{'p99 ms':>10}{'took_ms p50':>14}")
-    for counted in (False, True):
-        print(f"{'with facet counts' if counted else 'without':24}{_q(times[counted], 0.5):10.3f}"
-              f"{_q(times[counted], 0.99):10.3f}{_q(took[counted], 0.5):14.3f}")
+    for on in (False, True):
+        print(f"{label if on else 'without':24}{_q(times[on], 0.5):10.3f}"
+              f"{_q(times[on], 0.99):10.3f}{_q(took[on], 0.5):14.3f}")
     ratio = _q(times[True], 0.5) / _q(times[False], 0.5)
     print(f"{'ratio':24}{ratio:10.3f}{_q(times[True], 0.99) / _q(times[False], 0.99):10.3f}"
           f"{_q(took[True], 0.5) / _q(took[False], 0.5):14.3f}")

@@ -34,7 +34,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.facet_bench import GOAL, _q  # noqa: E402
+from benchmarks.facet_bench import with_without_table  # noqa: E402
 from benchmarks.http_bench import ADMIN_TOKEN, _load_average, _queries, _server, trained_cache  # noqa: E402
 
 
@@ -82,15 +82,7 @@ def main() -> None:
     print(f"\n{args.items} items, model {first}, k={args.k} with explanations, "
           f"{len(queries)} searches x {args.rounds} rounds, {len(rules)} rules{' scoped' if args.scoped else ''} "
           f"({sum(applied) / len(applied):.1f} of them acting on a search's top {args.k} on average)")
-    print(f"{'':24}{'p50 ms':>10}{'p99 ms':>10}{'took_ms p50':>14}")
-    for ruled in (False, True):
-        print(f"{f'with {len(rules)} rules' if ruled else 'without':24}{_q(times[ruled], 0.5):10.3f}"
-              f"{_q(times[ruled], 0.99):10.3f}{_q(took[ruled], 0.5):14.3f}")
-    ratio = _q(times[True], 0.5) / _q(times[False], 0.5)
-    print(f"{'ratio':24}{ratio:10.3f}{_q(times[True], 0.99) / _q(times[False], 0.99):10.3f}"
-          f"{_q(took[True], 0.5) / _q(took[False], 0.5):14.3f}")
-    print(f"p50 ratio {ratio:.3f} against the goal of at most {GOAL}: {'met' if ratio <= GOAL else 'NOT met'}")
-    print(f"\nload average at the end: {_load_average()}")
+    with_without_table(f"with {len(rules)} rules", times, took)
 
 
 def _rules(http: httpx.Client, base: str, queries: list[str], n: int, rng: random.Random,
