@@ -169,77 +169,83 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
 
 def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, head_weights: np.ndarray,
                   ranks: list[int] | None = None, summaries: bool = True) -> list[Explanation]:
-    """`explain_item` for many items at once: one numpy pass over every item's attributes of
-    every facet (the rows of `item_rows`, side by side), then Python objects only for the
-    listed matches. Equal to `explain_item` item by item up to float64 summation order
-    (tests/recsys/test_explain.py). `summaries` False leaves every summary empty, for a caller that
-    writes them all (`contrast_summaries` of two items or more)."""
+    """`explain_item` for many items at once: one pass over every item's attributes of every
+    facet (the rows of `item_rows`, side by side; compiled, `kernels._explain_pass`, or in numpy,
+    `_explain_numpy`), then Python objects only for the listed matches. Equal to `explain_item`
+    item by item up to float64 summation order (tests/recsys/test_explain.py). `summaries` False
+    leaves every summary empty, for a caller that writes them all (`contrast_summaries` of two
+    items or more)."""
     items = np.asarray(items, dtype=np.int64)
     n, n_heads = len(items), len(index.facets)
     rows = item_rows(index)
     surfaces = [tok.surface for tok in state.tokens]
-    # segment s = (i, h) = i * H + h of this call: item items[i]'s attributes of head h
-    first = (items[:, None] * n_heads + np.arange(n_heads)).ravel()  # (n * H,) segments of the index
-    lo = rows.ptr[first].astype(np.int64)
-    lengths = rows.ptr[first + 1] - lo  # (n * H,)
-    total = int(lengths.sum())
-    seg_start = np.cumsum(lengths) - lengths  # where each segment starts among the gathered
-    seg = np.repeat(np.arange(n * n_heads), lengths)  # (N,) segment of each gathered attribute
-    pos = np.repeat(lo - seg_start, lengths) + np.arange(total)
-    cols = rows.cols[pos]  # (N,) columns of the flat (all facets side by side) vocabulary
     contributions = np.zeros((n, n_heads), dtype=np.float64)
     found: list[list[list[Match]]] = [[[] for _ in range(n_heads)] for _ in range(n)]
-    if surfaces and total:
+    if surfaces and n:
         flat, flat_nm = state.flat_logits, state.flat_no_match
         if flat is None:  # a state built by hand
             flat = np.concatenate([state.logits[f] for f in index.facets], axis=1)
             flat_nm = np.stack([state.no_match[f] for f in index.facets], axis=1)
         assert flat_nm is not None  # set with flat_logits
-        exps = np.exp(flat[:, cols].astype(np.float64))  # (T, N)
-        per_head = lengths.reshape(n, n_heads).astype(np.float64)  # each item's attribute count per head
-        multiplicity = np.stack([index.slot_multiplicity(f, index.sets.items_slot_length(items, per_head[:, h]))
-                                 for h, f in enumerate(index.facets)], 1)  # (n, H)
-        e_none = np.exp(flat_nm.astype(np.float64))[:, None, :] * multiplicity  # (T, n, H)
-        den = _segment_sums(exps, lengths, seg_start).reshape(-1, n, n_heads) + e_none
-        weights = exps / den.reshape(-1, n * n_heads)[:, seg]  # (T, N)
-        numer = _segment_sums(exps * rows.values[cols], lengths, seg_start)  # (T, n * H)
-        den = den.reshape(-1, n * n_heads)  # (T, n * H)
-        outputs = (numer / den).sum(0)  # (n * H,) each head's output, before its weight
-        contributions = outputs.reshape(n, n_heads)
-        hit_t, hit_col = np.nonzero(weights >= MATCH_THRESHOLD)  # token-major, then attribute
-        worth = _erasure_worth(index, items, per_head, np.exp(flat_nm.astype(np.float64)), multiplicity,
-                               exps, numer, den, outputs, rows.values[cols], seg, hit_col, head_weights)
-        for t, s, c, w, x in zip(hit_t.tolist(), seg[hit_col].tolist(), cols[hit_col].tolist(),
-                                 weights[hit_t, hit_col].tolist(), worth.tolist()):
-            found[s // n_heads][s % n_heads].append(Match(surfaces[t], rows.labels[c], round(w, 4), round(x, 4)))
+        first = (items[:, None] * n_heads + np.arange(n_heads)).ravel()  # (n * H,) segments of the index
+        per_head = (rows.ptr[first + 1] - rows.ptr[first]).reshape(n, n_heads)  # attribute counts
+        before = index.sets.items_multiplicity(items, per_head)
+        after = index.sets.items_multiplicity(items, per_head, removed=1.0)  # HeadAttention.without
+        kernels = index.kernels()
+        explain_pass = kernels.explain_pass if kernels is not None else _explain_numpy
+        contributions, hit_t, hit_seg, hit_col, hit_w, worth = explain_pass(
+            flat, flat_nm, items, rows.ptr, rows.cols, rows.values, before, after,
+            np.asarray(head_weights), MATCH_THRESHOLD)
+        labels = rows.labels
+        for t, s, c, w, x in zip(hit_t.tolist(), hit_seg.tolist(), hit_col.tolist(), hit_w.tolist(),
+                                 worth.tolist()):
+            found[s // n_heads][s % n_heads].append(Match(surfaces[t], labels[c], round(w, 4), round(x, 4)))
     out = []
     item_length = index.sets.total_length(items).tolist()
-    for i, (item, outs) in enumerate(zip(items.tolist(), contributions.tolist())):
-        heads = [HeadExplanation(f, float(head_weights[h] * outs[h]), sorted(found[i][h], key=_by_weight))
+    # a head's weight times its output, as `float(head_weights[h] * output)` rounds it: in the
+    # weights' precision (numpy's rule for a Python float), for every item at once
+    hw = np.asarray(head_weights)
+    weighted = (contributions.astype(hw.dtype) * hw).tolist()
+    for i, (prior, contributed) in enumerate(zip(index.prior[items].tolist(), weighted)):
+        heads = [HeadExplanation(f, contributed[h], sorted(found[i][h], key=_by_weight))
                  for h, f in enumerate(index.facets)]
-        prior = float(index.prior[item])
         summary = summarize(heads, prior, ranks[i] if ranks is not None else None) if summaries else ""
         out.append(Explanation(prior, summary, heads, item_length[i]))
     return out
 
 
-def _erasure_worth(index: ScoringIndex, items: np.ndarray, per_head: np.ndarray, e_slot: np.ndarray,
-                   multiplicity: np.ndarray, exps: np.ndarray, numer: np.ndarray, den: np.ndarray,
-                   outputs: np.ndarray, values: np.ndarray, seg: np.ndarray, cols: np.ndarray,
-                   head_weights: np.ndarray) -> np.ndarray:
-    """(P,) `Match.worth` of the gathered attributes `cols` (P,): `HeadAttention.without` for
-    many at once. e_slot (T, H) the no-match slot's exp per word and head, multiplicity (n, H),
-    exps (T, N), numer and den (T, n * H), outputs (n * H,), values (N,), seg (N,)."""
-    n_heads = len(index.facets)
-    s = seg[cols]  # (P,) segment of each: item s // H, head s % H
+def _explain_numpy(flat: np.ndarray, flat_nm: np.ndarray, items: np.ndarray, ptr: np.ndarray, cols: np.ndarray,
+                   values: np.ndarray, before: np.ndarray, after: np.ndarray, head_weights: np.ndarray,
+                   threshold: float) -> tuple[np.ndarray, ...]:
+    """`kernels._explain_pass` in numpy, where numba cannot compile: the same numbers in the same
+    order of operations (tests/recsys/test_explain.py holds the two equal)."""
+    n, n_heads = before.shape
+    first = (items[:, None] * n_heads + np.arange(n_heads)).ravel()  # (n * H,) segments of the index
+    lo = ptr[first].astype(np.int64)
+    lengths = ptr[first + 1] - lo  # (n * H,)
+    total = int(lengths.sum())
+    seg_start = np.cumsum(lengths) - lengths  # where each segment starts among the gathered
+    seg = np.repeat(np.arange(n * n_heads), lengths)  # (N,) segment of each gathered attribute
+    gathered = cols[np.repeat(lo - seg_start, lengths) + np.arange(total)]  # (N,) flat columns
+    exps = np.exp(flat[:, gathered].astype(np.float64))  # (T, N)
+    e_slot = np.exp(flat_nm.astype(np.float64))  # (T, H)
+    den = _segment_sums(exps, lengths, seg_start) + (e_slot[:, None, :] * before).reshape(-1, n * n_heads)
+    weights = exps / den[:, seg]  # (T, N)
+    numer = _segment_sums(exps * values[gathered], lengths, seg_start)  # (T, n * H)
+    outputs = np.zeros(n * n_heads)
+    for t in range(len(flat)):  # word after word, as the compiled pass sums
+        outputs += numer[t] / den[t]
+    hit_t, hit = np.nonzero(weights >= threshold)  # token-major, then attribute
+    s = seg[hit]  # (P,) segment of each: item s // H, head s % H
     item, head = s // n_heads, s % n_heads
-    length = index.sets.items_slot_length_after(items[item], per_head[item, head], 1.0)  # (P,)
-    after = index.sets.slot_multiplicity_of_heads(head, length)  # (P,) the slot once it is erased
-    e = exps[:, cols]  # (T, P)
-    slot_change = e_slot[:, head] * (after - multiplicity[item, head])[None, :]  # (T, P)
-    erased = ((numer[:, s] - e * values[cols]) / (den[:, s] - e + slot_change)).sum(0)  # (P,)
-    worth: np.ndarray = head_weights[head] * (outputs[s] - erased)
-    return worth
+    e = exps[:, hit]  # (T, P)
+    slot_change = e_slot[:, head] * (after[item, head] - before[item, head])[None, :]  # (T, P)
+    terms = (numer[:, s] - e * values[gathered[hit]]) / (den[:, s] - e + slot_change)  # (T, P)
+    erased = np.zeros(len(hit))
+    for t in range(len(flat)):
+        erased += terms[t]
+    worth = head_weights[head] * (outputs[s] - erased)
+    return outputs.reshape(n, n_heads), hit_t, s, gathered[hit], weights[hit_t, hit], worth
 
 
 def _by_weight(m: Match) -> float:
@@ -320,13 +326,12 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
     first line."""
     if len(explanations) < 2:
         return
-    keys = [{(h.head, m.query_token, m.attribute) for h in e.heads for m in h.matches}
-            for e in explanations]
-    common = set.intersection(*keys)
+    keyed = [[((h.head, m.query_token, m.attribute), h, m) for h in e.heads for m in h.matches]
+             for e in explanations]
+    common = set.intersection(*({key for key, _, _ in pairs} for pairs in keyed))
     reasons: list[str | None] = []  # each item's best own match in words, None: it has none
-    for e in explanations:
-        own = [(h, m) for h in e.heads for m in h.matches
-               if (h.head, m.query_token, m.attribute) not in common and m.worth >= REASON_MIN]
+    for pairs in keyed:
+        own = [(h, m) for key, h, m in pairs if m.worth >= REASON_MIN and key not in common]
         if own:
             h, m = max(own, key=_by_worth)
             reasons.append(f"for '{m.query_token}' matched {m.attribute} ({_worth(h, m)})")
@@ -350,9 +355,13 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
 def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
     """The part of the score where `a` and `b` differ most (a head or the prior), in words: the
     wording `/compare` and the reason lines share."""
-    diffs = {h.head: (ha.contribution, h.contribution) for ha, h in zip(a.heads, b.heads)}
-    diffs["prior"] = (a.prior, b.prior)
-    part, (va, vb) = max(diffs.items(), key=lambda kv: abs(kv[1][0] - kv[1][1]))
+    part, va, vb = "prior", a.prior, b.prior  # the heads first: the first of equal gaps is named
+    gap = -1.0
+    for ha, hb in zip(a.heads, b.heads):
+        if abs(ha.contribution - hb.contribution) > gap:
+            part, va, vb, gap = ha.head, ha.contribution, hb.contribution, abs(ha.contribution - hb.contribution)
+    if abs(a.prior - b.prior) > gap:
+        part, va, vb = "prior", a.prior, b.prior
     if abs(va - vb) < REASON_MIN:
         return f"as good a match as {other}: no part of the score differs by {REASON_MIN} or more"
     text = f"{part} {va:+.2f} against {vb:+.2f} for {other}"

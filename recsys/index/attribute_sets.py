@@ -136,11 +136,18 @@ class AttributeSets:
         b, mean = self._length_norm[facet]
         return _multiplicity(b, mean, length)
 
-    def slot_multiplicity_of_heads(self, heads: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """`slot_multiplicity` of many (head position, length) pairs at once: heads (P,) index
-        the facets in order, length (P,)."""
+    def items_multiplicity(self, items: np.ndarray, per_head: np.ndarray, removed: float = 0.0) -> np.ndarray:
+        """(n, H) `slot_multiplicity` of each of `items` in every head once `removed` of its
+        attributes are erased (0: as it is; the batched form of `slot_after`), `per_head` (n, H)
+        its attribute counts there: what batched explanations read, in a few numpy calls."""
         b, mean = (np.array(x, dtype=np.float64) for x in zip(*(self._length_norm[f] for f in self._facets)))
-        return _multiplicity(b[heads], mean[heads], length)
+        if self.per_item:
+            whole = (quantized_length(self._total_length[items] - removed) if removed
+                     else self.item_slot_length[items])
+            length = whole[:, None]
+        else:
+            length = np.asarray(per_head, dtype=np.float64) - removed
+        return _multiplicity(b, mean, length)
 
     def set_length(self, facet: str) -> np.ndarray:
         """(U,) the length each of the facet's sets normalises its no-match slot by."""
@@ -153,17 +160,6 @@ class AttributeSets:
         facet, and that have nothing else: itself per head, else rounded
         (`formula.quantized_length`)."""
         return quantized_length(own) if self.per_item else np.asarray(own, dtype=np.float64)
-
-    def items_slot_length(self, items: np.ndarray, own: np.ndarray) -> np.ndarray:
-        """(n,) the slot's length of these items in a facet, `own` (n,) their lengths there."""
-        return self.item_slot_length[items] if self.per_item else np.asarray(own, dtype=np.float64)
-
-    def items_slot_length_after(self, items: np.ndarray, own: np.ndarray, removed: float) -> np.ndarray:
-        """(n,) `items_slot_length` once `removed` of each item's attributes are erased (the
-        batched form of `slot_after`)."""
-        if self.per_item:
-            return quantized_length(self._total_length[items] - removed)
-        return np.asarray(own, dtype=np.float64) - removed
 
     def total_length(self, items: np.ndarray) -> np.ndarray:
         """(n,) each item's count of attributes over every facet (`Catalog.attribute_counts`)."""

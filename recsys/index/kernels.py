@@ -50,6 +50,7 @@ class Kernels:
     weighted_tables: Callable[..., np.ndarray]
     top_k: Callable[..., tuple[np.ndarray, np.ndarray]]
     pair_evidence: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
+    explain_pass: Callable[..., tuple[np.ndarray, ...]]
 
 
 _KERNELS: list[Kernels | None] = []
@@ -63,7 +64,7 @@ def compiled() -> Kernels | None:
         if numba is not None:
             try:
                 kernels = Kernels(_query_logits, _word_record, _word_tables, _weighted_tables, _top_k_kernel,
-                                  _pair_evidence)
+                                  _pair_evidence, _explain_pass)
                 _warm_up(kernels)
             except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
                 warnings.warn(f"recsys.index.kernels: compiled scoring unavailable ({exc}); using numpy",
@@ -98,6 +99,11 @@ def _warm_up(kernels: Kernels) -> None:
     kernels.pair_evidence(ids, ids[..., None], np.ones((1, 1, 1), dtype=f32), ids[..., None],
                           np.full((2, 1), -1, dtype=i64), np.zeros((2, 1), dtype=f32), v[:1], True,
                           np.zeros(2, dtype=i64), np.zeros(0, dtype=i64))
+    f64 = np.float64
+    logits = np.zeros((1, 3), dtype=f32)  # the query state's flat logits are views of one array
+    kernels.explain_pass(logits[:, :2], logits[:, 2:], np.zeros(1, dtype=i64),
+                         np.array([0, 1], dtype=i32), np.zeros(1, dtype=i32), v, np.ones((1, 1), dtype=f64),
+                         np.ones((1, 1), dtype=f64), v[:1], 0.1)
 
 
 @_jit
@@ -500,3 +506,75 @@ def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A,
                     for t in range(n_t):
                         exact[b, i, t, m] *= share
     return exact, assoc, near
+
+
+@_jit
+def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, before: A, after: A,
+                  head_weights: A, threshold: float) -> tuple[A, A, A, A, A, A]:
+    """The numbers of `explain.explain_items` in one pass (its numpy path, `_explain_numpy`, does
+    the same in the same order of operations): from a query's flat logits (T, sum V) and
+    no-match logits (T, H), the items (n,), the catalogue's item rows (`ItemRows`: ptr, cols,
+    values), each item's no-match slot multiplicity per head as it is and with one attribute
+    erased (n, H) float64, and the head weights (H,) -> each item's head outputs before their
+    weights (n, H), then per listed match (attention share >= threshold, token after token,
+    then in the items' attribute order): its token, segment (item * H + head), flat column,
+    attention weight and erasure worth (`HeadAttention.without`, times the head's weight)."""
+    t_count, n_heads, n = flat.shape[0], flat_nm.shape[1], items.shape[0]
+    n_seg = n * n_heads
+    lo = np.empty(n_seg, dtype=np.int64)
+    hi = np.empty(n_seg, dtype=np.int64)
+    total = 0
+    for s in range(n_seg):
+        first = items[s // n_heads] * n_heads + s % n_heads
+        lo[s], hi[s] = ptr[first], ptr[first + 1]
+        total += hi[s] - lo[s]
+    exps = np.empty((t_count, total))
+    den = np.empty((t_count, n_seg))
+    numer = np.empty((t_count, n_seg))
+    e_slot = np.empty((t_count, n_heads))
+    for t in range(t_count):
+        for h in range(n_heads):
+            e_slot[t, h] = np.exp(np.float64(flat_nm[t, h]))
+    outputs = np.zeros(n_seg)
+    for t in range(t_count):
+        g = 0
+        for s in range(n_seg):
+            d, u = 0.0, 0.0
+            for p in range(lo[s], hi[s]):
+                e = np.exp(np.float64(flat[t, cols[p]]))
+                exps[t, g] = e
+                d += e
+                u += e * values[cols[p]]
+                g += 1
+            den[t, s] = d + e_slot[t, s % n_heads] * before[s // n_heads, s % n_heads]
+            numer[t, s] = u
+    for s in range(n_seg):
+        o = 0.0
+        for t in range(t_count):
+            o += numer[t, s] / den[t, s]
+        outputs[s] = o
+    hit_t = np.empty(t_count * total, dtype=np.int64)
+    hit_seg = np.empty(t_count * total, dtype=np.int64)
+    hit_col = np.empty(t_count * total, dtype=np.int64)
+    hit_w = np.empty(t_count * total)
+    hit_worth = np.empty(t_count * total)
+    found = 0
+    for t in range(t_count):
+        g = 0
+        for s in range(n_seg):
+            i, h = s // n_heads, s % n_heads
+            for p in range(lo[s], hi[s]):
+                w = exps[t, g] / den[t, s]
+                if w >= threshold:
+                    change = after[i, h] - before[i, h]
+                    erased = 0.0
+                    for r in range(t_count):
+                        e = exps[r, g]
+                        erased += (numer[r, s] - e * values[cols[p]]) / (den[r, s] - e + e_slot[r, h] * change)
+                    hit_t[found], hit_seg[found], hit_col[found] = t, s, cols[p]
+                    hit_w[found] = w
+                    hit_worth[found] = head_weights[h] * (outputs[s] - erased)
+                    found += 1
+                g += 1
+    return (outputs.reshape(n, n_heads), hit_t[:found], hit_seg[:found], hit_col[:found], hit_w[:found],
+            hit_worth[:found])

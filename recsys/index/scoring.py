@@ -174,6 +174,10 @@ class ScoringIndex:
     def _compiled(self) -> Kernels | None:
         return compiled() if self.use_kernel else None
 
+    def kernels(self) -> Kernels | None:
+        """The compiled kernels, or None for the numpy path (`use_kernel` False, or no numba)."""
+        return self._compiled()
+
     def head_outputs(self, state: QueryState) -> np.ndarray:
         """(n_items, H) unweighted head outputs for every item."""
         out = np.zeros((self.n_items, len(self.facets)), dtype=np.float32)

@@ -94,3 +94,44 @@ def test_recommend_serves_the_batched_explanations(planted_model):
         assert all(m.weight >= round(MATCH_THRESHOLD, 4) for h in e.heads for m in h.matches)
         for h in e.heads:
             assert [m.weight for m in h.matches] == sorted((m.weight for m in h.matches), reverse=True)
+
+
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("head_weights", [None, {"color": 0.0, "style": 2.5}])
+def test_compiled_pass_equals_the_numpy_pass(planted_model, query, head_weights):
+    """`kernels._explain_pass` and `_explain_numpy` add the same floats in the same order: the
+    explanations are equal, float for float and line for line."""
+    from recsys.index.kernels import compiled
+
+    if compiled() is None:
+        pytest.skip("numba cannot compile here: the numpy pass is the only one")
+    index = planted_model.index
+    state = index.query_state(query)
+    weights = planted_model.head_weight_vector(head_weights)
+    items = np.concatenate([np.arange(planted_model.catalog.n_items)[::-1], [3]])
+    ranks = list(range(1, len(items) + 1))
+    got = {}
+    try:
+        for use_kernel in (True, False):
+            index.use_kernel = use_kernel
+            got[use_kernel] = explain_items(index, state, items, weights, ranks)
+    finally:
+        index.use_kernel = True
+    assert got[True] == got[False]
+    assert any(h.matches for e in got[True] for h in e.heads) or query in ("", "zzqx unknownword")
+
+
+def test_batched_explanations_with_lengths_per_head(planted_model):
+    """Versions saved before `length_per_item` normalise each head's slot by its own attribute
+    count: the batched pass reads the same multiplicities as the per-item reference there too."""
+    import copy
+
+    index = copy.copy(planted_model.index)
+    index.sets = copy.copy(index.sets)
+    index.sets.per_item = False
+    weights = planted_model.head_weight_vector({"style": 2.5})
+    items = np.arange(planted_model.catalog.n_items)
+    for query in QUERIES:
+        state = index.query_state(query)
+        for item, got in zip(items, explain_items(index, state, items, weights)):
+            _same(got, explain_item(index, state, int(item), weights))
