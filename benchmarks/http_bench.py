@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import random
 import re
@@ -101,6 +102,8 @@ def main() -> None:
     p.add_argument("--torch-threads", type=int,
                    help="RECSYS_TORCH_THREADS of the server (default: its setting)")
     p.add_argument("--cache", type=Path, default=ROOT / "data" / "generated" / "http_bench")
+    p.add_argument("--json", type=Path, metavar="FILE",
+                   help="with --ratios: the medians also as JSON in FILE (what `recsys bench --http` reads)")
     args = p.parse_args()
     if args.wrk and shutil.which("wrk") is None:  # Debian's, as root (else the Python clients)
         subprocess.run(["bash", str(ROOT / "scripts" / "apt_install.sh"), "http_bench", "wrk"], check=False)
@@ -124,8 +127,15 @@ def main() -> None:
     queries = _queries(cache / "data" / "interactions.csv")
 
     if args.ratios:
-        _ratios(cache, args, workers, first, queries, levels[0])
-        print(f"\nload average at the end: {_load_average()}")
+        load_start = _load_average()
+        figures = _ratios(cache, args, workers, first, queries, levels[0])
+        load_end = _load_average()
+        print(f"\nload average at the end: {load_end}")
+        if args.json:
+            args.json.write_text(json.dumps({
+                "items": args.items, "k": args.k, "client": f"wrk -t{args.wrk_threads} -c{levels[0]}" if args.wrk
+                else f"{levels[0]} Python client threads", "seconds": args.seconds, "rounds": args.rounds,
+                "load_start": load_start, "load_end": load_end, "workers": figures}))
         return
     table: dict[int, dict[int, dict]] = {}
     for n in workers:
@@ -231,12 +241,14 @@ PHASES = (("/health", None), ("/recommend explain false", False), ("/recommend e
 _SESSIONS: dict[str, int] = {}  # server URL -> its session id (`_server`)
 
 
-def _ratios(cache: Path, args, workers: list[int], first: str, queries: list[str], level: int) -> None:
+def _ratios(cache: Path, args, workers: list[int], first: str, queries: list[str], level: int) -> dict:
     """Each `--workers` value: the three PHASES on this checkout's server (and the baseline's,
     taking turns), `--rounds` times; the median requests per second and their ratios, and the
     server's CPU time per request (its processes' user + system time over the phase: what the
-    other jobs of a shared machine do not change much)."""
+    other jobs of a shared machine do not change much). Returns this checkout's medians:
+    {workers: {phase: {"rps", "of_health", "cpu_ms"}}}."""
     checkouts = {"this": ROOT, **({"baseline": args.baseline} if args.baseline else {})}
+    figures: dict[str, dict[str, dict[str, float]]] = {}
     for n in workers:
         set_current(cache / "artifacts", first)
         runs: dict[tuple[str, str], list[tuple[float, float]]] = {(c, p): [] for c in checkouts for p, _ in PHASES}
@@ -252,7 +264,8 @@ def _ratios(cache: Path, args, workers: list[int], first: str, queries: list[str
                     for phase, explain in PHASES:
                         print(f"round {r + 1}, {c}, {phase}: ", end="")
                         runs[c, phase].append(_rate(base, phase, explain, queries, args, level))
-        _ratio_table(runs, checkouts, n)
+        figures[str(n)] = _ratio_table(runs, checkouts, n)
+    return figures
 
 
 def _rate(base: str, phase: str, explain: bool | None, queries: list[str], args,
@@ -285,7 +298,7 @@ def _server_cpu_s(base: str) -> float:
 
 
 def _ratio_table(runs: dict[tuple[str, str], list[tuple[float, float]]], checkouts: dict[str, Path],
-                 n: int) -> None:
+                 n: int) -> dict[str, dict[str, float]]:
     print(f"\n--workers {n}, medians over {len(next(iter(runs.values())))} rounds: req/s (ratio to "
           "/health's of the same server) and server CPU ms a request"
           + (", then this / baseline" if len(checkouts) > 1 else "") + ":")
@@ -301,6 +314,9 @@ def _ratio_table(runs: dict[tuple[str, str], list[tuple[float, float]]], checkou
             cells.append(f"req/s {rps['this', phase] / rps['baseline', phase]:.2f}x, "
                          f"CPU {cpu['this', phase] / cpu['baseline', phase]:.2f}x")
         print(f"   {phase:<26} " + " | ".join(cells))
+    health = rps["this", "/health"]
+    return {phase: {"rps": round(rps["this", phase], 1), "of_health": round(rps["this", phase] / health, 3),
+                    "cpu_ms": round(cpu["this", phase], 4)} for phase, _ in PHASES}
 
 
 # ---- an activation under load ------------------------------------------------------------------

@@ -24,7 +24,10 @@ Agreement@10 compares its top 10 with the production top 10.
 from __future__ import annotations
 
 import gc
+import json
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -167,6 +170,33 @@ def run_bench(n_items: int = 100_000, n_queries: int = 200, seed: int = 0, sessi
                            for name in ("model", "recommend", "index")},
                         "model_p50_over_tantivy_per_round": over_tantivy("model")}
     return result
+
+
+HTTP_BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "http_bench.py"
+HTTP_WORKERS = (1, 2)
+
+
+def run_http(rounds: int = 3, seconds: float = 6.0, log: Callable[[str], None] | None = None) -> dict:
+    """POST /recommend (k 10) with and without explanations against GET /health, served by
+    `recsys serve --workers 1`, then 2, on the default synthetic catalogue: what
+    benchmarks/http_bench.py --ratios measures (its progress goes to stderr), its medians over
+    `rounds` rounds of `seconds` a phase. wrk loads the server when installed, else Python
+    clients."""
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    if not HTTP_BENCH.is_file():
+        raise InputError(f"recsys bench --http runs {HTTP_BENCH}, which is not there: run it from a "
+                         "checkout of the project (pip install -e .)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "http.json"
+        cmd = [sys.executable, str(HTTP_BENCH), "--ratios", "--workers", ",".join(map(str, HTTP_WORKERS)),
+               "--rounds", str(rounds), "--seconds", f"{seconds:g}", "--json", str(out),
+               *(["--wrk"] if shutil.which("wrk") else [])]
+        log("HTTP: " + " ".join(cmd[1:]))
+        done = subprocess.run(cmd, stdout=sys.stderr, stderr=sys.stderr, check=False)
+        if done.returncode != 0 or not out.is_file():
+            raise RuntimeError(f"benchmarks/http_bench.py failed (exit code {done.returncode}); its output is above")
+        figures: dict = json.loads(out.read_text())
+    return figures
 
 
 def synthetic_data(n_items: int, n_queries: int, seed: int, sessions: int | None,
@@ -389,6 +419,8 @@ def _reference(rec: Recommender, queries: list[str], budget_s: float, log) -> tu
 
 
 def format_report(result: dict) -> str:
+    if "items" not in result:  # --http-only
+        return format_http(result["http"])
     lines = [f"catalogue: {result['catalogue']}, {result['items']} items; queries: {result['query_source']}",
              f"{result['items']} items, {result['queries']} queries, top-10, one query at a time, "
              f"each production engine from empty per-word caches with the lexical ones answering each "
@@ -413,4 +445,21 @@ def format_report(result: dict) -> str:
          f"one epoch in {t['epoch_s']:.3g}s, {t['threads']} torch threads)" if t["interactions"]
          else "training: none (no interactions), the untrained start"),
     ]
+    if "http" in result:
+        lines += ["", format_http(result["http"])]
+    return "\n".join(lines)
+
+
+def format_http(http: dict) -> str:
+    """`run_http`'s figures: requests per second of each route and worker count."""
+    lines = [f"HTTP: the default synthetic catalogue ({http['items']} items), k {http['k']}, {http['client']}, "
+             f"{http['seconds']:g} s a phase, medians of {http['rounds']} rounds; load average "
+             f"{http['load_start'].split(' (')[0]} at the start, {http['load_end'].split(' (')[0]} at the end",
+             f"{'--workers':<10} {'route':<32} {'req/s':>8} {'of /health':>11} {'server CPU a request':>21}"]
+    for n, phases in http["workers"].items():
+        for phase, r in phases.items():
+            name = {"/health": "GET /health", "/recommend explain false": "POST /recommend, explain false",
+                    "/recommend explain true": "POST /recommend, explain true"}.get(phase, phase)
+            of = f"{r['of_health']:.2f}" if phase != "/health" else ""
+            lines.append(f"{n:<10} {name:<32} {r['rps']:>8.1f} {of:>11} {r['cpu_ms']:>18.3f} ms")
     return "\n".join(lines)

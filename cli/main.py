@@ -205,6 +205,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="runs of every engine over the queries, one engine after another in each; "
                         "ratios are the median over them, as the machine's speed drifts "
                         "(default: cli.bench.ROUNDS)")
+    b.add_argument("--http", action="store_true",
+                   help="then POST /recommend (k 10) with and without explanations against GET /health "
+                        "over HTTP, `recsys serve --workers 1` then 2 on the default synthetic "
+                        "catalogue (benchmarks/http_bench.py --ratios; wrk when installed): requests "
+                        "per second, their ratio to /health's and the server's CPU a request")
+    b.add_argument("--http-only", action="store_true", help="the HTTP figures alone")
+    b.add_argument("--http-seconds", type=float, default=6.0, help="length of each HTTP phase")
     b.add_argument("--json", action="store_true")
     b.set_defaults(run=cmd_bench)
     return p
@@ -443,12 +450,16 @@ def cmd_serve(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from cli.bench import format_report, run_bench
+    from cli.bench import format_report, run_bench, run_http
 
     if args.interactions is not None and args.catalog is None:
         raise InputError("--interactions needs --catalog ITEMS_CSV (the items they name)")
-    result = run_bench(args.items, args.queries, args.seed, args.sessions, args.reference_seconds,
-                       rounds=args.rounds, items_csv=args.catalog, interactions_csv=args.interactions)
+    result: dict = {}
+    if not args.http_only:
+        result = run_bench(args.items, args.queries, args.seed, args.sessions, args.reference_seconds,
+                           rounds=args.rounds, items_csv=args.catalog, interactions_csv=args.interactions)
+    if args.http or args.http_only:
+        result["http"] = run_http(rounds=args.rounds or 3, seconds=args.http_seconds)
     print(json.dumps(result) if args.json else format_report(result))
     return 0
 

@@ -87,3 +87,46 @@ def test_bench_on_a_catalogue_reports_it_and_every_engine(planted_csvs, with_int
 def test_bench_interactions_without_a_catalogue_is_refused(capsys):
     assert main(["bench", "--interactions", "interactions.csv"]) == 2
     assert "--interactions needs --catalog" in capsys.readouterr().err
+
+
+def test_bench_http_reads_http_bench_figures(monkeypatch, capsys):
+    """`recsys bench --http-only` runs benchmarks/http_bench.py --ratios for 1 and 2 workers and
+    reports its medians (the run itself is the benchmark's: a fake one here)."""
+    import subprocess
+    from pathlib import Path
+
+    from cli import bench
+
+    asked = []
+
+    def fake_run(cmd, **kw):
+        asked.append(cmd)
+        phases = {"/health": {"rps": 2000.0, "of_health": 1.0, "cpu_ms": 0.2},
+                  "/recommend explain false": {"rps": 1000.0, "of_health": 0.5, "cpu_ms": 0.4},
+                  "/recommend explain true": {"rps": 500.0, "of_health": 0.25, "cpu_ms": 0.8}}
+        Path(cmd[cmd.index("--json") + 1]).write_text(json.dumps({
+            "items": 3000, "k": 10, "client": "wrk -t2 -c16", "seconds": 2.0, "rounds": 1,
+            "load_start": "1.00 1.00 1.00 (1, 5, 15 min; 2 cores)", "load_end": "1.50 1.00 1.00",
+            "workers": {"1": phases, "2": phases}}))
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(bench.subprocess, "run", fake_run)
+    assert main(["bench", "--http-only", "--rounds", "1", "--http-seconds", "2", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    [cmd] = asked
+    assert cmd[1] == str(bench.HTTP_BENCH) and cmd[cmd.index("--workers") + 1] == "1,2"
+    assert cmd[cmd.index("--rounds") + 1] == "1" and cmd[cmd.index("--seconds") + 1] == "2"
+    assert set(result) == {"http"} and set(result["http"]["workers"]) == {"1", "2"}
+    report = format_report(result)
+    assert "POST /recommend, explain true" in report and "load average 1.00 1.00 1.00 at the start" in report
+    assert [line.split()[0] for line in report.splitlines()[2:]] == ["1"] * 3 + ["2"] * 3
+
+
+def test_bench_http_failure_says_so(monkeypatch, capsys):
+    import subprocess
+
+    from cli import bench
+
+    monkeypatch.setattr(bench.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 3))
+    with pytest.raises(RuntimeError, match="exit code 3"):
+        bench.run_http(rounds=1, seconds=1)
