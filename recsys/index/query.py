@@ -48,10 +48,11 @@ class QueryState:
 class _LazyEvidence(Mapping[str, np.ndarray]):
     """facet -> (T, V, N_KINDS) evidence (`formula.EVIDENCE_KINDS` order), stacked only when asked
     for: ranking never reads it, and on a large vocabulary it is the biggest array a query would
-    build. `parts`: (T, sum V) per kind."""
+    build. `exact` (T, sum V) the exact evidence after coverage, `rows` the words' stacked rows
+    (T, 1 + N_KINDS, sum V + H) holding the other kinds."""
 
-    def __init__(self, parts: list[np.ndarray], offsets: np.ndarray, facets: tuple[str, ...]):
-        self._parts, self._offsets, self._facets = parts, offsets, facets
+    def __init__(self, exact: np.ndarray, rows: np.ndarray, offsets: np.ndarray, facets: tuple[str, ...]):
+        self._exact, self._rows, self._offsets, self._facets = exact, rows, offsets, facets
         self._done: dict[str, np.ndarray] = {}
 
     def __getitem__(self, facet: str) -> np.ndarray:
@@ -60,7 +61,8 @@ class _LazyEvidence(Mapping[str, np.ndarray]):
                 raise KeyError(facet)
             h = self._facets.index(facet)
             lo, hi = self._offsets[h], self._offsets[h + 1]
-            self._done[facet] = np.stack([p[:, lo:hi] for p in self._parts], -1)  # (T, V, N_KINDS)
+            parts = [self._exact[:, lo:hi] if k == EXACT else self._rows[:, 1 + k, lo:hi] for k in range(N_KINDS)]
+            self._done[facet] = np.stack(parts, -1)  # (T, V, N_KINDS)
         stacked: np.ndarray = self._done[facet]
         return stacked
 
@@ -176,6 +178,7 @@ class QueryTables:
         # each attribute's head's offset on unlinked words (`formula.unlinked`), after the cap
         self._unmatched = np.concatenate([np.full(len(t.bias), t.unmatched_offset, dtype=np.float32)
                                           for t in heads])  # (sum V,)
+        self._any_unmatched = bool(self._unmatched.any())  # read per query state
         self._cap = float(cfg.logit_cap)
         # evidence tables side by side over all facets (n_words, sum V), and the number of words
         # of each attribute (exact evidence is scaled by the share of them the query has)
@@ -211,8 +214,9 @@ class QueryTables:
             rows = np.zeros((0, 1 + N_KINDS, v_total + len(self.facets)), dtype=np.float32)
         kernels = self._compiled()
         if kernels is not None:
+            # an attribute twice computes it twice, to the same floats: no sort needed
             cols = (np.arange(v_total) if evidence_cols is None else
-                    np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols])))
+                    np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols]))
             raw, exact = kernels.query_logits(rows, v_total, self._weights, self._bias, self._attr_words,
                                               self._partial, self._nm_bias, cols)
         else:
@@ -225,7 +229,7 @@ class QueryTables:
             raw = np.concatenate([match + self._bias, z[:, v_total:] + self._nm_bias], axis=1)
         cap = np.float32(self._cap)
         capped = np.tanh(raw / cap) * cap  # (T, sum V + H)
-        if self._unmatched.any():
+        if self._any_unmatched:
             self._subtract_offsets(capped, exact, rows, evidence_cols)
         flat, flat_nm = capped[:, :v_total], capped[:, v_total:]
         logits, no_match = {}, {}
@@ -233,8 +237,7 @@ class QueryTables:
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
             logits[f], no_match[f] = flat[:, lo:hi], flat_nm[:, h]
         return {"logits": logits, "no_match": no_match, "flat_logits": flat, "flat_no_match": flat_nm,
-                "evidence": _LazyEvidence([exact if k == EXACT else rows[:, 1 + k, :v_total]
-                                           for k in range(N_KINDS)], self.vocab_offsets, self.facets)}
+                "evidence": _LazyEvidence(exact, rows, self.vocab_offsets, self.facets)}
 
     def _subtract_offsets(self, capped: np.ndarray, exact: np.ndarray, rows: np.ndarray,
                           evidence_cols: list[np.ndarray] | None) -> None:
