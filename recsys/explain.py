@@ -187,15 +187,15 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
             flat = np.concatenate([state.logits[f] for f in index.facets], axis=1)
             flat_nm = np.stack([state.no_match[f] for f in index.facets], axis=1)
         assert flat_nm is not None  # set with flat_logits
-        first = (items[:, None] * n_heads + np.arange(n_heads)).ravel()  # (n * H,) segments of the index
-        per_head = (rows.ptr[first + 1] - rows.ptr[first]).reshape(n, n_heads)  # attribute counts
-        before = index.sets.items_multiplicity(items, per_head)
-        after = index.sets.items_multiplicity(items, per_head, removed=1.0)  # HeadAttention.without
-        kernels = index.kernels()
-        explain_pass = kernels.explain_pass if kernels is not None else _explain_numpy
-        contributions, hit_t, hit_seg, hit_col, hit_w, worth = explain_pass(
-            flat, flat_nm, items, rows.ptr, rows.cols, rows.values, before, after,
-            np.asarray(head_weights), MATCH_THRESHOLD)
+        kernels, sets = index.kernels(), index.sets
+        if kernels is not None:
+            b, mean = sets.head_norms
+            passed = kernels.explain_pass(flat, flat_nm, items, rows.ptr, rows.cols, rows.values, sets.per_item,
+                                          sets.item_slot_length, sets.item_slot_length_erased, b, mean,
+                                          np.asarray(head_weights), MATCH_THRESHOLD)
+        else:
+            passed = _explain_numpy(index, flat, flat_nm, items, rows, np.asarray(head_weights))
+        contributions, hit_t, hit_seg, hit_col, hit_w, worth = passed
         labels = rows.labels
         for t, s, c, w, x in zip(hit_t.tolist(), hit_seg.tolist(), hit_col.tolist(), hit_w.tolist(),
                                  worth.tolist()):
@@ -214,15 +214,17 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
     return out
 
 
-def _explain_numpy(flat: np.ndarray, flat_nm: np.ndarray, items: np.ndarray, ptr: np.ndarray, cols: np.ndarray,
-                   values: np.ndarray, before: np.ndarray, after: np.ndarray, head_weights: np.ndarray,
-                   threshold: float) -> tuple[np.ndarray, ...]:
+def _explain_numpy(index: ScoringIndex, flat: np.ndarray, flat_nm: np.ndarray, items: np.ndarray, rows: ItemRows,
+                   head_weights: np.ndarray) -> tuple[np.ndarray, ...]:
     """`kernels._explain_pass` in numpy, where numba cannot compile: the same numbers in the same
     order of operations (tests/recsys/test_explain.py holds the two equal)."""
-    n, n_heads = before.shape
+    n, n_heads, ptr, cols, values = len(items), len(index.facets), rows.ptr, rows.cols, rows.values
     first = (items[:, None] * n_heads + np.arange(n_heads)).ravel()  # (n * H,) segments of the index
     lo = ptr[first].astype(np.int64)
     lengths = ptr[first + 1] - lo  # (n * H,)
+    per_head = lengths.reshape(n, n_heads)
+    before = index.sets.items_multiplicity(items, per_head)
+    after = index.sets.items_multiplicity(items, per_head, removed=1.0)  # HeadAttention.without
     total = int(lengths.sum())
     seg_start = np.cumsum(lengths) - lengths  # where each segment starts among the gathered
     seg = np.repeat(np.arange(n * n_heads), lengths)  # (N,) segment of each gathered attribute
@@ -235,7 +237,7 @@ def _explain_numpy(flat: np.ndarray, flat_nm: np.ndarray, items: np.ndarray, ptr
     outputs = np.zeros(n * n_heads)
     for t in range(len(flat)):  # word after word, as the compiled pass sums
         outputs += numer[t] / den[t]
-    hit_t, hit = np.nonzero(weights >= threshold)  # token-major, then attribute
+    hit_t, hit = np.nonzero(weights >= MATCH_THRESHOLD)  # token-major, then attribute
     s = seg[hit]  # (P,) segment of each: item s // H, head s % H
     item, head = s // n_heads, s % n_heads
     e = exps[:, hit]  # (T, P)

@@ -249,6 +249,8 @@ class Recommender:
     def history_words(self, query: str, history: Sequence[str]) -> list[str]:
         """The words of `history` that `query` does not say already (by match key): a word
         typed is the shopper's own, and ranking it twice would count it twice."""
+        if not history:  # most requests: the query is not tokenized once more for nothing
+            return []
         typed = {t.key for t in self.featurizer.query_tokens(query)}
         return [w for w in history if not {t.key for t in self.featurizer.query_tokens(w)} <= typed]
 

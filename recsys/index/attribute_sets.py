@@ -83,8 +83,8 @@ class AttributeSets:
         # of attributes over all facets), as it is and rounded
         self._length_norm = {f: (float(model.head(f).length_b().detach()),
                                  float(getattr(model, f"attr_mean_count_{f}"))) for f in facets}
-        # the same per head, in facet order: (b, mean) arrays of (H,)
-        self._head_norms = tuple(np.array(x, dtype=np.float64) for x in zip(*self._length_norm.values()))
+        # the same per head, in facet order: (b, mean) arrays of (H,) (`items_multiplicity`)
+        self.head_norms = tuple(np.array(x, dtype=np.float64) for x in zip(*self._length_norm.values()))
         self.per_item = model.cfg.length_per_item
         self._total_length = catalog.attribute_counts(facets)  # (n_items,)
         self.item_slot_length = quantized_length(self._total_length)  # (n_items,) used when per_item
@@ -144,7 +144,7 @@ class AttributeSets:
         """(n, H) `slot_multiplicity` of each of `items` in every head once `removed` of its
         attributes are erased (0: as it is; the batched form of `slot_after`), `per_head` (n, H)
         its attribute counts there: what batched explanations read, in a few numpy calls."""
-        b, mean = self._head_norms
+        b, mean = self.head_norms
         if self.per_item:
             whole = {0.0: self.item_slot_length, 1.0: self.item_slot_length_erased}.get(removed)
             length = (whole[items] if whole is not None

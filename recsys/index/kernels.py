@@ -101,9 +101,9 @@ def _warm_up(kernels: Kernels) -> None:
                           np.zeros(2, dtype=i64), np.zeros(0, dtype=i64))
     f64 = np.float64
     logits = np.zeros((1, 3), dtype=f32)  # the query state's flat logits are views of one array
-    kernels.explain_pass(logits[:, :2], logits[:, 2:], np.zeros(1, dtype=i64),
-                         np.array([0, 1], dtype=i32), np.zeros(1, dtype=i32), v, np.ones((1, 1), dtype=f64),
-                         np.ones((1, 1), dtype=f64), v[:1], 0.1)
+    ones = np.ones(1, dtype=f64)
+    kernels.explain_pass(logits[:, :2], logits[:, 2:], np.zeros(1, dtype=i64), np.array([0, 1], dtype=i32),
+                         np.zeros(1, dtype=i32), v, True, ones, ones, ones, ones, v[:1], 0.1)
 
 
 @_jit
@@ -509,13 +509,15 @@ def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A,
 
 
 @_jit
-def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, before: A, after: A,
-                  head_weights: A, threshold: float) -> tuple[A, A, A, A, A, A]:
+def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, per_item: bool, length: A,
+                  erased_length: A, b: A, mean: A, head_weights: A, threshold: float) -> tuple[A, A, A, A, A, A]:
     """The numbers of `explain.explain_items` in one pass (its numpy path, `_explain_numpy`, does
     the same in the same order of operations): from a query's flat logits (T, sum V) and
     no-match logits (T, H), the items (n,), the catalogue's item rows (`ItemRows`: ptr, cols,
-    values), each item's no-match slot multiplicity per head as it is and with one attribute
-    erased (n, H) float64, and the head weights (H,) -> each item's head outputs before their
+    values), what the no-match slot's multiplicity reads (`AttributeSets.items_multiplicity`:
+    whether an item's whole length counts, every item's slot length as it is and with one
+    attribute erased, each head's b and mean length) and the head weights (H,) -> each item's
+    head outputs before their
     weights (n, H), then per listed match (attention share >= threshold, token after token,
     then in the items' attribute order): its token, segment (item * H + head), flat column,
     attention weight and erasure worth (`HeadAttention.without`, times the head's weight)."""
@@ -523,11 +525,21 @@ def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, bef
     n_seg = n * n_heads
     lo = np.empty(n_seg, dtype=np.int64)
     hi = np.empty(n_seg, dtype=np.int64)
+    before = np.empty((n, n_heads))
+    after = np.empty((n, n_heads))
     total = 0
     for s in range(n_seg):
-        first = items[s // n_heads] * n_heads + s % n_heads
+        i, h = s // n_heads, s % n_heads
+        first = items[i] * n_heads + h
         lo[s], hi[s] = ptr[first], ptr[first + 1]
         total += hi[s] - lo[s]
+        if per_item:
+            whole, erased = length[items[i]], erased_length[items[i]]
+        else:
+            whole = np.float64(hi[s] - lo[s])
+            erased = whole - 1.0
+        before[i, h] = 1.0 - b[h] + b[h] * whole / mean[h]  # `attribute_sets._multiplicity`
+        after[i, h] = 1.0 - b[h] + b[h] * erased / mean[h]
     exps = np.empty((t_count, total))
     den = np.empty((t_count, n_seg))
     numer = np.empty((t_count, n_seg))

@@ -133,5 +133,9 @@ def test_batched_explanations_with_lengths_per_head(planted_model):
     items = np.arange(planted_model.catalog.n_items)
     for query in QUERIES:
         state = index.query_state(query)
-        for item, got in zip(items, explain_items(index, state, items, weights)):
+        batched = explain_items(index, state, items, weights)
+        for item, got in zip(items, batched):
             _same(got, explain_item(index, state, int(item), weights))
+        index.use_kernel = False  # the numpy pass: the same floats
+        assert explain_items(index, state, items, weights) == batched
+        index.use_kernel = True
