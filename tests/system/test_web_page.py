@@ -375,8 +375,8 @@ def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
     import shutil
 
     from recsys.rules import Rule
-    from store.db import Database
     from recsys.synonyms import make_synonym
+    from store.db import Database
     from store.rules import create_rules
     from store.synonyms import SYNONYMS
 
