@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     standby = Standby(settings.artifacts_dir, settings.standby_versions)
     synonyms = ServedSynonyms(db, lambda: _served_models(app), read_synonyms(settings))
     versions = ServedVersions(settings.artifacts_dir, pinned=model_path,
-                       on_swap=lambda rec: (synonyms.apply(rec), telemetry.model_served(rec.version)), db=db,
+                       on_swap=lambda rec: _on_swap(rec, synonyms, telemetry), db=db,
                        standby=standby if model_path is None else None)
     app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0", lifespan=_lifespan,
                   docs_url=None, redoc_url=None)  # api.routes.docs: the same pages, without a CDN
@@ -159,6 +159,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.jobs.shutdown()
         db.dispose()
         log.info("service stopped")
+
+
+def _on_swap(rec: Recommender, synonyms: ServedSynonyms, telemetry: Telemetry) -> None:
+    """A model installed: served with the synonyms in force, and said so."""
+    synonyms.apply(rec)
+    telemetry.model_served(rec.version)
 
 
 def _served_models(app: FastAPI) -> list[Recommender | None]:

@@ -49,7 +49,7 @@ class ServedSynonyms:
         hand the book to every model served."""
         with self._lock:
             if force or SYNONYMS.revision(self.db) != self.book.revision:
-                revision, stored = SYNONYMS.list(self.db)
+                revision, stored = SYNONYMS.read(self.db)
                 self.book = self.combined([s.item for s in stored], revision)
                 log.info("synonyms followed", extra={"revision": revision, "synonyms": len(self.book)})
         for rec in self.served():

@@ -131,7 +131,7 @@ class AuditedTable(Generic[C]):
         with db.exclusive(self.lock, LOCK_WAIT_S):
             return db.transaction(work)
 
-    def list(self, db: Database) -> tuple[int, list[Stored[C]]]:
+    def read(self, db: Database) -> tuple[int, list[Stored[C]]]:
         """(revision, the controls in the order they were created, then by name), read together."""
         with db.engine.connect() as conn:
             revision = conn.execute(select(func.max(self.changes.c.id))).scalar_one()

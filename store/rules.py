@@ -59,7 +59,7 @@ def delete_rule(db: Database, name: str, actor: str) -> Rule:
 
 def list_rules(db: Database) -> tuple[int, list[StoredRule]]:
     """(revision, the rules in the order they were created, then by name), read together."""
-    return RULES.list(db)
+    return RULES.read(db)
 
 
 def rules_revision(db: Database) -> int:
@@ -67,6 +67,6 @@ def rules_revision(db: Database) -> int:
     return RULES.revision(db)
 
 
-def rule_history(db: Database, name: str | None, limit: int) -> list[RuleChange]:
+def rule_history(db: Database, name: str | None, limit: int) -> list[Change]:
     """The newest `limit` changes, newest first (of rule `name` alone when given)."""
     return RULES.history(db, name, limit)

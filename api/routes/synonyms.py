@@ -78,7 +78,7 @@ def list_all(request: Request, db: DatabaseDep, rec: ModelDep) -> dict:
     """Every synonym in force: the store's, oldest first, then the synonyms file's
     (RECSYS_SYNONYMS_FILE) that the store has none of the name of, with whether the served
     catalogue can use each."""
-    revision, stored = SYNONYMS.list(db)
+    revision, stored = SYNONYMS.read(db)
     return _out(stored, revision, rec, [], _served(request))
 
 
@@ -109,7 +109,7 @@ def create(req: SynonymsRequest, request: Request, db: DatabaseDep, rec: ModelDe
 
 
 def _created(db: Database, rec: Recommender, names: set[str], warnings: list[str]) -> dict:
-    revision, stored = SYNONYMS.list(db)
+    revision, stored = SYNONYMS.read(db)
     return _out([s for s in stored if s.item.name in names], revision, rec, warnings)
 
 
@@ -136,7 +136,7 @@ def remove(name: SynonymName, request: Request, db: DatabaseDep, rec: ModelDep,
     except SynonymConflict as exc:
         raise HTTPException(404, detail=str(exc)) from None
     _served(request).follow()
-    revision, stored = SYNONYMS.list(db)
+    revision, stored = SYNONYMS.read(db)
     return _out(stored, revision, rec, [])
 
 

@@ -18,17 +18,17 @@ def test_the_migration_makes_the_tables(db):
 
 
 def test_create_list_change_delete_with_the_trail(db):
-    assert SYNONYMS.revision(db) == 0 and SYNONYMS.list(db) == (0, [])
+    assert SYNONYMS.revision(db) == 0 and SYNONYMS.read(db) == (0, [])
     SYNONYMS.create(db, [NAVY, SOFA], "alice", most=10)
-    revision, stored = SYNONYMS.list(db)
+    revision, stored = SYNONYMS.read(db)
     assert revision == SYNONYMS.revision(db) == 2
     assert {s.item for s in stored} == {NAVY, SOFA}
     assert all(s.updated_by == "alice" for s in stored)
     changed = Synonym("navy", ("navy",), ("blue", "dark blue"))
     SYNONYMS.update(db, changed, "bob")
-    assert {s.item for s in SYNONYMS.list(db)[1]} == {changed, SOFA}
+    assert {s.item for s in SYNONYMS.read(db)[1]} == {changed, SOFA}
     assert SYNONYMS.delete(db, "sofa", "carol") == SOFA
-    assert [s.item for s in SYNONYMS.list(db)[1]] == [changed]
+    assert [s.item for s in SYNONYMS.read(db)[1]] == [changed]
     trail = SYNONYMS.history(db, None, 10)
     assert [(c.action, c.name, c.actor) for c in trail] == [
         ("delete", "sofa", "carol"), ("update", "navy", "bob"), ("create", "sofa", "alice"),
@@ -44,7 +44,7 @@ def test_all_or_nothing(db):
         SYNONYMS.create(db, [NAVY, SOFA], "alice", most=10)
     with pytest.raises(SynonymLimit, match="at most 1 synonyms"):
         SYNONYMS.create(db, [NAVY], "alice", most=1)
-    assert [s.item for s in SYNONYMS.list(db)[1]] == [SOFA] and SYNONYMS.revision(db) == 1
+    assert [s.item for s in SYNONYMS.read(db)[1]] == [SOFA] and SYNONYMS.revision(db) == 1
     with pytest.raises(SynonymConflict, match="no synonym named 'nope'") as err:
         SYNONYMS.update(db, Synonym("nope", ("a", "b")), "x")
     assert err.value.missing
