@@ -133,3 +133,21 @@ def test_too_many_or_twice_is_a_422(shop):
                   headers=AUTH)
     assert r.status_code == 422 and "sent twice" in r.text
     assert shop.get("/admin/synonyms", headers=AUTH).json()["revision"] == 0
+
+
+def test_facet_counts_count_what_a_synonym_matches(shop):
+    """Facet counts count the items a query matches through a synonym, as the explanations say,
+    and not the items of the same word without it (the per-word caches keep the two apart)."""
+    def counts(query: str) -> dict:
+        answer = ask(shop, query, facet_counts=["color"])
+        colors = {v["value"]: v["count"] for v in answer["facet_counts"]["facets"][0]["values"]}
+        matched = sum(it["explanation"]["matched"] for it in answer["items"])
+        return {"matching": answer["facet_counts"]["matching"], "colors": colors, "matched": matched}
+
+    before = counts("navy")
+    assert before["matching"] == N_ITEMS and before["matched"] == 0  # nothing matches: every item
+    add(shop, {"line": "navy => blue"})
+    after = counts("navy")
+    assert after == {"matching": 12, "colors": {"blue": 12}, "matched": 12}
+    shop.delete("/admin/synonyms/navy", headers=AUTH)
+    assert counts("navy") == before

@@ -112,6 +112,18 @@ def indigo_matched(base: str, worker: str | None = None, tries: int = 100) -> bo
     raise AssertionError(f"worker {worker} did not answer in {tries} connections")
 
 
+def top_ids(base: str, worker: str | None = None, tries: int = 100) -> list[str]:
+    """The 6 best items for "indigo" from `base` (the worker with pid `worker`), each navy."""
+    for _ in range(tries):
+        r = httpx.post(f"{base}/recommend", json={"query": "indigo", "k": 6}, timeout=30)
+        assert r.status_code == 200, r.text
+        if worker is None or r.headers["x-worker-pid"] == worker:
+            items = r.json()["items"]
+            assert all(it["attributes"]["color"] == ["navy"] for it in items), items
+            return [it["item_id"] for it in items]
+    raise AssertionError(f"worker {worker} did not answer in {tries} connections")
+
+
 def test_a_synonym_change_reaches_every_replica_and_worker(servers):
     a, b, workers = servers
     pids: set[str] = set()
@@ -129,6 +141,9 @@ def test_a_synonym_change_reaches_every_replica_and_worker(servers):
     for p in sorted(pids):
         delays[f"worker {p}"] = seen_within(lambda p=p: indigo_matched(workers, p), True)
     print("synonym created, followed after (s):", {k: round(v, 3) for k, v in delays.items()})
+    # the same results everywhere: the navy items, each explained by the rule
+    answers = [top_ids(a), top_ids(b), *(top_ids(workers, p) for p in sorted(pids))]
+    assert all(ids == answers[0] for ids in answers) and len(answers[0]) == 6
     r = httpx.delete(f"{b}/admin/synonyms/indigo", headers=AUTH, timeout=30)
     assert r.status_code == 200, r.text
     assert not indigo_matched(b)
