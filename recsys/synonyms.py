@@ -153,10 +153,7 @@ def check_synonym(synonym: Synonym, catalog_keys: Collection[str]) -> str | None
         keys = [match_key(w) for w in phrase.split()]
         return bool(keys) and all(k in catalog_keys for k in keys)
 
-    usable = [w for w in (synonym.to or synonym.words) if occurs(w)]
-    if synonym.two_way and len(usable) >= 1:
-        return None
-    if synonym.to and usable:
+    if any(occurs(w) for w in (synonym.to or synonym.words)):  # a two-way list: one word is enough
         return None
     said = [w for w in synonym.words if occurs(w)]
     what = ("neither side occurs in any item" if not said else
