@@ -107,6 +107,10 @@ class Settings(BaseSettings):
                              "replaces a worker that dies at once, while a new spare loads "
                              "(0: none; a dead worker is replaced by a new process, which "
                              "loads first)")
+    synonyms_file: Path | None = Field(
+        None, description="a synonyms.txt file (`navy => blue`, `sofa, couch, settee`; docs/data.md) "
+                          "served beside the store's synonyms (/admin/synonyms, which replace its "
+                          "rules name for name); read at start")
     max_worker_restarts: int = Field(
         5, ge=0, description="crashed workers restarted within a minute before the service gives "
                              "up and exits (non-zero)")

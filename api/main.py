@@ -41,11 +41,13 @@ from .routes import (
     similar,
     suggest,
 )
+from .routes import synonyms as synonyms_routes
 from .routes.page import STATIC
 from .rules import ServedRules
 from .served_versions import PointerWatcher, ServedVersions
 from .standby import Standby, StandbyLoader
 from .suggestions import Suggestions
+from .synonyms import ServedSynonyms, read_synonyms
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api")
@@ -66,8 +68,9 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     telemetry = Telemetry()
     db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
     standby = Standby(settings.artifacts_dir, settings.standby_versions)
+    synonyms = ServedSynonyms(db, lambda: _served_models(app), read_synonyms(settings))
     versions = ServedVersions(settings.artifacts_dir, pinned=model_path,
-                       on_swap=lambda rec: telemetry.model_served(rec.version), db=db,
+                       on_swap=lambda rec: _on_swap(rec, synonyms, telemetry), db=db,
                        standby=standby if model_path is None else None)
     app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0", lifespan=_lifespan,
                   docs_url=None, redoc_url=None)  # api.routes.docs: the same pages, without a CDN
@@ -76,6 +79,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.state.experiments = Experiments(versions, db, telemetry)
     app.state.suggestions = Suggestions(db)
     app.state.rules = ServedRules(db, versions)
+    app.state.synonyms = synonyms
     app.state.profiles = Profiles(db, settings.profile_ttl_s, settings.profile_users, settings.profile_events)
     app.state.standby = StandbyLoader(versions, standby, settings.watch_interval_s)
     app.state.jobs = JobManager(versions, telemetry, db, settings.max_queued_jobs, train_runner)
@@ -87,7 +91,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
                        upload_limit=settings.max_upload_bytes, upload_paths=("/admin/train",))
     app.add_middleware(RequestContextMiddleware, telemetry=telemetry)  # outermost: sees every answer
     for r in (health, recommend, explain, compare, similar, suggest, items, model, metrics, events, admin, admin_items,
-              admin_users, experiments, rules, page, docs):
+              admin_users, experiments, rules, synonyms_routes, page, docs):
         app.include_router(r.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
@@ -116,11 +120,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     experiments: Experiments = app.state.experiments
     if schema.done:  # the rules in force before the first answer (else the watcher reads them)
         _follow_rules(app.state.rules)
+        _follow_rules(app.state.synonyms)
     # the running experiment first: when it has ended, the winner's activation is taken from
     # its arms already in memory
     watcher = PointerWatcher(versions, settings.watch_interval_s,
                              followers=(schema.ensure, experiments.follow, app.state.profiles.follow,
-                                        app.state.rules.follow))
+                                        app.state.rules.follow, app.state.synonyms.follow))
     if app.state.initial_model is not None:
         versions.mark_activations_seen()
         versions.install(app.state.initial_model)
@@ -156,7 +161,19 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         log.info("service stopped")
 
 
-def _follow_rules(served: ServedRules) -> None:
+def _on_swap(rec: Recommender, synonyms: ServedSynonyms, telemetry: Telemetry) -> None:
+    """A model installed: served with the synonyms in force, and said so."""
+    synonyms.apply(rec)
+    telemetry.model_served(rec.version)
+
+
+def _served_models(app: FastAPI) -> list[Recommender | None]:
+    """The models this process answers with now: the served version, the running experiment's arms."""
+    serving = app.state.experiments.serving
+    return [app.state.versions.current, *(serving.by_version().values() if serving is not None else ())]
+
+
+def _follow_rules(served: ServedRules | ServedSynonyms) -> None:
     try:
         served.follow()
     except Exception as exc:

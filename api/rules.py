@@ -40,7 +40,7 @@ class ServedRules:
                 return
             revision, stored = list_rules(self.db)
             if revision != self.book.revision or force:
-                book = RuleBook([s.rule for s in stored], revision)
+                book = RuleBook([s.item for s in stored], revision)
                 current = self.versions.current if self.versions is not None else None
                 if current is not None:  # the items each rule acts on, found here, not in a request
                     book.items(current.catalog)

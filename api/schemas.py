@@ -250,6 +250,13 @@ class RuleEffectOut(_Out):
                                   "(brand:acme)\", \"pinned at position 1 by rule 'hero'\"")
 
 
+class SynonymEffectOut(_Out):
+    name: str = Field(description="the synonym's name (GET /admin/synonyms)")
+    query_token: str
+    attribute: str = Field(description="the item's attribute the query word matched through it")
+    note: str = Field(description="\"navy -> color:blue (synonym rule 'navy')\"")
+
+
 class ExplanationOut(_Out):
     prior: float
     summary: str = Field(description="what sets the item apart from the others listed")
@@ -265,6 +272,10 @@ class ExplanationOut(_Out):
         default_factory=list,
         description="the merchandising rules that acted on this item for this query: `score` is "
                     "prior + the heads' contributions + these amounts; a pin says so instead")
+    synonyms: list[SynonymEffectOut] = Field(
+        default_factory=list,
+        description="the shop's synonyms through which a query word matched one of its attributes "
+                    "(inside the heads: the score needs no term of its own)")
 
 
 class ItemOut(_Out):
@@ -424,6 +435,7 @@ def _explanation(e: Explanation) -> dict:
         } for h in e.heads],
         "history": e.history,
         "rules": e.rules,  # orjson writes each dataclass as its fields
+        "synonyms": e.synonyms,
     }
 
 
@@ -754,3 +766,53 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 SCORING_RESPONSES = error_responses(400, 404, 413, 422, 500, 503)
+
+
+SynonymName = Annotated[str, Field(pattern=r"^[\w.\-]{1,64}$", description="1-64 letters, digits, '.', "
+                                   "'_' or '-' (by default the synonym's first word)", examples=["navy"])]
+SynonymWord = Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class SynonymBody(_Request):
+    """A synonym without its name (`recsys.synonyms` checks the words): `words` and `to`, or the
+    synonyms.txt `line`."""
+
+    words: list[SynonymWord] = Field(default_factory=list, max_length=64,
+                                     description="the query words, one word each; without `to`, a "
+                                                 "two-way list: each counts as every other",
+                                     examples=[["sofa", "couch", "settee"]])
+    to: list[SynonymWord] = Field(default_factory=list, max_length=64,
+                                  description="one-way: what `words` count as (words or phrases); "
+                                              "they do not count as `words`", examples=[["blue"]])
+    line: StoredText | None = Field(None, max_length=2048, description="instead of words and to: a "
+                                    "synonyms.txt line, `navy => blue` or `sofa, couch, settee`")
+
+
+class SynonymIn(SynonymBody):
+    name: SynonymName | None = None
+
+
+class SynonymsRequest(_Request):
+    synonyms: list[SynonymIn] = Field(min_length=1, description="stored all together or not at all")
+
+
+class SynonymOut(_Out):
+    name: str
+    words: list[str]
+    to: list[str] = Field(description="[] for a two-way list")
+    line: str = Field(description="as a synonyms.txt line")
+    source: str = Field(description="store (the admin API) or file (RECSYS_SYNONYMS_FILE)")
+    usable: bool = Field(description="some item of the served catalogue says a word it counts as")
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    updated_by: str | None = None
+
+
+class SynonymsOut(_Out):
+    revision: int = Field(description="the store's newest synonym change id: every serving "
+                                      "process follows it within RECSYS_WATCH_INTERVAL_S")
+    synonyms: list[SynonymOut]
+    warnings: list[str] = Field(default_factory=list,
+                                description="synonyms the served catalogue cannot use (no item has a "
+                                            "word they count as): stored, changing no result")
+

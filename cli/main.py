@@ -135,6 +135,9 @@ def _parser() -> argparse.ArgumentParser:
                         "items in a search log): skip them, counted and the first shown "
                         "(default), or stop with an error")
     t.add_argument("--judgments", type=Path, help="extra held-out judgments to report on")
+    t.add_argument("--synonyms", type=Path, help=SYNONYMS_HELP + "; the new version and the served "
+                                                 "one are evaluated with them, as `recsys serve "
+                                                 "--synonyms` serves them (the model learns nothing of them)")
     t.add_argument("--probes", type=Path, help="query,word,facet,value: explanation ground truth")
     t.add_argument("--out", type=Path, help="artifacts folder (default: RECSYS_ARTIFACTS_DIR or ./artifacts)")
     t.add_argument("--epochs", type=_int_in(1), default=TrainConfig.epochs,
@@ -176,12 +179,16 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("item_id")
     x.add_argument("--model", type=Path)
     x.add_argument("--json", action="store_true")
+    x.add_argument("--synonyms", type=Path, help=SYNONYMS_HELP)
     x.set_defaults(run=cmd_explain)
 
     s = sub.add_parser("serve", help="run the HTTP service")
     s.add_argument("--host")
     s.add_argument("--port", type=_int_in(1, 65535))
     s.add_argument("--model", type=Path)
+    s.add_argument("--synonyms", type=Path, help=SYNONYMS_HELP + "; served beside the store's "
+                                                 "(/admin/synonyms), read at start (default: "
+                                                 "RECSYS_SYNONYMS_FILE)")
     s.add_argument("--workers", type=_int_in(1),
                    help="server processes on the one port (default: RECSYS_WORKERS, else one per "
                         "core; 1: a single process)")
@@ -217,11 +224,38 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+SYNONYMS_HELP = ("a synonyms.txt file of the shop's synonyms (docs/data.md): `navy => blue` one-way, "
+                 "`sofa, couch, settee` two-way, one a line")
+
+
+def _synonyms(path: Path | None) -> list:
+    """The rules of a synonyms file (none without one); a bad line is an InputError naming it."""
+    from recsys.synonyms import SynonymError, read_synonyms_file
+
+    if path is None:
+        return []
+    try:
+        return read_synonyms_file(path)
+    except SynonymError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _load(args):
+    """The version of `--model` (the current one by default), with `--synonyms`."""
+    from recsys.artifact import load_version
+    from recsys.synonyms import SynonymBook
+
+    rec = load_version(_model_path(args.model))
+    rec.use_synonyms(SynonymBook(_synonyms(args.synonyms)))
+    return rec
+
+
 def _add_ranking_options(p: argparse.ArgumentParser) -> None:
     """What a command that prints a ranking takes: how many items, which version, JSON or a table."""
     p.add_argument("--k", type=_int_in(1), default=10)
     p.add_argument("--model", type=Path)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--synonyms", type=Path, help=SYNONYMS_HELP)
 
 
 def _add_data_options(p: argparse.ArgumentParser, items_required: bool = True) -> None:
@@ -279,6 +313,7 @@ def cmd_train(args) -> int:
                                  args.probes, args.encoding, args.on_bad_lines,
                                  baseline=_current_dir(Path(out)))
         inputs.unknown_items = args.unknown_items
+        inputs.synonyms = tuple(_synonyms(args.synonyms))
         with progress_bar("training") as on_step:
             result = train_replica(inputs, out, cfg, on_step if writes else None, replicas,
                                    make_current=False)
@@ -288,6 +323,8 @@ def cmd_train(args) -> int:
 
     decision = _activate_if_allowed(Path(out), inputs.baseline, result, args.activate)
     _print_data_notes(result.manifest.get("data", {}))
+    for warning in (result.manifest.get("data", {}).get("synonyms") or {}).get("unusable", []):
+        print(f"{args.synonyms}: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps({"version": result.version_dir.name, "path": str(result.version_dir),
                           "activated": decision.activate, "decision": decision.reason,
@@ -403,9 +440,8 @@ def cmd_evaluate(args) -> int:
 
 def cmd_recommend(args) -> int:
     from cli.render import print_recommendation
-    from recsys.artifact import load_version
 
-    rec = load_version(_model_path(args.model))
+    rec = _load(args)
     result = rec.recommend(args.query, k=args.k)
     if args.json:
         print(json.dumps(asdict(result)))
@@ -416,9 +452,8 @@ def cmd_recommend(args) -> int:
 
 def cmd_similar(args) -> int:
     from cli.render import print_recommendation
-    from recsys.artifact import load_version
 
-    rec = load_version(_model_path(args.model))
+    rec = _load(args)
     asked, result = rec.similar(args.item_id, k=args.k, same=args.same)
     if args.json:
         print(json.dumps({**asdict(asked), "recommendation": asdict(result)}))
@@ -431,9 +466,8 @@ def cmd_similar(args) -> int:
 
 def cmd_explain(args) -> int:
     from cli.render import print_explanation
-    from recsys.artifact import load_version
 
-    rec = load_version(_model_path(args.model))
+    rec = _load(args)
     detail = rec.explain(args.query, args.item_id)
     if args.json:
         print(json.dumps(asdict(detail)))
@@ -446,6 +480,9 @@ def cmd_serve(args) -> int:
     from .serve import serve
 
     settings = _settings()
+    if args.synonyms is not None:
+        settings = settings.model_copy(update={"synonyms_file": args.synonyms})
+    _synonyms(settings.synonyms_file)  # a bad file stops here, before any worker starts
     return serve(settings, host=args.host, port=args.port, model=args.model, workers=args.workers)
 
 

@@ -16,6 +16,7 @@ from .index.query import QueryState
 from .index.scoring import ScoringIndex
 from .match_evidence import cell_evidence
 from .rules import RuleEffect, sum_effects
+from .synonyms import SynonymEffect, effect_note, synonym_of
 
 NO_MATCH = "(no match)"
 # A query word matches an attribute when the attribute holds at least this share of the word's
@@ -59,6 +60,8 @@ class Explanation:
     history: list[str] = field(default_factory=list)
     # the merchandising rules that acted on it (`recsys.rules`): terms of its score beside the heads
     rules: list[RuleEffect] = field(default_factory=list)
+    # the shop's synonyms through which a query word matched one of its attributes (`synonym_effects`)
+    synonyms: list[SynonymEffect] = field(default_factory=list)
     # some query word matched one of the item's attributes (MATCH_THRESHOLD)
     matched: bool = field(init=False)
 
@@ -298,6 +301,30 @@ def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
         ))
     prior = float(index.prior[item_idx])
     return prior + sum(d.contribution for d in details), prior, details
+
+
+def synonym_effects(index: ScoringIndex, state: QueryState, item_idx: int,
+                    heads: list[HeadExplanation]) -> list[SynonymEffect]:
+    """The synonyms behind the item's listed matches: each match of a query word with synonyms on
+    an attribute it matches through one of them (`synonyms.synonym_of`), in the heads' order."""
+    by_surface = {t.surface: t for t in state.tokens if t.synonyms}
+    if not by_surface:
+        return []
+    catalog = index.featurizer.catalog
+    out = []
+    for h in heads:
+        if not any(m.query_token in by_surface for m in h.matches):
+            continue
+        vocab = catalog.vocab[h.head]
+        attrs = {vocab[a].label: vocab[a] for a in catalog.attributes_of(item_idx, h.head)}
+        for m in h.matches:
+            tok, attr = by_surface.get(m.query_token), attrs.get(m.attribute)
+            use = synonym_of(tok, attr) if tok is not None and attr is not None else None
+            if use is not None:
+                label = m.attribute if ":" in m.attribute else f"{h.head}:{m.attribute}"
+                out.append(SynonymEffect(use.name, m.query_token, m.attribute,
+                                         effect_note(m.query_token, label, use.name)))
+    return out
 
 
 def summarize(heads: list[HeadExplanation], prior: float, rank: int | None) -> str:

@@ -3,7 +3,8 @@ an explanation that says why the head may attend there ("navy -> color:blue (lea
 searches)").
 
 Read off the query state's evidence channels (`formula.EVIDENCE_KINDS`), the strongest channel
-first: an exact match (of a title or column value, of a description word, or of two query words
+first: a shop's synonym rule (exact evidence of the word the rule makes it count as,
+`recsys.synonyms`), an exact match (of a title or column value, of a description word, or of two query words
 run together), a near spelling (or a run-together query word's part), then a click association,
 with its confident lift and the distinct training searches that carry it when the version has
 them (`Evidence.confident`, `Evidence.support`; versions saved before have neither).
@@ -21,10 +22,12 @@ from .evidence import Evidence
 from .facets import DESCRIPTION as DESCRIPTION_KEY  # a description word's attribute key
 from .formula import ASSOC, EXACT, NEAR
 from .spelling import MIN_PART
+from .synonyms import synonym_of
 from .words import QueryToken, WordTable
 
 EXACT_KIND, DESCRIPTION, NEAR_SPELLING, RUN_TOGETHER, CLICKS = (
     "exact", "description", "near spelling", "words run together", "click association")
+SYNONYM = "synonym"  # a shop's synonym rule (`recsys.synonyms`): exact evidence of another word
 
 
 @dataclass
@@ -32,9 +35,13 @@ class CellEvidence:
     kind: str  # one of the kinds above, "" where the word has no evidence on the attribute
     lift: float | None = None  # click association: the pair's confident lift, when known
     searches: int | None = None  # and the distinct training searches that chose the value
+    rule: str | None = None  # a synonym: the rule's name
 
     def describe(self) -> str:
-        """The cell's evidence in a shopper's words: "exact", "learned from 41 searches"."""
+        """The cell's evidence in a shopper's words: "exact", "learned from 41 searches",
+        "synonym rule 'navy'"."""
+        if self.kind == SYNONYM:
+            return f"synonym rule {self.rule!r}"
         if self.kind != CLICKS:
             return self.kind
         if self.searches is None:
@@ -54,7 +61,10 @@ def cell_evidence(evidence: Evidence, words: WordTable, tokens: list[QueryToken]
         row = []
         for m, attr in enumerate(attrs):
             exact, assoc, near = (float(channels[t, m, k]) for k in (EXACT, ASSOC, NEAR))
-            if exact > 0:
+            use = synonym_of(tok, attr) if exact > 0 else None
+            if use is not None:
+                row.append(CellEvidence(SYNONYM, rule=use.name))
+            elif exact > 0:
                 kind = RUN_TOGETHER if tok.surface in joined else (
                     DESCRIPTION if attr.key == DESCRIPTION_KEY else EXACT_KIND)
                 row.append(CellEvidence(kind))

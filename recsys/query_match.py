@@ -47,7 +47,7 @@ class QueryMatches:
     def is_warm(self, state: QueryState) -> bool:
         """Every word's item mask is cached: `mask` costs an OR per word."""
         free = state.context_free
-        return all(free is not None and bool(free[i]) and t.key in self.word_items
+        return all(free is not None and bool(free[i]) and t.cache_key in self.word_items
                    for i, t in enumerate(state.tokens))
 
     def mask(self, state: QueryState) -> np.ndarray:
@@ -63,7 +63,7 @@ class QueryMatches:
     def _word_masks(self, state: QueryState) -> list[np.ndarray]:
         t = len(state.tokens)
         free = state.context_free if state.context_free is not None else np.zeros(t, dtype=bool)
-        masks: list[np.ndarray | None] = [self.word_items.get(tok.key) if free[i] else None
+        masks: list[np.ndarray | None] = [self.word_items.get(tok.cache_key) if free[i] else None
                                           for i, tok in enumerate(state.tokens)]
         missing = [i for i in range(t) if masks[i] is None]
         if missing:
@@ -79,7 +79,7 @@ class QueryMatches:
                     items |= matched_sets[j, offset + item_set]
                 masks[i] = items
                 if free[i]:
-                    self.word_items.put(state.tokens[i].key, items)
+                    self.word_items.put(state.tokens[i].cache_key, items)
         return [m for m in masks if m is not None]
 
     def _matched_sets(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from .explain import (
     detail_item,
     explain_items,
     item_rows,
+    synonym_effects,
     unmatched_tokens,
 )
 from .facet_counts import FacetCounter, FacetCounts
@@ -33,6 +34,7 @@ from .index.topk import fast_top_k
 from .model import FacetScorer
 from .rules import Adjustments, RuleEffect, place_pins, sum_effects
 from .similar import ItemQuery, item_query
+from .synonyms import SynonymBook
 
 
 @dataclass
@@ -144,12 +146,23 @@ class Recommender:
         state = self.index.query_state(query)
         return self.index.score(state, self.head_weight_vector(head_weights))
 
+    def use_synonyms(self, book: SynonymBook | None) -> None:
+        """Rank with the shop's synonyms `book` from the next query on (None: none): every
+        query state of this model applies them (`recsys.synonyms`); no retraining."""
+        self.index.synonyms = book if book is not None and len(book) else None
+
+    @property
+    def synonyms(self) -> SynonymBook | None:
+        return self.index.synonyms
+
     def is_warm(self, query: str) -> bool:
         """Every word of `query` has its rows in the index's per-word cache: answering it computes
         no word's features (a word never seen costs up to 0.4 ms on Home Depot's vocabulary),
         only sums over the catalogue."""
-        rows = self.index.queries.word_rows
-        return all(t.key in rows for t in self.featurizer.query_tokens(query))
+        rows, tokens = self.index.queries.word_rows, self.featurizer.query_tokens(query)
+        if self.index.synonyms is not None:
+            tokens = self.index.synonyms.tokens(tokens)
+        return all(t.cache_key in rows for t in tokens)
 
     def top_indices(self, query: str, k: int) -> np.ndarray:
         """(k,) catalogue indices of the k best items for `query` over the whole catalogue, best
@@ -218,6 +231,11 @@ class Recommender:
                 e.history = [w for w in added if any(m.query_token == w for h in e.heads for m in h.matches)]
                 if e.history:
                     e.summary += f"; {HISTORY_LABEL}: {', '.join(e.history)}"
+            if any(t.synonyms for t in state.tokens):
+                for e, i in zip(explained, shown.tolist()):
+                    e.synonyms = synonym_effects(self.index, state, i, e.heads)
+                    if e.synonyms:
+                        e.summary += "; " + "; ".join(s.note for s in e.synonyms)
             if rules is not None:
                 for e, i in zip(explained, shown.tolist()):
                     e.rules = rules.effects(i)
@@ -284,14 +302,14 @@ class Recommender:
         counts as remembered only while its rows are in the index's cache, so emptying that
         (`ScoringIndex.clear_caches`) makes it cold here too."""
         free, rows = state.context_free, self.index.queries.word_rows
-        cacheable = [free is not None and bool(free[i]) and t.key in rows for i, t in enumerate(state.tokens)]
-        known = [self.word_matches.get(t.key) if ok else None for t, ok in zip(state.tokens, cacheable)]
+        cacheable = [free is not None and bool(free[i]) and t.cache_key in rows for i, t in enumerate(state.tokens)]
+        known = [self.word_matches.get(t.cache_key) if ok else None for t, ok in zip(state.tokens, cacheable)]
         if None not in known:
             return [t.surface for t, matches in zip(state.tokens, known) if not matches]
         unmatched = unmatched_tokens(self.index, state)
         for t, ok in zip(state.tokens, cacheable):
             if ok:
-                self.word_matches.put(t.key, t.surface not in unmatched)
+                self.word_matches.put(t.cache_key, t.surface not in unmatched)
         return unmatched
 
     def similar(

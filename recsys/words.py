@@ -50,6 +50,16 @@ def hashed_features(key: str, word_buckets: int, ngram_buckets: int,
 class QueryToken(NamedTuple):  # a tuple: every query makes a few, and tuples are cheap
     surface: str  # as typed (lower-cased), what explanations show
     key: str  # match key (stem)
+    # the shop's synonyms of the word (`synonyms.SynonymUse`, `SynonymBook.tokens`): () for most
+    synonyms: tuple[Any, ...] = ()
+
+    @property
+    def cache_key(self) -> str:
+        """What the per-word caches keep the word's rows under: its key, and with synonyms what
+        they make it count as (the rows differ, the word is the same)."""
+        if not self.synonyms:
+            return self.key
+        return self.key + "\x1f" + repr([(u.name, u.phrases) for u in self.synonyms])
 
 
 def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[QueryToken]:

@@ -37,6 +37,8 @@ CATALOGUE_LOCK = NamedLock(7_151_016, "catalogue")
 # rule changes one at a time: each commits before the next takes a change id, so a process that
 # has seen change n has seen every change before it (`store.rules.rules_revision`)
 RULES_LOCK = NamedLock(7_151_017, "rules")
+# synonym changes one at a time, for the same reason (`store.synonyms.synonyms_revision`)
+SYNONYMS_LOCK = NamedLock(7_151_018, "synonyms")
 # a transaction PostgreSQL rolled back to break a deadlock or a serialisation conflict is tried
 # again this many times in all, after a short random pause (so the two do not collide again)
 RETRY_ATTEMPTS = 5

@@ -99,6 +99,20 @@ experiments = Table(
     Column("winner", String(32), nullable=True),
 )
 
+def _changes(name: str) -> tuple:
+    """The columns of a shop control's audit trail (`store.audited`): who, when, the control
+    before and after; the newest id is the controls' revision."""
+    return (name, metadata,
+            Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+            Column("name", String(64), nullable=False),
+            Column("action", String(8), nullable=False),  # create | update | delete
+            Column("actor", String(256), nullable=False),
+            Column("changed_at", DateTime(timezone=False), nullable=False),
+            Column("before", JSON, nullable=True),
+            Column("after", JSON, nullable=True),
+            Index(f"ix_{name}_name", "name", "id"))
+
+
 # merchandising rules (`recsys.rules.Rule`, api/routes/rules.py): one row per rule in force;
 # what `attribute` or `item_id` names and what the rule does, its query scope and time window
 rules = Table(
@@ -120,14 +134,20 @@ rules = Table(
 
 # every change to `rules`, in order (who, when, the rule before and after): the audit trail; the
 # newest id is the rules' revision, which every serving process follows (`api.rules`)
-rule_changes = Table(
-    "rule_changes", metadata,
-    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
-    Column("name", String(64), nullable=False),
-    Column("action", String(8), nullable=False),  # create | update | delete
-    Column("actor", String(256), nullable=False),
-    Column("changed_at", DateTime(timezone=False), nullable=False),
-    Column("before", JSON, nullable=True),
-    Column("after", JSON, nullable=True),
-    Index("ix_rule_changes_name", "name", "id"),
+rule_changes = Table(*_changes("rule_changes"))
+
+# a shop's synonyms (`recsys.synonyms.Synonym`, api/routes/synonyms.py): one row per rule in
+# force; `to` is [] for a two-way list
+synonyms = Table(
+    "synonyms", metadata,
+    Column("name", String(64), primary_key=True),
+    Column("words", JSON, nullable=False),  # the query words
+    Column("to", JSON, nullable=False),  # what they count as (one-way), or []
+    Column("created_at", DateTime(timezone=False), nullable=False),
+    Column("updated_at", DateTime(timezone=False), nullable=False),
+    Column("updated_by", String(256), nullable=False),
 )
+
+# every change to `synonyms`, in order: the audit trail, whose newest id is the synonyms'
+# revision every serving process follows (`api.synonyms`)
+synonym_changes = Table(*_changes("synonym_changes"))

@@ -117,3 +117,20 @@ def write_material(folder: Path) -> dict[str, Path]:
     material_interactions(items).to_csv(paths["interactions"], index=False)
     paths["schema"].write_text(MATERIAL_SCHEMA)
     return paths
+
+
+# ---- a furniture shop, for its synonyms ---------------------------------------------------------
+#
+# Every category x colour x brand; no item says "couch", "settee" or "navy": a shop's synonyms
+# (`recsys.synonyms`) are the only way those words reach its sofas and its blue items.
+
+FURNITURE = ["sofa", "armchair", "table", "bed"]
+FURNITURE_COLORS = ["blue", "red", "green"]
+
+
+def furniture_items() -> pd.DataFrame:
+    rows = []
+    for n, (category, color, brand) in enumerate(itertools.product(FURNITURE, FURNITURE_COLORS, BRANDS)):
+        rows.append({"item_id": f"F{n:03d}", "title": f"{brand} {category}", "color": color,
+                     "category": category})
+    return pd.DataFrame(rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from recsys.io.text import ReadReport, fingerprint
 from recsys.metrics import evaluate_rankings, group_judgments
 from recsys.promotion import same_catalogue
 from recsys.recommender import Recommender
+from recsys.synonyms import Synonym, SynonymBook, check_synonym
 
 from .config import TrainConfig
 from .evaluate import (
@@ -61,6 +62,9 @@ class TrainInputs:
     held_out: set[str] | None = None
     source: dict | None = None  # where the interactions came from (events), for the manifest
     schema_data: Schema | None = None  # a schema already read (a served version's), for `schema`
+    # the shop's synonyms (`recsys train --synonyms`): the new version and the served one are
+    # evaluated with them, as they will serve (`recsys.synonyms`); the model learns nothing of them
+    synonyms: tuple[Synonym, ...] = ()
 
 
 @dataclass
@@ -163,6 +167,11 @@ def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     rec, fit_report = train_recommender(catalog, train_rows, cfg, on_step, replicas)
     if replicas is not None and not replicas.writes:
         return None
+    if inputs.synonyms:
+        rec.use_synonyms(SynonymBook(inputs.synonyms))
+        keys = rec.featurizer.catalog_keys()
+        data["synonyms"] = {"rules": len(inputs.synonyms),
+                            "unusable": [w for s in inputs.synonyms if (w := check_synonym(s, keys))]}
     baselines = make_baselines(rec, train_rows, cfg.seed)
     held_judgments = judgments_from_rows(held_rows)
     metrics = {"held_out": evaluate_all(rec, held_judgments, baselines)}
@@ -181,7 +190,7 @@ def train_replica(inputs: TrainInputs, out_dir: str | Path, cfg: TrainConfig,
     if fit_report.synonyms:
         metrics["synonyms"] = fit_report.synonyms
     if inputs.baseline is not None:
-        replayed = replay(inputs.baseline, data, held_judgments, extra_judgments)
+        replayed = replay(inputs.baseline, data, held_judgments, extra_judgments, inputs.synonyms)
         if replayed is not None:
             metrics["replayed"] = replayed
     popularity = np.bincount(train_rows["item_idx"], weights=train_rows["label"] * train_rows["weight"],
@@ -203,12 +212,14 @@ def queries_fingerprint(queries: set[str]) -> str:
     return "sha256:" + hashlib.sha256(json.dumps(sorted(queries)).encode()).hexdigest()
 
 
-def replay(baseline: Path, data: dict, held_out: Judgments, judgments: Judgments | None) -> dict | None:
-    """The `baseline` version's metrics on this training's evaluation sets, None when it has
-    another catalogue (its item indices mean other items)."""
+def replay(baseline: Path, data: dict, held_out: Judgments, judgments: Judgments | None,
+           synonyms: Sequence[Synonym] = ()) -> dict | None:
+    """The `baseline` version's metrics on this training's evaluation sets (with its `synonyms`),
+    None when it has another catalogue (its item indices mean other items)."""
     if not same_catalogue({"data": data}, read_manifest(baseline)):
         return None
     rec = load_version(baseline)
+    rec.use_synonyms(SynonymBook(synonyms))
     out: dict = {"version": rec.version}
     for name, sets in (("held_out", held_out), ("judgments", judgments)):
         if sets is not None:

@@ -69,8 +69,8 @@ def _checked(rule: Rule, rec: Recommender, loc: tuple) -> str | None:
 
 def _out(stored: list[StoredRule], revision: int, rec: Recommender, warnings: list[str]) -> dict:
     now = utc_now()
-    rules = [{**vars(s.rule), "active": s.rule.in_window(now),
-              "matches": int(matching_items(s.rule, rec.catalog).size), "created_at": s.created_at,
+    rules = [{**vars(s.item), "active": s.item.in_window(now),
+              "matches": int(matching_items(s.item, rec.catalog).size), "created_at": s.created_at,
               "updated_at": s.updated_at, "updated_by": s.updated_by} for s in stored]
     return {"revision": revision, "rules": rules, "warnings": warnings}
 
@@ -109,7 +109,7 @@ def create(req: RulesRequest, db: DatabaseDep, rec: ModelDep, served: RulesDep,
 
 def _created(db: Database, rec: Recommender, names: set[str], warnings: list[str]) -> dict:
     revision, stored = list_rules(db)
-    return _out([s for s in stored if s.rule.name in names], revision, rec, warnings)
+    return _out([s for s in stored if s.item.name in names], revision, rec, warnings)
 
 
 @router.put("/{name}", response_model=RulesOut, responses=error_responses(404, 422))

@@ -440,6 +440,15 @@
         : `${capital(r.kind)} “${r.name}” ${signed(r.amount, 2)}`)));
   }
 
+  // The shop's synonyms through which a query word matched the result ("navy -> color:blue")
+  function synonymsLine(synonyms) {
+    if (!synonyms || !synonyms.length) return null;
+    return el("p", { class: "synonyms", "data-synonyms": synonyms.map((s) => s.name).join(",") },
+      synonyms.map((s) => el("span", { class: "synonym", "data-synonym": s.name,
+        title: "a synonym rule of the shop (GET /admin/synonyms)" },
+      `${s.query_token} → ${s.attribute} (synonym “${s.name}”)`)));
+  }
+
   function resultCard(item) {
     const by = contributions(item);
     const explain = explaining();
@@ -464,6 +473,7 @@
       !explain && attrs ? el("p", { class: "attrs-line" }, attrs) : null,
       reason ? el("p", { class: "summary" }, reason) : null,
       rulesLine(item.explanation && item.explanation.rules),
+      synonymsLine(item.explanation && item.explanation.synonyms),
       explain ? el("div", { class: "result-foot" },
         el("span", { class: "item-id" }, item.item_id),
         el("span", { class: "pick" },

@@ -20,6 +20,7 @@ import torch
 from ..encoding import Featurizer
 from ..formula import ASSOC, EXACT, N_KINDS, NEAR, covered, unlinked
 from ..model import FacetScorer
+from ..synonyms import SynonymBook
 from ..words import QueryToken
 from .kernels import Kernels
 
@@ -193,12 +194,15 @@ class QueryTables:
         self.word_rows: WordCache[tuple[np.ndarray, np.ndarray, np.ndarray]] = WordCache(
             "word rows", max(16, CACHE_BYTES // (4 * (1 + N_KINDS) * (v_total + len(self.facets)))))
 
-    def query_state(self, query: str) -> QueryState:
+    def query_state(self, query: str, synonyms: SynonymBook | None = None) -> QueryState:
         """The query's tokens and whether each one's logits are free of the others; the logits
         and evidence themselves are computed when first read (`_state_arrays`): a query whose
-        words' ratios are all cached is ranked without them."""
+        words' ratios are all cached is ranked without them. `synonyms`: the shop's, which give
+        their words more exact evidence (`recsys.synonyms`)."""
         tokens = self.featurizer.query_tokens(query)
-        entries = [self._token_entry(t.key) for t in tokens]
+        if synonyms is not None:
+            tokens = synonyms.tokens(tokens)
+        entries = [self._token_entry(t) for t in tokens]
         return _LazyQueryState(tokens, _context_free([cols for _, cols, _ in entries]),
                                lambda: self._state_arrays([rows for rows, _, _ in entries],
                                                           [cols for _, _, cols in entries]))
@@ -258,17 +262,44 @@ class QueryTables:
         for t, linked, values in kept:
             capped[t, linked] = values
 
-    def _token_entry(self, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The word's rows (`_token_rows`), the attribute columns it matches exactly, and those
-        where it has evidence of any kind (int64, sorted): elsewhere its logit is q.k + bias."""
-        entry = self.word_rows.get(key)
+    def _token_entry(self, token: QueryToken) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The word's rows (`_token_rows`, with its synonyms' exact evidence: `_synonym_rows`),
+        the attribute columns it matches exactly, and those where it has evidence of any kind
+        (int64, sorted): elsewhere its logit is q.k + bias."""
+        entry = self.word_rows.get(token.cache_key)
         if entry is None:
-            rows = self._token_rows(key)
+            rows = self._token_rows(token.key)
+            if token.synonyms:
+                rows[1 + EXACT, : int(self.vocab_offsets[-1])] = np.maximum(
+                    rows[1 + EXACT, : int(self.vocab_offsets[-1])], self._synonym_rows(token))
             v_total = int(self.vocab_offsets[-1])
             entry = (rows, np.flatnonzero(rows[1 + EXACT, :v_total] > 0),
                      np.flatnonzero((rows[1:, :v_total] != 0).any(axis=0)).astype(np.int64))
-            self.word_rows.put(key, entry)
+            self.word_rows.put(token.cache_key, entry)
         return entry
+
+    def _synonym_rows(self, token: QueryToken) -> np.ndarray:
+        """(sum V,) the exact evidence, before the query's coverage, that the token's synonyms
+        give it: per phrase it counts as, each of the phrase's words' stored exact values, 1 on
+        the attributes whose words the phrase has all (as the phrase typed alone would match
+        them), the largest over its phrases (`recsys.synonyms`)."""
+        v_total = int(self.vocab_offsets[-1])
+        out = np.zeros(v_total, dtype=np.float32)
+        for use in token.synonyms:
+            for phrase in use.phrases:
+                stored = np.zeros(v_total, dtype=np.float32)
+                said = np.zeros(v_total, dtype=np.float32)  # the phrase's words each attribute has
+                for key in dict.fromkeys(phrase):
+                    word = self.featurizer.words.id(key)
+                    if word < 0:
+                        continue
+                    lo, hi = self._exact.indptr[word], self._exact.indptr[word + 1]
+                    cols = self._exact.indices[lo:hi]
+                    stored[cols] = np.maximum(stored[cols], self._exact.data[lo:hi])
+                    said[cols] += 1.0
+                whole = (said >= self._attr_words) & (said > 0)
+                out = np.maximum(out, np.where(whole, np.float32(1.0), stored))
+        return out
 
     def _token_rows(self, key: str) -> np.ndarray:
         """(1 + N_KINDS, sum V + H) for one query word: row 0 is q.k / sqrt(d_k) against every

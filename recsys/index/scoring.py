@@ -39,6 +39,7 @@ import numpy as np
 
 from ..encoding import Featurizer
 from ..model import FacetScorer
+from ..synonyms import SynonymBook
 from .attribute_sets import AttributeSets
 from .kernels import Kernels, compiled
 from .query import CACHE_BYTES, QueryState, QueryTables, WordCache
@@ -55,6 +56,9 @@ class ScoringIndex:
     def __init__(self, model: FacetScorer, featurizer: Featurizer):
         self.model, self.featurizer = model.eval(), featurizer
         self.use_kernel = True  # compiled scoring when numba works here; False = numpy only
+        # the shop's synonyms every query state applies (`recsys.synonyms`); None: none. Set by
+        # whoever serves (`Recommender.use_synonyms`): a reference, swapped whole
+        self.synonyms: SynonymBook | None = None
         compiled()  # compile (or load from numba's cache) now, not on the first request
         catalog = featurizer.catalog
         self.facets = model.cfg.facets  # the heads, in order
@@ -106,8 +110,8 @@ class ScoringIndex:
         self.word_parts.clear()
 
     def query_state(self, query: str) -> QueryState:
-        """The query's tokens and logits (`QueryTables.query_state`)."""
-        return self.queries.query_state(query)
+        """The query's tokens and logits (`QueryTables.query_state`), with the synonyms in force."""
+        return self.queries.query_state(query, self.synonyms)
 
     # ---- scoring -------------------------------------------------------------------------------
 
@@ -132,7 +136,7 @@ class ScoringIndex:
         (bounded); the floats are the same either way."""
         t = len(state.tokens)
         cacheable = state.context_free if state.context_free is not None else np.zeros(t, dtype=bool)
-        parts: list[np.ndarray | None] = [self.word_parts.get(tok.key) if cacheable[i] else None
+        parts: list[np.ndarray | None] = [self.word_parts.get(tok.cache_key) if cacheable[i] else None
                                           for i, tok in enumerate(state.tokens)]
         missing = [i for i in range(t) if parts[i] is None]
         if missing:  # only now are the logits needed (a lazy state computes them on this read)
@@ -144,7 +148,7 @@ class ScoringIndex:
             for i, part in zip(missing, self._new_word_parts(flat[missing], flat_nm[missing])):
                 parts[i] = part
                 if cacheable[i]:
-                    self.word_parts.put(state.tokens[i].key, part)
+                    self.word_parts.put(state.tokens[i].cache_key, part)
         return cast(list[np.ndarray], parts)  # every token's part is filled in now
 
     def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray) -> list[np.ndarray]:

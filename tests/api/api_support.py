@@ -44,3 +44,19 @@ def wait_ready(client: TestClient, timeout: float = 30.0) -> dict:
             return r.json()
         time.sleep(0.05)
     raise AssertionError(f"not ready after {timeout}s: {r.json()}")
+
+
+def ids(answer: dict) -> list[str]:
+    """The item ids of a /recommend answer, in order."""
+    return [it["item_id"] for it in answer["items"]]
+
+
+def assert_additive(answer: dict) -> None:
+    """Each item's score is its prior + its heads' contributions + its rules' amounts."""
+    from recsys.explain import ADDITIVE_TOLERANCE
+
+    for it in answer["items"]:
+        e = it["explanation"]
+        total = e["prior"] + sum(h["contribution"] for h in e["heads"]) + sum(
+            r["amount"] or 0.0 for r in e["rules"])
+        assert abs(it["score"] - total) <= ADDITIVE_TOLERANCE, it

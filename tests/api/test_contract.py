@@ -107,8 +107,9 @@ def test_recommend_shape_and_additivity(client, rec):
     for item in items:
         assert set(item) == {"item_id", "title", "rank", "score", "attributes", "explanation"}
         assert set(item["attributes"]) == set(FACETS)
-        assert set(item["explanation"]) == {"prior", "summary", "matched", "heads", "history", "rules"}
-        assert item["explanation"]["rules"] == []  # no rule in this store
+        assert set(item["explanation"]) == {"prior", "summary", "matched", "heads", "history", "rules",
+                                              "synonyms"}
+        assert item["explanation"]["rules"] == item["explanation"]["synonyms"] == []  # none in this store
         assert item["explanation"]["matched"] == any(h["matches"] for h in item["explanation"]["heads"])
         for h in item["explanation"]["heads"]:
             assert set(h) == {"head", "contribution", "matches"}

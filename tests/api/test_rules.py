@@ -11,9 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cli.app import create_app
-from recsys.explain import ADDITIVE_TOLERANCE
 
-from api_support import ADMIN_TOKEN, make_artifacts, make_settings
+from api_support import ADMIN_TOKEN, assert_additive, ids, make_artifacts, make_settings
 
 AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}", "X-Actor": "merch@shop"}
 QUERY = "scarlet gown"
@@ -36,10 +35,6 @@ def ask(c: TestClient, query: str = QUERY, **kw) -> dict:
     return r.json()
 
 
-def ids(answer: dict) -> list[str]:
-    return [it["item_id"] for it in answer["items"]]
-
-
 def add(c: TestClient, *rules: dict, status: int = 201) -> dict:
     r = c.post("/admin/rules", json={"rules": list(rules)}, headers=AUTH)
     assert r.status_code == status, r.text
@@ -49,13 +44,6 @@ def add(c: TestClient, *rules: dict, status: int = 201) -> dict:
 def attr(c: TestClient, item_id: str, key: str) -> list[str]:
     return c.get(f"/items/{item_id}").json()["attributes"].get(key, [])
 
-
-def assert_additive(answer: dict) -> None:
-    for it in answer["items"]:
-        e = it["explanation"]
-        total = e["prior"] + sum(h["contribution"] for h in e["heads"]) + sum(
-            r["amount"] or 0.0 for r in e["rules"])
-        assert abs(it["score"] - total) <= ADDITIVE_TOLERANCE, it
 
 
 def test_rules_need_the_admin_token(shop):

@@ -27,6 +27,8 @@ from recsys.index.query import QueryState, WordCache
 from recsys.index.scoring import ScoringIndex
 from recsys.index.topk import fast_top_k
 from recsys.io.readers import read_items
+from recsys.synonyms import SynonymBook, parse_synonyms
+from recsys.tokenize import match_key
 from training.fit import TrainConfig, build_featurizer, new_model
 
 from ..reference import sorted_top_k, ties_at_the_cut
@@ -478,7 +480,7 @@ def test_top_k_on_random_catalogues_and_queries(tmp_path, seed):
     for _ in range(12):
         query = " ".join(rng.choice(vocabulary, size=rng.integers(0, 7)))
         state = index.query_state(query)
-        full = index.queries._state_arrays([index.queries._token_entry(t.key)[0] for t in state.tokens])
+        full = index.queries._state_arrays([index.queries._token_entry(t)[0] for t in state.tokens])
         for name in ("flat_logits", "flat_no_match"):
             np.testing.assert_array_equal(state._get(name), full[name])
         weights = None if rng.random() < 0.5 else rng.normal(1, 1, len(index.facets)).astype(np.float32)
@@ -497,3 +499,104 @@ def test_top_k_on_random_catalogues_and_queries(tmp_path, seed):
                     np.testing.assert_array_equal(item_scores, scores[expected])
             finally:
                 index.use_kernel = True
+
+
+# ---- the shop's synonyms (recsys.synonyms) ------------------------------------------------------
+
+SYNONYMS = "scarlet, red\nnavy => blue\nseat => chair\ngown => dining table\ntee => shirt\n"
+SYNONYM_QUERIES = ["scarlet gown", "dining seat", "navy seat", "tee", "red", "seat table", "blue navy",
+                   "zzqx seat", "casual dress"]
+
+
+def _reference_evidence(index: ScoringIndex, query: str, book: SynonymBook) -> dict[str, np.ndarray]:
+    """facet -> (T, V, N_KINDS) by hand: each word's stored exact values, raised on each
+    attribute to what its synonyms' phrases would have there (their words' stored values, 1 where
+    a phrase has all the attribute's words), then the query's coverage; association and near
+    evidence as `Evidence.dense_rows` reads them."""
+    fz = index.featurizer
+    enc = fz.encode_queries([query])
+    tokens = enc.tokens[0]
+    n = len(tokens)
+    phrases = {match_key(w): [] for s in book.synonyms for w in s.words}
+    for s in book.synonyms:
+        for w in s.words:
+            targets = s.to or tuple(x for x in s.words if x != w)
+            phrases[match_key(w)] += [[match_key(x) for x in t.split()] for t in targets]
+    out = {}
+    for f in fz.catalog.facets:
+        table = fz.evidence.exact[f].toarray()  # (n_words, V)
+        n_words = np.maximum((table > 0).sum(0), 1)  # (V,) each attribute's words
+        raw = np.zeros((n, table.shape[1]), dtype=np.float32)
+        for t, tok in enumerate(tokens):
+            if enc.word_id[0, t] >= 0:
+                raw[t] = table[enc.word_id[0, t]]
+            for phrase in phrases.get(tok.key, []):
+                ids = [fz.words.id(k) for k in dict.fromkeys(phrase) if fz.words.id(k) >= 0]
+                rows = table[ids] if ids else np.zeros((0, table.shape[1]), dtype=np.float32)
+                said = (rows > 0).sum(0)
+                value = np.where((said >= n_words) & (said > 0), 1.0, rows.max(0, initial=0.0))
+                raw[t] = np.maximum(raw[t], value)
+        whole = (raw > 0).sum(0) >= n_words
+        exact = np.where(whole, (raw > 0).astype(np.float32), raw)
+        _, assoc, near = fz.evidence.dense_rows(f, enc.word_id[0, :n], enc.near_id[0, :n], enc.near_sim[0, :n])
+        out[f] = np.stack([exact, assoc, near], -1).astype(np.float32)
+    return out
+
+
+def _reference_with_synonyms(index: ScoringIndex, query: str, book: SynonymBook) -> np.ndarray:
+    """(n_items,) scores from FacetScorer.forward over every item, its evidence gathered from
+    `_reference_evidence` at each item's attributes."""
+    fz = index.featurizer
+    enc = fz.encode_queries([query])
+    dense = _reference_evidence(index, query, book)
+    attrs, evidence = {}, {}
+    for f in fz.catalog.facets:
+        a = fz.padded_attributes(f)[None]  # (1, I, M)
+        t_max, kinds = enc.mask.shape[1], dense[f].shape[-1]
+        ev = np.zeros((1, a.shape[1], t_max, a.shape[2], kinds), dtype=np.float32)
+        if len(dense[f]) and dense[f].shape[1]:
+            gathered = dense[f][:, np.maximum(a[0], 0)]  # (T, I, M, K)
+            ev[0, :, : len(dense[f])] = np.where((a[0] >= 0)[None, :, :, None], gathered, 0).transpose(1, 0, 2, 3)
+        attrs[f], evidence[f] = torch.from_numpy(a), torch.from_numpy(ev)
+    with torch.no_grad():
+        out = index.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)
+    return out["scores"][0].numpy()
+
+
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
+def test_synonyms_score_as_the_reference(index, use_kernel):
+    """With synonyms in force, the index's scores and top k equal the model's own computation over
+    hand-built evidence, on both paths; words without synonyms score as before."""
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
+    book = SynonymBook(parse_synonyms(SYNONYMS))
+    before = {q: index.score(index.query_state(q)) for q in ["casual dress", "dining"]}
+    index.use_kernel, index.synonyms = use_kernel, book
+    try:
+        for query in SYNONYM_QUERIES:
+            ref = _reference_with_synonyms(index, query, book)
+            scale = max(1.0, float(np.abs(ref).max()))
+            for _ in range(2):  # cold, then from the per-word caches
+                state = index.query_state(query)
+                got = index.score(state)
+                np.testing.assert_allclose(got, ref, atol=2e-6 * scale, rtol=0)
+                assert np.array_equal(index.top_k(state, None, None, 7)[0], fast_top_k(got, None, 7))
+        changed = index.score(index.query_state("dining seat"))
+        for q, scores in before.items():
+            assert np.array_equal(index.score(index.query_state(q)), scores)
+    finally:
+        index.use_kernel, index.synonyms = True, None
+    assert not np.array_equal(index.score(index.query_state("dining seat")), changed)  # the cache keeps them apart
+
+
+def test_a_synonym_state_has_the_reference_evidence(index):
+    book = SynonymBook(parse_synonyms(SYNONYMS))
+    index.synonyms = book
+    try:
+        for query in SYNONYM_QUERIES:
+            state = index.query_state(query)
+            want = _reference_evidence(index, query, book)
+            for f in FACETS:
+                np.testing.assert_allclose(state.evidence[f], want[f], atol=1e-6)
+    finally:
+        index.synonyms = None

@@ -34,13 +34,13 @@ def test_create_list_change_delete_with_the_trail(db):
     create_rules(db, [BOOST, PIN], "alice", max_rules=10)
     revision, stored = list_rules(db)
     assert revision == rules_revision(db) == 2
-    assert {s.rule for s in stored} == {BOOST, PIN}
+    assert {s.item for s in stored} == {BOOST, PIN}
     assert all(s.updated_by == "alice" for s in stored)
     changed = Rule("acme", "bury", attribute="brand:acme", amount=1.5)
     update_rule(db, changed, "bob")
-    assert {s.rule for s in list_rules(db)[1]} == {changed, PIN}
+    assert {s.item for s in list_rules(db)[1]} == {changed, PIN}
     assert delete_rule(db, "top", "carol") == PIN
-    assert [s.rule for s in list_rules(db)[1]] == [changed]
+    assert [s.item for s in list_rules(db)[1]] == [changed]
     trail = rule_history(db, None, 10)
     assert [(c.action, c.name, c.actor) for c in trail] == [
         ("delete", "top", "carol"), ("update", "acme", "bob"), ("create", "top", "alice"),
@@ -58,7 +58,7 @@ def test_all_or_nothing(db):
         create_rules(db, [BOOST, PIN], "alice", max_rules=10)
     with pytest.raises(RuleLimit, match="at most 1 rules"):
         create_rules(db, [BOOST], "alice", max_rules=1)
-    assert [s.rule for s in list_rules(db)[1]] == [PIN] and rules_revision(db) == 1
+    assert [s.item for s in list_rules(db)[1]] == [PIN] and rules_revision(db) == 1
     with pytest.raises(RuleConflict, match="no rule named 'nope'") as err:
         update_rule(db, Rule("nope", "hide", item_id="P1"), "x")
     assert err.value.missing

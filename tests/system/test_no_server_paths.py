@@ -58,8 +58,10 @@ def server(request, tmp_path, data_dir, v1, v2, rec, monkeypatch):
     if request.param == "relative":
         monkeypatch.chdir(root)
         base = Path()
+    (root / f"{MARKER}-data" / "synonyms.txt").write_text("navy => blue\n")
     settings = make_settings(base / artifacts.name, base / f"{MARKER}-data", admin_token=ADMIN_TOKEN,
                              events_token=EVENTS_TOKEN, train_epochs=1,
+                             synonyms_file=base / f"{MARKER}-data" / "synonyms.txt",
                              database_url=f"sqlite:///{base / f'{MARKER}-store.db'}")
     app = create_app(settings, recommender=rec)
     with TestClient(app, raise_server_exceptions=False) as client:
@@ -171,6 +173,19 @@ def test_no_answer_names_a_server_path(server, v1, v2, rec):
     ask("GET", "/admin/rules/changes", "/admin/rules/changes?name=np-pin", headers=AUTH)
     ask("DELETE", "/admin/rules/{name}", "/admin/rules/np-pin", headers=AUTH)
     ask("DELETE", "/admin/rules/{name}", "/admin/rules/np-none", headers=AUTH)
+
+    # synonyms, good and bad (the server has a synonyms file too)
+    ask("POST", "/admin/synonyms", json={"synonyms": [{"line": "crimson => red"}, {"line": "divan, ottoman"}]},
+        headers=AUTH)
+    ask("POST", "/admin/synonyms", json={"synonyms": [{"words": ["red dress"], "to": ["x"]}]}, headers=AUTH)
+    ask("GET", "/admin/synonyms", headers=AUTH)
+    ask("PUT", "/admin/synonyms/{name}", "/admin/synonyms/crimson", json={"line": "crimson => dress"},
+        headers=AUTH)
+    ask("PUT", "/admin/synonyms/{name}", "/admin/synonyms/np-none", json={"line": "a1, b1"}, headers=AUTH)
+    ask("POST", "/recommend", json={"query": "crimson", "k": 3})
+    ask("GET", "/admin/synonyms/changes", "/admin/synonyms/changes?name=crimson", headers=AUTH)
+    ask("DELETE", "/admin/synonyms/{name}", "/admin/synonyms/crimson", headers=AUTH)
+    ask("DELETE", "/admin/synonyms/{name}", "/admin/synonyms/np-none", headers=AUTH)
 
     # a shopper's personalised answer, then the shopper forgotten
     ask("POST", "/recommend", json={"query": "", "user_id": "nopath-shopper"})

@@ -1,4 +1,4 @@
-"""A rule change reaches every process (issue 31): two replicas (`recsys serve`, one process
+"""A rule or synonym change reaches every process (issue 31): two replicas (`recsys serve`, one process
 each) and a server of two workers share a store, SQLite and PostgreSQL. A hide rule created
 through one replica is applied by the other and by both workers at their next poll of the store
 (RECSYS_WATCH_INTERVAL_S, 0.5 s), without a retrain or a reload; deleting it brings the items
@@ -92,3 +92,62 @@ def test_a_rule_change_reaches_every_replica_and_worker(servers):
     for p in sorted(pids):
         delays[f"worker {p}"] = seen_within(lambda p=p: navy_shown(workers, p), True)
     print("rule deleted, followed after (s):", {k: round(v, 3) for k, v in delays.items()})
+
+
+SYNONYM = {"line": "indigo => navy"}  # no item says "indigo"
+
+
+def indigo_matched(base: str, worker: str | None = None, tries: int = 100) -> bool:
+    """Whether "indigo" matches an item in the answer of `base` (of the worker with pid
+    `worker`): only through the synonym, whose rule the explanation then names."""
+    for _ in range(tries):
+        r = httpx.post(f"{base}/recommend", json={"query": "indigo", "k": 1}, timeout=30)
+        assert r.status_code == 200, r.text
+        if worker is None or r.headers["x-worker-pid"] == worker:
+            answer = r.json()
+            matched = answer["unmatched_tokens"] == []
+            effects = answer["items"][0]["explanation"]["synonyms"]
+            assert matched == bool(effects) and (not effects or effects[0]["name"] == "indigo")
+            return matched
+    raise AssertionError(f"worker {worker} did not answer in {tries} connections")
+
+
+def top_ids(base: str, worker: str | None = None, tries: int = 100) -> list[str]:
+    """The 6 best items for "indigo" from `base` (the worker with pid `worker`), each navy."""
+    for _ in range(tries):
+        r = httpx.post(f"{base}/recommend", json={"query": "indigo", "k": 6}, timeout=30)
+        assert r.status_code == 200, r.text
+        if worker is None or r.headers["x-worker-pid"] == worker:
+            items = r.json()["items"]
+            assert all(it["attributes"]["color"] == ["navy"] for it in items), items
+            return [it["item_id"] for it in items]
+    raise AssertionError(f"worker {worker} did not answer in {tries} connections")
+
+
+def test_a_synonym_change_reaches_every_replica_and_worker(servers):
+    a, b, workers = servers
+    pids: set[str] = set()
+    for _ in range(200):
+        pids.add(httpx.post(f"{workers}/recommend", json=ASK, timeout=30).headers["x-worker-pid"])
+        if len(pids) == 2:
+            break
+    assert len(pids) == 2
+    assert not indigo_matched(a) and not indigo_matched(b)
+    assert not any(indigo_matched(workers, p) for p in pids)
+    r = httpx.post(f"{a}/admin/synonyms", json={"synonyms": [SYNONYM]}, headers=AUTH, timeout=30)
+    assert r.status_code == 201, r.text
+    assert indigo_matched(a)  # the process that made the change: at once
+    delays = {"replica B": seen_within(lambda: indigo_matched(b), True)}
+    for p in sorted(pids):
+        delays[f"worker {p}"] = seen_within(lambda p=p: indigo_matched(workers, p), True)
+    print("synonym created, followed after (s):", {k: round(v, 3) for k, v in delays.items()})
+    # the same results everywhere: the navy items, each explained by the rule
+    answers = [top_ids(a), top_ids(b), *(top_ids(workers, p) for p in sorted(pids))]
+    assert all(ids == answers[0] for ids in answers) and len(answers[0]) == 6
+    r = httpx.delete(f"{b}/admin/synonyms/indigo", headers=AUTH, timeout=30)
+    assert r.status_code == 200, r.text
+    assert not indigo_matched(b)
+    delays = {"replica A": seen_within(lambda: indigo_matched(a), False)}
+    for p in sorted(pids):
+        delays[f"worker {p}"] = seen_within(lambda p=p: indigo_matched(workers, p), False)
+    print("synonym deleted, followed after (s):", {k: round(v, 3) for k, v in delays.items()})

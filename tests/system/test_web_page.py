@@ -371,12 +371,14 @@ def test_a_facet_value_filters_and_counts_stay_disjunctive(page: Page, http):
 @pytest.fixture(scope="module")
 def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
     """The service over a copy of the model whose store holds two rules (issue 31): red items
-    boosted, the 10th result of "dress" pinned at the top."""
+    boosted, the 10th result of "dress" pinned at the top; and a synonym, `qipao => dress`."""
     import shutil
 
     from recsys.rules import Rule
+    from recsys.synonyms import make_synonym
     from store.db import Database
     from store.rules import create_rules
+    from store.synonyms import SYNONYMS
 
     folder = tmp_path_factory.mktemp("web-ruled")
     version = folder / model_version.name
@@ -387,6 +389,7 @@ def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
     db.upgrade()
     create_rules(db, [Rule("red-week", "boost", attribute="color:red", amount=0.5),
                       Rule("hero", "pin", item_id=tenth, position=1)], "test", max_rules=10)
+    SYNONYMS.create(db, [make_synonym(["qipao"], ["dress"])], "test", most=10)
     db.dispose()
     with _serving(version, folder / "server.log") as base:
         yield base
@@ -415,6 +418,27 @@ def test_results_show_the_rules_that_touched_them(browser, ruled_url):
         _wait_detail(pg, first)
         expect(pg.locator("#detail .equation")).to_contain_text("+ rules")
         expect(pg.locator("#detail .rules [data-rule='hero']")).to_be_visible()
+    finally:
+        context.close()
+
+
+def test_results_show_the_synonyms_that_touched_them(browser, ruled_url):
+    """Each result lists the shop's synonyms through which a query word matched it, as POST
+    /recommend's explanation does, in both views."""
+    api = httpx.post(f"{ruled_url}/recommend", json={"query": "qipao", "k": 10}).json()
+    want = {it["item_id"]: ",".join(s["name"] for s in it["explanation"]["synonyms"]) for it in api["items"]}
+    assert sum(v == "qipao" for v in want.values()) >= 9  # every dress (the pinned hero may not be one)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=ruled_url)
+    try:
+        pg = context.new_page()
+        for view in ("view=explain&", ""):
+            pg.goto(f"/?{view}q=qipao")
+            _wait_results(pg)
+            shown = pg.eval_on_selector_all("#results .result", """els => Object.fromEntries(els.map(e => [
+                e.dataset.itemId, (e.querySelector('.synonyms') || {dataset: {synonyms: ''}}).dataset.synonyms]))""")
+            assert shown == want
+        second = pg.locator("#results .result").nth(1).locator(".synonym[data-synonym='qipao']")
+        expect(second).to_contain_text("qipao → category:dress")
     finally:
         context.close()
 
