@@ -69,14 +69,20 @@ def servers(tmp_path, store_url):
         yield [b for b, _, _ in bases]
 
 
-def test_a_rule_change_reaches_every_replica_and_worker(servers):
-    a, b, workers = servers
+def both_worker_pids(workers: str) -> set[str]:
+    """The pids of the two processes behind one port, asked until each has answered once."""
     pids: set[str] = set()
     for _ in range(200):
         pids.add(httpx.post(f"{workers}/recommend", json=ASK, timeout=30).headers["x-worker-pid"])
         if len(pids) == 2:
             break
     assert len(pids) == 2
+    return pids
+
+
+def test_a_rule_change_reaches_every_replica_and_worker(servers):
+    a, b, workers = servers
+    pids = both_worker_pids(workers)
     assert navy_shown(a) and navy_shown(b) and all(navy_shown(workers, p) for p in pids)
     r = httpx.post(f"{a}/admin/rules", json={"rules": [RULE]}, headers=AUTH, timeout=30)
     assert r.status_code == 201, r.text
@@ -126,12 +132,7 @@ def top_ids(base: str, worker: str | None = None, tries: int = 100) -> list[str]
 
 def test_a_synonym_change_reaches_every_replica_and_worker(servers):
     a, b, workers = servers
-    pids: set[str] = set()
-    for _ in range(200):
-        pids.add(httpx.post(f"{workers}/recommend", json=ASK, timeout=30).headers["x-worker-pid"])
-        if len(pids) == 2:
-            break
-    assert len(pids) == 2
+    pids = both_worker_pids(workers)
     assert not indigo_matched(a) and not indigo_matched(b)
     assert not any(indigo_matched(workers, p) for p in pids)
     r = httpx.post(f"{a}/admin/synonyms", json={"synonyms": [SYNONYM]}, headers=AUTH, timeout=30)
