@@ -110,7 +110,8 @@ class Settings(BaseSettings):
     synonyms_file: Path | None = Field(
         None, description="a synonyms.txt file (`navy => blue`, `sofa, couch, settee`; docs/data.md) "
                           "served beside the store's synonyms (/admin/synonyms, which replace its "
-                          "rules name for name); read at start")
+                          "rules name for name); read at start and again at the poll after it changes "
+                          "(a broken file keeps the last good one)")
     max_worker_restarts: int = Field(
         5, ge=0, description="crashed workers restarted within a minute before the service gives "
                              "up and exits (non-zero)")

@@ -2,6 +2,7 @@
 rules within 1.2x of without, on 100k items), against real `recsys serve` processes on 127.0.0.1.
 
     .venv/bin/python benchmarks/rules_bench.py [--items 100000] [--rules 100] [--rounds 3] [--queries 200]
+        [--scoped] [--baseline ../other-worktree]
 
 The model is `benchmarks/http_bench.py`'s (the same cache folder: the first run generates the
 default synthetic catalogue of N items and trains it). Two servers of one worker each serve it,
@@ -9,14 +10,15 @@ each on a store of its own: one without rules, one with `--rules` rules in their
 mix a shop could have: boosts and buries on brand and colour values and on single items, hides
 and pins of single items; a third of them for any query, a third scoped to a word of the
 searches asked, a third to one exact search; `--scoped`: none for any query). Each search is
-asked of both, in turn, the order swapped every other search, so both share the machine's state;
+asked of each server in turn, the order rotated search by search, so all share the machine's state;
 a first round warms both. Prints the client's p50 / p99 and the server's own `took_ms` p50 of
 each, how many rules acted on a search's results on average, and the ratios. The load average
-is printed at the start and the end.
+is printed at the start and the end. `--baseline DIR`: two more servers of the code in DIR
+(the same model, the same rules), asked in the same turns, and its table printed after.
 
-What a request pays for rules is about the items the applying rules move: those are scored apart
-from the index's pruned top-k (`Recommender._top_with_rules`); a boost of a colour for any query
-moves a sixteenth of the catalogue.
+What a request pays for rules: their boosts and buries are a per-item offset of the index's
+scores, which its pruned top-k bounds per table entry (`Recommender._top_with_rules`), built
+once per rule set; hides and pins are exclusions.
 """
 
 from __future__ import annotations
@@ -49,40 +51,51 @@ def main() -> None:
     p.add_argument("--scoped", action="store_true",
                    help="every rule scoped to a query word or an exact query (none for any query)")
     p.add_argument("--cache", type=Path, default=ROOT / "data" / "generated" / "http_bench")
+    p.add_argument("--baseline", type=Path, default=None,
+                   help="a checkout of other code (a git worktree) whose two servers are asked too, "
+                        "in the same rounds: its ratio printed beside this one's")
     args = p.parse_args()
     print(f"load average at the start: {_load_average()}")
     cache, server_args, first = trained_cache(args.cache, args.items)
     queries = _queries(cache / "data" / "interactions.csv")[: args.queries]
+    checkouts = {"this": ROOT, **({"baseline": args.baseline} if args.baseline else {})}
+    servers = [(name, ruled) for name in checkouts for ruled in (False, True)]
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
-        bases = {ruled: stack.enter_context(_server(cache, server_args, workers=1,
-                                                    store=Path(tmp) / f"store-{ruled}.db"))
-                 for ruled in (False, True)}
+        bases = {(name, ruled): stack.enter_context(_server(
+                     cache, server_args, workers=1, checkout=checkouts[name],
+                     store=Path(tmp) / f"store-{name}-{ruled}.db"))
+                 for name, ruled in servers}
         http = stack.enter_context(httpx.Client(timeout=60))
-        rules = _rules(http, bases[True], queries, args.rules, random.Random(args.seed), args.scoped)
-        r = http.post(f"{bases[True]}/admin/rules", json={"rules": rules},
-                      headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
-        r.raise_for_status()
+        rules = _rules(http, bases["this", True], queries, args.rules, random.Random(args.seed), args.scoped)
+        for name in checkouts:
+            r = http.post(f"{bases[name, True]}/admin/rules", json={"rules": rules},
+                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+            r.raise_for_status()
         body = {"k": args.k, "explain": True}
-        times: dict[bool, list[float]] = {False: [], True: []}
-        took: dict[bool, list[float]] = {False: [], True: []}
+        times: dict[tuple[str, bool], list[float]] = {s: [] for s in servers}
+        took: dict[tuple[str, bool], list[float]] = {s: [] for s in servers}
         applied: list[int] = []
         for rnd in range(args.rounds + 1):  # round 0 warms the caches
             for n, q in enumerate(queries):
-                for ruled in ((False, True) if n % 2 == 0 else (True, False)):
+                # each search of every server in turn, the order rotated: all share the machine
+                for server in servers[n % len(servers):] + servers[: n % len(servers)]:
                     start = time.perf_counter()
-                    r = http.post(f"{bases[ruled]}/recommend", json={**body, "query": q})
+                    r = http.post(f"{bases[server]}/recommend", json={**body, "query": q})
                     elapsed = (time.perf_counter() - start) * 1000
                     r.raise_for_status()
                     if rnd:
-                        times[ruled].append(elapsed)
-                        took[ruled].append(r.json()["took_ms"])
-                    if rnd == 1 and ruled:
+                        times[server].append(elapsed)
+                        took[server].append(r.json()["took_ms"])
+                    if rnd == 1 and server == ("this", True):
                         applied.append(len({x["name"] for it in r.json()["items"]
                                             for x in it["explanation"]["rules"]}))
     print(f"\n{args.items} items, model {first}, k={args.k} with explanations, "
           f"{len(queries)} searches x {args.rounds} rounds, {len(rules)} rules{' scoped' if args.scoped else ''} "
           f"({sum(applied) / len(applied):.1f} of them acting on a search's top {args.k} on average)")
-    with_without_table(f"with {len(rules)} rules", times, took)
+    for name in checkouts:
+        print(f"\n{name} ({checkouts[name]}):")
+        with_without_table(f"with {len(rules)} rules", {on: times[name, on] for on in (False, True)},
+                           {on: took[name, on] for on in (False, True)})
 
 
 def _rules(http: httpx.Client, base: str, queries: list[str], n: int, rng: random.Random,

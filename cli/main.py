@@ -187,8 +187,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=_int_in(1, 65535))
     s.add_argument("--model", type=Path)
     s.add_argument("--synonyms", type=Path, help=SYNONYMS_HELP + "; served beside the store's "
-                                                 "(/admin/synonyms), read at start (default: "
-                                                 "RECSYS_SYNONYMS_FILE)")
+                                                 "(/admin/synonyms), read at start and when it "
+                                                 "changes (default: RECSYS_SYNONYMS_FILE)")
     s.add_argument("--workers", type=_int_in(1),
                    help="server processes on the one port (default: RECSYS_WORKERS, else one per "
                         "core; 1: a single process)")

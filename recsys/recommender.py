@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,9 +32,9 @@ from .explain import (
 from .facet_counts import FacetCounter, FacetCounts
 from .index.query import QueryState, WordCache
 from .index.scoring import ScoringIndex
-from .index.topk import fast_top_k
+from .index.topk import ItemOffsets, fast_top_k
 from .model import FacetScorer
-from .rules import Adjustments, RuleEffect, place_pins, sum_effects
+from .rules import BASE_SETS, Adjustments, RuleEffect, place_pins, sum_effects
 from .similar import ItemQuery, item_query
 from .synonyms import SynonymBook
 
@@ -120,6 +122,10 @@ class Recommender:
         item_rows(self.index)  # what batched explanations read, built now rather than on a request
         self.popularity: np.ndarray | None = None  # positive-label mass per item, for baselines
         self.word_matches: WordCache[bool] = WordCache("word matches", WORD_MATCHES)
+        # per set of rules for any query (id of its Adjustments, kept so the id is not reused):
+        # its offsets as the index adds them
+        self._offsets: OrderedDict[int, tuple[Adjustments, ItemOffsets | None]] = OrderedDict()
+        self._offsets_lock = threading.Lock()
 
     @property
     def catalog(self) -> Catalog:
@@ -237,8 +243,8 @@ class Recommender:
                     if e.synonyms:
                         e.summary += "; " + "; ".join(s.note for s in e.synonyms)
             if rules is not None:
-                for e, i in zip(explained, shown.tolist()):
-                    e.rules = rules.effects(i)
+                for e, effects in zip(explained, rules.effects_of(shown)):
+                    e.rules = effects
                     if e.rules:
                         e.summary += "; " + "; ".join(r.note for r in e.rules)
             explanations = list(explained)
@@ -386,38 +392,50 @@ class Recommender:
                         ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray, int]:
         """`_top` with rules: the same answer as ranking every eligible, unhidden item by its
         score plus its boosts and buries (tests/recsys/test_rules.py, the reference), then placing
-        the pins. The items no rule touches keep the index's pruned top-k (a boost or a bury
-        changes no other item); the moved ones are scored apart and their best merged in, so a
-        rule costs in proportion to the items it moves (docs/results.md, Merchandising rules)."""
+        the pins. The boosts and buries of the rules for any query (most of the items rules move)
+        are a per-item offset of the index's own scores, which its pruned top-k bounds per table
+        entry (`ScoringIndex.offsets`, built once per rule set); the items a query's own rules
+        move are ranked beside them with their own sums (`top_k`'s extra items); hidden and pinned
+        items are left out as exclusions are (docs/results.md, Merchandising rules)."""
         want = offset + k
+        apart, values = rules.apart, rules.apart_values
         if eligible is None:
-            rest, moved, delta = rules.unmoved, rules.moved, rules.delta
-            total = self.catalog.n_items - rules.hidden.size
-            pins = rules.pins
+            ranked_mask, total, pins = rules.ranked, self.catalog.n_items - rules.hidden.size, rules.pins
         else:
-            rest = rules.unmoved & eligible
-            keep = eligible[rules.moved]
-            moved, delta = rules.moved[keep], rules.delta[keep]
+            ranked_mask = rules.ranked & eligible
             total = int(np.count_nonzero(eligible)) - int(np.count_nonzero(eligible[rules.hidden]))
             pins = [(p, i) for p, i in rules.pins if eligible[i]]
+            apart, values = apart[eligible[apart]], values[eligible[apart]]
         pins = [(min(p, total), i) for p, i in pins]
         w = weights if head_weights else None
-        order, top_scores = self.index.top_k(state, w, rest, want)
-        tables = self.index.group_tables(state, w) if moved.size or pins else []
-        moved_scores = self._scores_of(tables, moved) + delta
-        best_moved = fast_top_k(moved_scores, None, want)  # positions; `moved` is in catalogue order
-        items = np.concatenate([order, moved[best_moved]])
-        scores = np.concatenate([top_scores.astype(np.float64), moved_scores[best_moved]])
-        best = np.lexsort((items, -scores))[:want]  # by score, ties by catalogue order
-        ranked, ranked_scores = items[best], scores[best]
+        indexed = rules if rules.indexed else rules.base
+        offsets = self._rule_offsets(indexed) if indexed is not None else None
+        ranked, ranked_scores = self.index.top_k(state, w, ranked_mask, want, offsets, (apart, values))
         shown = place_pins(ranked, pins, want)[offset:]
-        by_item = dict(zip(ranked.tolist(), ranked_scores.tolist()))
+        by_item = dict(zip(ranked.tolist(), ranked_scores.astype(np.float64).tolist()))
         if pins:
             pinned = np.array([i for _, i in pins], dtype=np.int64)
-            pinned_scores = self._scores_of(tables, pinned) + [rules.delta_of(i) for i in pinned.tolist()]
+            pinned_scores = (self.index.scores_of(state, w, pinned).astype(np.float64)
+                             + [rules.delta_of(i) for i in pinned.tolist()])
             by_item.update(zip(pinned.tolist(), pinned_scores.tolist()))
         shown_scores = np.array([by_item[i] for i in shown.tolist()], dtype=np.float64)
         return state, weights, shown, shown_scores, total
+
+    def _rule_offsets(self, rules: Adjustments) -> ItemOffsets | None:
+        """The boosts and buries of the rules for any query (`rules.indexed`) as the index's
+        per-item offsets (None: none), built once per set (about 10 ms at 100k items when they
+        move most items) and kept as `RuleBook.for_query` keeps the sets."""
+        with self._offsets_lock:
+            hit = self._offsets.get(id(rules))
+            if hit is not None and hit[0] is rules:
+                self._offsets.move_to_end(id(rules))
+                return hit[1]
+        built = self.index.offsets(rules.offset_items, rules.offset_values) if rules.offset_items.size else None
+        with self._offsets_lock:
+            self._offsets[id(rules)] = (rules, built)
+            while len(self._offsets) > BASE_SETS:
+                self._offsets.popitem(last=False)
+        return built
 
     def _scores_of(self, tables: list[np.ndarray], items: np.ndarray) -> np.ndarray:
         """(len(items),) float64 model scores of `items`, the same floats the index's top-k gives."""

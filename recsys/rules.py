@@ -172,58 +172,127 @@ def effect_of(rule: Rule) -> RuleEffect:
 
 class Adjustments:
     """What one set of applying rules does over one catalogue, built once per set
-    (`RuleBook.for_query` keeps the last RULE_SETS of them): every query with the same rules in
+    (`RuleBook.for_query` keeps the last used, up to RULE_SET_BYTES): every query with the same rules in
     force shares it, so a request pays only for what its answer needs.
 
+    A query's set is two layers: the rules for any query (`base`: one Adjustments per catalogue
+    and window state, shared by every query, where most of the items rules move are) and the
+    query's own scoped rules on top, built in proportion to the items they act on. `rules` lists
+    the base's first, then the query's, each in the book's order; amounts are summed in that
+    order everywhere (`effects`, the offsets, the explanation).
+
     hidden: sorted indices of the items hidden. pins: (position, item) of the pins, by position
-    then the book's order (a hidden item is not pinned). moved, delta: the items whose score the
-    boosts and buries change (neither hidden nor pinned), sorted, and their summed change
-    (float64, summed in the book's order as `effects` lists the amounts). unmoved: (n_items,)
-    bool, the items none of the rules touch, which the index's pruned top-k ranks as they are.
+    then `rules`' order (a hidden item is not pinned). offset_items, offset_values: the items
+    whose boosts and buries this layer changes (sorted) and their summed change (float64, the
+    base's amounts and then this layer's). `indexed` (the rules for any query): the index adds
+    these as per-item offsets it bounds (`ScoringIndex.offsets`, once per set); otherwise (a
+    query's own) they are scored apart and merged (`apart`). ranked: (n_items,) bool, what the
+    index ranks: the items neither hidden nor pinned nor scored apart.
     """
 
-    def __init__(self, rules: Sequence[Rule], items: Sequence[np.ndarray], n_items: int):
-        self.rules = list(rules)
-        self._effects = [effect_of(r) for r in self.rules]
-        self.n_items = n_items
-        hides = [ix for r, ix in zip(self.rules, items) if r.kind == "hide"]
-        self.hidden = np.unique(np.concatenate(hides)) if hides else np.zeros(0, dtype=np.int64)
-        is_hidden = np.zeros(n_items, dtype=bool)
-        is_hidden[self.hidden] = True
-        self.pins = sorted(((int(r.position or 1), int(ix[0])) for r, ix in zip(self.rules, items)
-                            if r.kind == "pin" and ix.size and not is_hidden[ix[0]]), key=lambda p: p[0])
+    def __init__(self, rules: Sequence[Rule], items: Sequence[np.ndarray], n_items: int,
+                 base: Adjustments | None = None, indexed: bool = False):
+        own = list(rules)
+        self.base, self.n_items, self.indexed = base, n_items, indexed
+        self.rules: list[Rule] = [*(base.rules if base is not None else ()), *own]
+        self._effects = [effect_of(r) for r in own]
+        hides = [ix for r, ix in zip(own, items) if r.kind == "hide"]
+        own_hidden = _union(hides)
+        self.hidden: np.ndarray = own_hidden if base is None else _union([base.hidden, own_hidden])
+        own_pins = [(int(r.position or 1), int(ix[0])) for r, ix in zip(own, items) if r.kind == "pin" and ix.size]
+        pins = [*(base.pins if base is not None else ()), *own_pins]
+        self.pins: list[tuple[int, int]] = sorted(((p, i) for p, i in pins if not _holds(self.hidden, i)),
+                                                  key=lambda p: p[0])
         self.pinned = np.array(sorted({i for _, i in self.pins}), dtype=np.int64)
-        dense = np.zeros(n_items, dtype=np.float64)
-        touched = np.zeros(n_items, dtype=bool)
-        for r, ix in zip(self.rules, items):
-            if r.delta != 0.0:
-                dense[ix] += r.delta  # rule by rule: each item's sum in the book's order
-                touched[ix] = True
-        touched[self.hidden] = False
-        touched[self.pinned] = False
-        self.moved = np.flatnonzero(touched & (dense != 0.0))
-        self.delta = dense[self.moved]
-        self.unmoved = ~(touched | is_hidden)
-        self.unmoved[self.pinned] = False
-        # (item, rule) pairs sorted by item, then by the rule's place in the book: `effects`
+        self.offset_items, self.offset_values = self._offsets(own, items)
+        self.ranked: np.ndarray = np.ones(n_items, dtype=bool) if base is None else base.ranked.copy()
+        self.ranked[self.hidden] = False
+        self.ranked[self.pinned] = False
+        # apart, apart_values: the items scored apart (a query's own layer's, neither hidden nor
+        # pinned) and their summed changes
+        shown = ~(_member(self.hidden, self.offset_items) | _member(self.pinned, self.offset_items))
+        self.apart = self.offset_items[shown] if not indexed else self.offset_items[:0]
+        self.apart_values = self.offset_values[shown] if not indexed else self.offset_values[:0]
+        self.ranked[self.apart] = False
+        # (item, rule) pairs of this layer sorted by item, then by the rule's place: `effects`
         pairs_item = np.concatenate([ix for ix in items]) if items else np.zeros(0, dtype=np.int64)
         pairs_rule = np.concatenate([np.full(ix.size, n, dtype=np.int64) for n, ix in enumerate(items)]) \
             if items else np.zeros(0, dtype=np.int64)
         order = np.lexsort((pairs_rule, pairs_item))
         self._pair_items, self._pair_rules = pairs_item[order], pairs_rule[order]
 
+    def _offsets(self, own: list[Rule], items: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(items, summed changes) of this layer's boosts and buries: each item's sum starts at
+        the base's and takes this layer's amounts rule by rule, in order."""
+        moving = [(r.delta, ix) for r, ix in zip(own, items) if r.delta != 0.0 and ix.size]
+        if not moving:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        touched = _union([ix for _, ix in moving])
+        values = self.base.offset_of(touched) if self.base is not None else np.zeros(touched.size)
+        for delta, ix in moving:
+            values[np.searchsorted(touched, ix)] += delta
+        return touched, values
+
+    def offset_of(self, items: np.ndarray) -> np.ndarray:
+        """(len(items),) float64 the summed boosts and buries of `items` (sorted)."""
+        out = self.base.offset_of(items) if self.base is not None else np.zeros(items.size)
+        here = _member(self.offset_items, items)
+        out[here] = self.offset_values[np.searchsorted(self.offset_items, items[here])]
+        return out
+
     @property
     def empty(self) -> bool:
         return not self.rules
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes of this layer's arrays (not its base's)."""
+        arrays = (self.ranked, self.hidden, self.pinned, self.offset_items, self.offset_values, self.apart,
+                  self.apart_values, self._pair_items, self._pair_rules)
+        return int(sum(a.nbytes for a in arrays))
+
     def effects(self, item_idx: int) -> list[RuleEffect]:
-        """The rules that act on `item_idx`, in the book's order."""
-        lo, hi = np.searchsorted(self._pair_items, [item_idx, item_idx + 1])
-        return [self._effects[n] for n in self._pair_rules[lo:hi].tolist()]
+        """The rules that act on `item_idx`, in `rules`' order."""
+        return self.effects_of(np.array([item_idx], dtype=np.int64))[0]
+
+    def effects_of(self, items: np.ndarray) -> list[list[RuleEffect]]:
+        """`effects` of each of `items` (a page's), found in one search: a rule set for any query
+        has an (item, rule) pair per item a boost of a colour moves (tens of thousands), and
+        searching them item by item cost 20 us an item."""
+        items = np.asarray(items, dtype=np.int64)
+        lo = np.searchsorted(self._pair_items, items).tolist()
+        hi = np.searchsorted(self._pair_items, items + 1).tolist()
+        rules, effects = self._pair_rules, self._effects
+        own = [[effects[n] for n in rules[a:b].tolist()] if b > a else [] for a, b in zip(lo, hi)]
+        if self.base is None:
+            return own
+        return [first + then for first, then in zip(self.base.effects_of(items), own)]
 
     def delta_of(self, item_idx: int) -> float:
-        """The summed boosts and buries of one item, in the same order as `delta` sums them."""
+        """The summed boosts and buries of one item, in the same order as the offsets sum them."""
         return sum_effects(self.effects(item_idx))
+
+
+def _holds(sorted_items: np.ndarray, item: int) -> bool:
+    at = int(np.searchsorted(sorted_items, item))
+    return at < sorted_items.size and int(sorted_items[at]) == item
+
+
+def _member(sorted_items: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """(len(items),) bool: which of `items` are in `sorted_items` (np.isin, by binary search)."""
+    at = np.searchsorted(sorted_items, items)
+    out = at < sorted_items.size
+    out[out] = sorted_items[at[out]] == items[out]
+    return out
+
+
+def _union(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The sorted distinct items of `arrays` (np.unique sorting, not hashing: 10x faster on the
+    few thousand items of a colour, which a rule set built per query pays)."""
+    if not arrays:
+        return np.zeros(0, dtype=np.int64)
+    x = np.sort(np.concatenate(arrays))
+    return x[np.concatenate([[True], x[1:] != x[:-1]])] if x.size else x
 
 
 def sum_effects(effects: Sequence[RuleEffect]) -> float:
@@ -233,9 +302,14 @@ def sum_effects(effects: Sequence[RuleEffect]) -> float:
     return total
 
 
-# rule sets whose Adjustments a RuleBook keeps per catalogue: the rules for any query make one,
-# and each exact query or word with rules of its own one more
-RULE_SETS = 64
+# bytes of the queries' rule sets (a query's own rules on the base) a RuleBook keeps, the least
+# recently used dropped first: each exact query or word with rules of its own makes one, of about
+# n_items bytes (`Adjustments.ranked`), so 320 sets at 100k items. At 64 sets, the bench's 89
+# scoped sets asked in turn were rebuilt at every query
+RULE_SET_BYTES = 32 << 20
+# sets of rules for any query a RuleBook keeps: one per catalogue, and one more while a window
+# opens or closes
+BASE_SETS = 4
 
 
 class RuleBook:
@@ -248,7 +322,13 @@ class RuleBook:
         # cannot be reused; two entries: the served version and one arm or the one before
         self._matched: dict[int, tuple[Catalog, list[np.ndarray]]] = {}
         # (id(catalog), the applying rules' places in the book) -> their Adjustments
-        self._sets: OrderedDict[tuple[int, tuple[int, ...]], Adjustments] = OrderedDict()
+        # (id(catalog), the rules for any query, the query's own: places in the book) -> their
+        # Adjustments, the bases (no rule of the query's own) apart
+        self._sets: OrderedDict[tuple[int, tuple[int, ...], tuple[int, ...]], Adjustments] = OrderedDict()
+        self._bases: OrderedDict[tuple[int, tuple[int, ...], tuple[int, ...]], Adjustments] = OrderedDict()
+        self._set_bytes = 0  # of `_sets`
+        # id(catalog) -> (catalog, the acting rules for any query: without, with a window)
+        self._acting: dict[int, tuple[Catalog, tuple[list[int], list[int]]]] = {}
         # the rules by query scope, their queries normalised once: a request looks up its own
         self._any = [n for n, r in enumerate(self.rules) if r.match == "any"]
         self._exact: dict[str, list[int]] = {}
@@ -272,7 +352,24 @@ class RuleBook:
                 self._matched.pop(next(iter(self._matched)))
             self._matched[id(catalog)] = (catalog, matched)
             self._sets = OrderedDict((k, v) for k, v in self._sets.items() if k[0] in self._matched)
+            self._set_bytes = sum(v.nbytes for v in self._sets.values())
+            self._bases = OrderedDict((k, v) for k, v in self._bases.items() if k[0] in self._matched)
         return matched
+
+    def _any_acting(self, catalog: Catalog) -> tuple[list[int], list[int]]:
+        """The rules for any query that act on some item of `catalog`: (those without a window,
+        those with one), computed once per catalogue: a query checks the windowed ones only."""
+        hit = self._acting.get(id(catalog))
+        if hit is not None and hit[0] is catalog:
+            return hit[1]
+        matched = self.items(catalog)
+        acting = [n for n in self._any if matched[n].size]
+        split = ([n for n in acting if self.rules[n].start is None and self.rules[n].end is None],
+                 [n for n in acting if self.rules[n].start is not None or self.rules[n].end is not None])
+        with self._lock:
+            self._acting = {k: v for k, v in self._acting.items() if k in self._matched}
+            self._acting[id(catalog)] = (catalog, split)
+        return split
 
     def for_query(self, query: str, catalog: Catalog, now: datetime) -> Adjustments | None:
         """The rules that apply to `query` at `now` and act on some item of `catalog`; None
@@ -281,22 +378,41 @@ class RuleBook:
             return None
         matched = self.items(catalog)
         words = _WORDS.findall(query.lower())
-        scoped = [*self._any, *self._exact.get(" ".join(words), ()),
-                  *(n for w in set(words) for n in self._word.get(w, ()))]
-        chosen = tuple(n for n in sorted(scoped) if matched[n].size and self.rules[n].in_window(now))
-        if not chosen:
-            return None
-        key = (id(catalog), chosen)
+        scoped = [*self._exact.get(" ".join(words), ()), *(n for w in set(words) for n in self._word.get(w, ()))]
+        own = tuple(sorted(n for n in scoped if matched[n].size and self.rules[n].in_window(now)))
+        steady, windowed = self._any_acting(catalog)  # the rules for any query: a few, not all, checked
+        for_any = tuple(sorted([*steady, *(n for n in windowed if self.rules[n].in_window(now))]))
+        base = self._set(catalog, for_any, (), None) if for_any else None
+        if not own:
+            return base
+        return self._set(catalog, for_any, own, base)
+
+    def _set(self, catalog: Catalog, for_any: tuple[int, ...], own: tuple[int, ...],
+             base: Adjustments | None) -> Adjustments:
+        """The Adjustments of the rules `own` (places in the book) on top of `base` (those of
+        `for_any`), kept: the bases apart (BASE_SETS), as every query's set shares one."""
+        key = (id(catalog), for_any, own)
+        kept = self._bases if not own else self._sets
         with self._lock:
-            hit = self._sets.get(key)
+            hit = kept.get(key)
             if hit is not None:
-                self._sets.move_to_end(key)
+                kept.move_to_end(key)
                 return hit
-        built = Adjustments([self.rules[n] for n in chosen], [matched[n] for n in chosen], catalog.n_items)
+        matched = self.items(catalog)
+        chosen = own or for_any
+        built = Adjustments([self.rules[n] for n in chosen], [matched[n] for n in chosen], catalog.n_items, base,
+                            indexed=not own)
         with self._lock:
-            self._sets[key] = built
-            while len(self._sets) > RULE_SETS:
-                self._sets.popitem(last=False)
+            hit = kept.get(key)
+            if hit is not None:  # another thread built it meanwhile
+                return hit
+            kept[key] = built
+            if own:
+                self._set_bytes += built.nbytes
+                while self._set_bytes > RULE_SET_BYTES and len(kept) > 1:
+                    self._set_bytes -= kept.popitem(last=False)[1].nbytes
+            while len(self._bases) > BASE_SETS:
+                self._bases.popitem(last=False)
         return built
 
 

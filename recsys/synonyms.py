@@ -6,8 +6,10 @@ Two forms, as Solr's and Elasticsearch's synonyms.txt write them (one rule a lin
   on the right; "blue" does not count as "navy";
 - two-way, `sofa, couch, settee`: each word counts as every other.
 
-A word on the left (every word of a two-way list) is one query word; a word it counts as may be
-a phrase (`couch => sofa bed`). In the heads, a query word with a synonym gets, on every attribute,
+Every word of a two-way list is one query word; the left of a one-way rule may be a phrase
+(`navy blue => indigo`), found when its words follow each other in the query's words (stop words
+aside), each of them then counting as the right side; a word it counts as may be a phrase
+(`couch => sofa bed`). In the heads, a query word with a synonym gets, on every attribute,
 at least the exact-match evidence the synonym's phrase would have there as a query of its own
 (its words' stored exact values, the phrase's attributes a full match), before the query's own
 coverage: so it attends to `color:blue` as strongly as the word "blue" does, through the same
@@ -33,7 +35,7 @@ from .tokenize import STOPWORDS, match_key, words
 from .words import QueryToken
 
 MAX_WORDS = 32  # words of one synonym (each side): a longer list is a paste error
-MAX_PHRASE_WORDS = 4  # words of one phrase a query word counts as
+MAX_PHRASE_WORDS = 4  # words of one phrase (either side of a one-way rule)
 _NAME = re.compile(r"^[\w.\-]{1,64}$")
 
 
@@ -78,10 +80,8 @@ def make_synonym(words_: Sequence[str], to: Sequence[str] = (), name: str | None
         if not w:
             raise SynonymError(f"words.{n}", f"{raw[:80]!r} has no word: give a query word")
         if " " in w:
-            raise SynonymError(f"words.{n}", f"{raw[:80]!r} is {len(w.split())} words; a synonym maps "
-                                             f"one query word: write each word apart, or a phrase on "
-                                             f"the right of a one-way rule ('couch => sofa bed')")
-        if w in STOPWORDS:
+            _check_phrase(raw, w, f"words.{n}", one_way=bool(right))
+        elif w in STOPWORDS:
             raise SynonymError(f"words.{n}", f"{w!r} is a stop word, which queries drop: it can "
                                              f"never apply")
     for n, (raw, w) in enumerate(zip(to, right)):
@@ -96,10 +96,25 @@ def make_synonym(words_: Sequence[str], to: Sequence[str] = (), name: str | None
                                     "a one-way rule needs `to` ('navy => blue')")
     if right and set(right) <= set(left):
         raise SynonymError("to", f"{', '.join(right)!r} only repeats the words: name other words")
-    name = left[0] if name is None else name
+    name = left[0].replace(" ", "-") if name is None else name
     if not _NAME.match(name):
         raise SynonymError("name", f"{name[:80]!r}: a name is 1-64 letters, digits, '_', '-' or '.'")
     return Synonym(name, tuple(dict.fromkeys(left)), tuple(dict.fromkeys(right)))
+
+
+def _check_phrase(raw: str, phrase: str, field: str, one_way: bool) -> None:
+    """A phrase on the left: only of a one-way rule, of at most MAX_PHRASE_WORDS words, none a
+    stop word (queries drop those, so the phrase could never be found)."""
+    n = len(phrase.split())
+    if not one_way:
+        raise SynonymError(field, f"{raw[:80]!r} is {n} words; each word of a two-way list is one query "
+                                  f"word: write each word apart, or make it one-way ('navy blue => indigo')")
+    if n > MAX_PHRASE_WORDS:
+        raise SynonymError(field, f"{raw[:80]!r} has more than {MAX_PHRASE_WORDS} words")
+    stop = [w for w in phrase.split() if w in STOPWORDS]
+    if stop:
+        raise SynonymError(field, f"{raw[:80]!r} has the stop word {stop[0]!r}, which queries drop: the "
+                                  f"phrase could never be found; leave it out")
 
 
 def parse_line(line: str) -> Synonym | None:
@@ -188,11 +203,18 @@ class SynonymBook:
     def __init__(self, synonyms: Sequence[Synonym] = (), revision: int = 0):
         self.synonyms, self.revision = tuple(synonyms), revision
         by_key: dict[str, list[SynonymUse]] = {}
+        # a phrase on the left, by its first word's key: (its words' keys, the use)
+        by_first: dict[str, list[tuple[tuple[str, ...], SynonymUse]]] = {}
         for s in self.synonyms:
             for w in s.words:
-                phrases = tuple(tuple(match_key(x) for x in t.split()) for t in s.targets(w))
-                by_key.setdefault(match_key(w), []).append(SynonymUse(s.name, phrases))
+                use = SynonymUse(s.name, tuple(tuple(match_key(x) for x in t.split()) for t in s.targets(w)))
+                keys = tuple(match_key(x) for x in w.split())
+                if len(keys) == 1:
+                    by_key.setdefault(keys[0], []).append(use)
+                else:
+                    by_first.setdefault(keys[0], []).append((keys, use))
         self._by_key = {k: tuple(v) for k, v in by_key.items()}
+        self._by_first = {k: tuple(v) for k, v in by_first.items()}
 
     def __len__(self) -> int:
         return len(self.synonyms)
@@ -200,10 +222,17 @@ class SynonymBook:
     def tokens(self, tokens: list[QueryToken]) -> list[QueryToken]:
         """`tokens` with each one's synonyms (`QueryToken.synonyms`); the same list when none
         has any (the common case, which then costs a dict lookup a word)."""
-        if not self._by_key or not any(t.key in self._by_key for t in tokens):
+        if not any(t.key in self._by_key or t.key in self._by_first for t in tokens):
             return tokens
-        return [QueryToken(t.surface, t.key, self._by_key[t.key]) if t.key in self._by_key else t
-                for t in tokens]
+        uses = [list(self._by_key.get(t.key, ())) for t in tokens]
+        for i, t in enumerate(tokens):  # a phrase: its words one after the other, from here
+            for keys, use in self._by_first.get(t.key, ()):
+                if tuple(x.key for x in tokens[i : i + len(keys)]) == keys:
+                    for j in range(i, i + len(keys)):
+                        uses[j].append(use)
+        if not any(uses):
+            return tokens
+        return [QueryToken(t.surface, t.key, tuple(u)) if u else t for t, u in zip(tokens, uses)]
 
 
 def synonym_of(token: QueryToken, attribute: Attribute) -> SynonymUse | None:

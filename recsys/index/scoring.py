@@ -43,7 +43,7 @@ from ..synonyms import SynonymBook
 from .attribute_sets import AttributeSets
 from .kernels import Kernels, compiled
 from .query import CACHE_BYTES, QueryState, QueryTables, WordCache
-from .topk import GroupTables, _Group
+from .topk import GroupTables, ItemOffsets, _Group
 
 
 class ScoringIndex:
@@ -219,14 +219,28 @@ class ScoringIndex:
         return self.grouped.item_scores(self.group_tables(state, head_weights), None)
 
     def top_k(self, state: QueryState, head_weights: np.ndarray | None, eligible: np.ndarray | None,
-              k: int) -> tuple[np.ndarray, np.ndarray]:
+              k: int, offsets: ItemOffsets | None = None,
+              extra: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(items, scores): the k best eligible items, best first, ties by catalogue order;
         the same answer as `fast_top_k(self.score(state, head_weights), eligible, k)`
-        (`GroupTables.top_k`)."""
+        (`GroupTables.top_k`), or with `offsets` (`offsets`) as
+        `fast_top_k(self.score(...).astype(np.float64) + offsets.per_item, eligible, k)`; `extra`
+        (items `eligible` leaves out, their offsets) are ranked too, each with its own offset."""
         if k <= 0 or self.n_items == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         rows, base = self._table_parts(state, head_weights)
-        return self.grouped.top_k(rows, base, eligible, k, self._compiled())
+        return self.grouped.top_k(rows, base, eligible, k, self._compiled(), offsets, extra)
+
+    def scores_of(self, state: QueryState, head_weights: np.ndarray | None, items: np.ndarray) -> np.ndarray:
+        """(len(items),) float32: `score(state, head_weights)[items]`, the same floats, reading
+        only the entries of a few items (`GroupTables.scores_of`)."""
+        return self.grouped.scores_of(*self._table_parts(state, head_weights), items)
+
+    def offsets(self, items: np.ndarray, values: np.ndarray) -> ItemOffsets:
+        """A per-item term of the score as `top_k` takes it: `values` for `items` (sorted), 0 for
+        the others, bounded per table entry (`GroupTables.offsets`). Built once per set of
+        merchandising rules, not per query."""
+        return self.grouped.offsets(items, values)
 
     def nbytes(self) -> int:
         """Bytes of the arrays serving keeps per catalogue (not the model's embedding tables)."""

@@ -37,6 +37,21 @@ class _Group:
         self.ptr = np.concatenate([[0], np.cumsum(self.counts)])
 
 
+@dataclass(frozen=True)
+class ItemOffsets:
+    """A per-item term added to the score after the groups' tables (a merchandising rule's boosts
+    and buries, `recsys.rules`), in float64 (an item's score is then float64(its tables' float32
+    sum) + its offset), and what the pruned top-k bounds it by: per table entry of every group
+    the largest offset of the entry's items. Built once per set of offsets (`GroupTables.offsets`)."""
+
+    per_item: np.ndarray  # (n_items,) float64
+    entry_max: np.ndarray  # (sum G,) float64: groups' entries end to end, as the tables are
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.per_item.nbytes + self.entry_max.nbytes)
+
+
 class GroupTables:
     """The groups and what top-k reads of them, built once per index: per group its joint
     signature of every item (`ids`, stacked in `_ids`), the items sorted by id (`_order`, with
@@ -72,6 +87,8 @@ class GroupTables:
         self._ptr = np.concatenate([g.ptr for g in self.groups])  # group r's start at _tab_off[r] + r
         self._seed_group = int(np.argmax([g.size for g in self.groups]))
         self._no_mask = np.ones(0, dtype=np.bool_)
+        self._no_offsets = np.zeros(0, dtype=np.float64)
+        self._no_items = np.zeros(0, dtype=np.int64)
 
     @property
     def total(self) -> int:
@@ -130,6 +147,29 @@ class GroupTables:
         flat += base
         return flat
 
+    def offsets(self, items: np.ndarray, values: np.ndarray) -> ItemOffsets:
+        """The offsets `values` (float64) of `items` (sorted, unique), every other item's 0.
+        Each entry's bound is the largest offset of its items, or 0 for an entry of items all
+        buried (any upper bound keeps the top-k exact; a tight one prunes more)."""
+        per_item = np.zeros(self.n_items)
+        per_item[items] = values
+        entry_max = np.zeros(self.total)
+        for r, g in enumerate(self.groups):
+            lo, hi = self.place(r)
+            np.maximum.at(entry_max[lo:hi], g.ids[items], values)
+        return ItemOffsets(per_item, entry_max)
+
+    def scores_of(self, rows: Sequence[np.ndarray], base: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """(len(items),) float32 scores of a few `items` from the tables' parts, reading only
+        their entries: the same floats as `item_scores` of `flat(rows, base)` (the same sums in
+        the same order), without building every table (a pinned item's score)."""
+        at = np.stack([self._tab_off[r] + g.ids[items] for r, g in enumerate(self.groups)])  # (groups, m)
+        parts = self.flat([row[at] for row in rows], base[at])
+        scores: np.ndarray = parts[0].copy()
+        for part in parts[1:]:
+            scores += part
+        return scores
+
     def item_scores(self, tables: list[np.ndarray], items: np.ndarray | None) -> np.ndarray:
         """Scores of `items` (all when None); always summed in the same order, so an item's
         score is the same float whichever way it is reached."""
@@ -144,52 +184,81 @@ class GroupTables:
         return scores
 
     def top_k(self, rows: Sequence[np.ndarray], base: np.ndarray, eligible: np.ndarray | None, k: int,
-              kernels: Kernels | None) -> tuple[np.ndarray, np.ndarray]:
+              kernels: Kernels | None, offsets: ItemOffsets | None = None,
+              extra: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(items, scores): the k best eligible items of the tables `flat(rows, base)`, best
-        first, ties by catalogue order; the same answer as `fast_top_k` over every score.
+        first, ties by catalogue order; the same answer as `fast_top_k` over every score. With
+        `offsets`, an item's score is float64(its tables' sum) + its offset. `extra`: (items,
+        offsets) ranked besides the eligible ones, each with its own offset (float64) instead;
+        `eligible` must leave them out. Scores are float64 with either, float32 without.
 
         Exact pruning: the k-th best score among a few "seed" items (those of each group's best
         signatures) is a lower bound L of the k-th best overall, and an item can only reach L if,
-        in every group, its table entry is at least L minus the other groups' maxima. Only the
-        items of the group with the fewest such entries are scored; a query that prunes little
-        falls back to scoring every item."""
+        in every group, its table entry plus the entry's largest offset is at least L minus the
+        other groups' maxima. Only the items of the group with the fewest such entries are
+        scored; a query that prunes little falls back to scoring every item."""
         n = self.n_items
-        if eligible is not None and eligible.all():
+        if extra is not None and not extra[0].size:
+            extra = None
+        if eligible is not None and extra is None and eligible.all():  # with extra items, it is not
             eligible = None
+        plain = offsets is None and extra is None
         if k <= 0 or n == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32 if plain else np.float64)
         few = eligible is not None and np.count_nonzero(eligible) * 8 < n
         flat = self.flat(rows, base)
         if kernels is not None and not few:
             mask = self._no_mask if eligible is None else np.ascontiguousarray(eligible, dtype=np.bool_)
-            return kernels.top_k(flat, self._tab_off, self._ids, self._order, self._by_id,
-                                 self._ptr, self._counts, mask, eligible is not None, int(k),
-                                 self._seed_group)
+            per_item, entry_max = (self._no_offsets, self._no_offsets) if offsets is None else \
+                (offsets.per_item, offsets.entry_max)
+            extra_items, extra_offset = (self._no_items, self._no_offsets) if extra is None else extra
+            items, scores = kernels.top_k(flat, self._tab_off, self._ids, self._order, self._by_id,
+                                          self._ptr, self._counts, mask, eligible is not None, int(k),
+                                          self._seed_group, per_item, entry_max,
+                                          np.ascontiguousarray(extra_items, dtype=np.int64),
+                                          np.ascontiguousarray(extra_offset, dtype=np.float64))
+            return items, (scores.astype(np.float32) if plain else scores)
         tables = self.split(flat)
         if few and eligible is not None:  # few: eligible is not None
-            return self._top_of_items(tables, np.flatnonzero(eligible), k)
-        return self._top_k_numpy(tables, eligible, k)
+            found = self._top_of_items(tables, np.flatnonzero(eligible), k, offsets)
+        else:
+            found = self._top_k_numpy(tables, eligible, k, offsets)
+        return found if extra is None else self._merge(tables, found, extra, k, offsets)
+
+    def _merge(self, tables: list[np.ndarray], found: tuple[np.ndarray, np.ndarray],
+               extra: tuple[np.ndarray, np.ndarray], k: int,
+               offsets: ItemOffsets | None) -> tuple[np.ndarray, np.ndarray]:
+        """The k best of `found` (eligible items, best first) and the extra items."""
+        items, offset = extra
+        s = self.item_scores(tables, items).astype(np.float64) + offset
+        both = np.concatenate([found[0], items])
+        scores = np.concatenate([found[1].astype(np.float64), s])
+        pos = _top_of(both, scores, k)
+        return both[pos], scores[pos]
 
     def _top_k_numpy(self, tables: list[np.ndarray], eligible: np.ndarray | None,
-                     k: int) -> tuple[np.ndarray, np.ndarray]:
+                     k: int, offsets: ItemOffsets | None) -> tuple[np.ndarray, np.ndarray]:
         n = self.n_items
+        # what an entry can reach: its table value plus the largest offset of its items
+        reach = tables if offsets is None else [t + e for t, e in zip(tables, self.split(offsets.entry_max))]
         bound = -np.inf
-        for g, table in zip(self.groups, tables):
+        for g, table in zip(self.groups, reach):
             seeds = self._seed_items(g, table)
             if eligible is not None:
                 seeds = seeds[eligible[seeds]]
             if len(seeds) >= k:
-                s = self.item_scores(tables, seeds)
+                s = self._scores(tables, seeds, offsets)
                 bound = max(bound, float(np.partition(s, len(s) - k)[len(s) - k]))
         if not np.isfinite(bound):
-            return self._full_top_k(tables, eligible, k)
+            return self._full_top_k(tables, eligible, k, offsets)
         maxima = [float(t.max()) for t in tables]
-        margin = 1e-5 * (abs(bound) + sum(abs(x) for x in maxima)) + 1e-30  # float rounding
-        passes = [t >= bound - (sum(maxima) - m) - margin for t, m in zip(tables, maxima)]
+        spread = 0.0 if offsets is None or not offsets.entry_max.size else float(np.abs(offsets.entry_max).max())
+        margin = 1e-5 * (abs(bound) + sum(abs(x) for x in maxima) + spread) + 1e-30  # float rounding
+        passes = [r >= bound - (sum(maxima) - m) - margin for r, m in zip(reach, maxima)]
         sizes = [int(g.counts @ ok) for g, ok in zip(self.groups, passes)]
         p = int(np.argmin(sizes))
         if sizes[p] * 3 > n:
-            return self._full_top_k(tables, eligible, k)
+            return self._full_top_k(tables, eligible, k, offsets)
         g = self.groups[p]
         ids = np.flatnonzero(passes[p])
         cand = _ranges(g.order, g.ptr[ids], g.counts[ids])
@@ -201,7 +270,7 @@ class GroupTables:
             keep = eligible[cand] if keep is None else keep & eligible[cand]
         if keep is not None:
             cand = cand[keep]
-        return self._top_of_items(tables, cand, k)
+        return self._top_of_items(tables, cand, k, offsets)
 
     def _seed_items(self, g: _Group, table: np.ndarray, want: int = 1024) -> np.ndarray:
         """Items of the group's best-scoring signatures, about `want` of them."""
@@ -212,17 +281,26 @@ class GroupTables:
         m = int(np.searchsorted(np.cumsum(g.counts[top]), want)) + 1
         return _ranges(g.order, g.ptr[top[:m]], g.counts[top[:m]])
 
-    def _top_of_items(self, tables: list[np.ndarray], items: np.ndarray,
-                      k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _scores(self, tables: list[np.ndarray], items: np.ndarray | None,
+                offsets: ItemOffsets | None) -> np.ndarray:
+        """`item_scores`, plus the items' offsets (float64) when there are any."""
         s = self.item_scores(tables, items)
+        if offsets is None:
+            return s
+        out: np.ndarray = s.astype(np.float64) + (offsets.per_item if items is None else offsets.per_item[items])
+        return out
+
+    def _top_of_items(self, tables: list[np.ndarray], items: np.ndarray,
+                      k: int, offsets: ItemOffsets | None) -> tuple[np.ndarray, np.ndarray]:
+        s = self._scores(tables, items, offsets)
         pos = _top_of(items, s, k)
         return items[pos], s[pos]
 
     def _full_top_k(self, tables: list[np.ndarray], eligible: np.ndarray | None,
-                    k: int) -> tuple[np.ndarray, np.ndarray]:
+                    k: int, offsets: ItemOffsets | None) -> tuple[np.ndarray, np.ndarray]:
         if eligible is not None:
-            return self._top_of_items(tables, np.flatnonzero(eligible), k)
-        scores = self.item_scores(tables, None)
+            return self._top_of_items(tables, np.flatnonzero(eligible), k, offsets)
+        scores = self._scores(tables, None, offsets)
         best = fast_top_k(scores, None, k)
         return best, scores[best]
 

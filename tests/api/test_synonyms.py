@@ -108,7 +108,7 @@ def test_a_synonym_the_catalogue_cannot_use_is_stored_with_a_warning(shop):
 
 
 @pytest.mark.parametrize(("body", "field"), [
-    ({"words": ["navy blue"], "to": ["blue"]}, ["body", "synonyms", 1, "words", 0]),
+    ({"words": ["navy blue", "marine"]}, ["body", "synonyms", 1, "words", 0]),  # a phrase: one-way only
     ({"words": ["the", "a1"]}, ["body", "synonyms", 1, "words", 0]),
     ({"words": ["navy"]}, ["body", "synonyms", 1, "words"]),
     ({"words": ["navy"], "to": ["navy"]}, ["body", "synonyms", 1, "to"]),
@@ -151,3 +151,29 @@ def test_facet_counts_count_what_a_synonym_matches(shop):
     assert after == {"matching": 12, "colors": {"blue": 12}, "matched": 12}
     shop.delete("/admin/synonyms/navy", headers=AUTH)
     assert counts("navy") == before
+
+
+def test_the_file_is_read_again_when_it_changes_and_a_broken_one_keeps_the_last_good(shop, tmp_path, caplog):
+    """What each poll does (`ServedSynonyms.follow`, every RECSYS_WATCH_INTERVAL_S): a changed
+    file is read again; one that no longer reads leaves the last good synonyms served and says
+    why, once; tests/system/test_synonyms_file.py does the same on the workers of a real server."""
+    served, file = shop.app.state.synonyms, tmp_path / "synonyms.txt"
+    listed = lambda: [(s["name"], s["source"]) for s in shop.get("/admin/synonyms", headers=AUTH).json()["synonyms"]]  # noqa: E731
+    served.follow()
+    assert listed() == [("top", "file")]
+    file.write_text("# the shop's file\ntop => shirt\ntee => shirt\n")
+    served.follow()
+    assert listed() == [("top", "file"), ("tee", "file")]
+    assert ask(shop, "tee")["items"][0]["explanation"]["synonyms"][0]["name"] == "tee"
+    file.write_text("# the shop's file\ntop => shirt\n=> shirt\n")  # line 3 has no query word
+    with caplog.at_level("WARNING", logger="recsys.api.synonyms"):
+        served.follow()
+        served.follow()  # unchanged since: not said again
+    said = [r for r in caplog.records if r.name == "recsys.api.synonyms"]
+    assert len(said) == 1 and "line 3" in said[0].error and "last good" in said[0].getMessage()
+    assert listed() == [("top", "file"), ("tee", "file")]
+    assert ask(shop, "tee")["items"][0]["explanation"]["synonyms"][0]["name"] == "tee"
+    file.write_text("top => shirt\n")
+    served.follow()
+    assert listed() == [("top", "file")]
+    assert not any(it["explanation"]["synonyms"] for it in ask(shop, "tee")["items"])

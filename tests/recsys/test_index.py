@@ -333,6 +333,73 @@ def test_top_k_prunes_on_this_catalogue(big_index, monkeypatch):
     assert len(full) < len(queries) / 2
 
 
+def _rule_offsets(index: ScoringIndex, rng: np.random.Generator) -> np.ndarray:
+    """(n_items,) float64 offsets as merchandising rules make them: a boost of one colour's
+    items, a bury of one category's, a boost of one brand's on top, and a few single items."""
+    cat, per_item = index.featurizer.catalog, np.zeros(index.n_items)
+    for key, values, sign in (("color", ["red", "blue", "green"], 1), ("category", ["dress", "shirt"], -1),
+                              ("brand", ["Acme", "Borea"], 1)):
+        per_item[cat.filter_mask({key: [str(rng.choice(values))]})] += sign * rng.uniform(0.1, 3.0)
+    per_item[rng.integers(0, index.n_items, 5)] += rng.uniform(-2.0, 2.0, 5)
+    return per_item
+
+
+def _offsets(index: ScoringIndex, per_item: np.ndarray):
+    moved = np.flatnonzero(per_item)
+    return index.offsets(moved, per_item[moved])
+
+
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
+def test_top_k_with_offsets_equals_sorting_every_score(big_index, use_kernel):
+    """A per-item offset (a rule's boosts and buries) ranks as if added to every item's score:
+    same items, same order, ties by catalogue order, float64 scores float64(score) + offset,
+    under filters and head weights; extra items outside the mask rank with their own offsets."""
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
+    index, rng = big_index, np.random.default_rng(5)
+    index.use_kernel = use_kernel
+    try:
+        for query, weights in itertools.product(QUERIES, WEIGHTS):
+            per_item = _rule_offsets(index, rng)
+            offsets = _offsets(index, per_item)
+            state = index.query_state(query)
+            scores = index.score(state, weights).astype(np.float64) + per_item
+            # extra items (a query's own rules' items), outside the mask with offsets of their own
+            extra = np.sort(rng.choice(index.n_items, 30, replace=False))
+            extra_offset = rng.uniform(-2.0, 3.0, extra.size)
+            with_extra = scores.copy()
+            with_extra[extra] = index.score(state, weights).astype(np.float64)[extra] + extra_offset
+            for mask in _masks(index.n_items, rng):
+                for k in (1, 10, 37, index.n_items + 3):
+                    items, item_scores = index.top_k(state, weights, mask, k, offsets)
+                    expected = sorted_top_k(scores, mask, k)
+                    np.testing.assert_array_equal(items, expected)
+                    np.testing.assert_array_equal(item_scores, scores[expected])
+                    outside = (np.ones(index.n_items, dtype=bool) if mask is None else mask.copy())
+                    outside[extra] = False
+                    items, item_scores = index.top_k(state, weights, outside, k, offsets, (extra, extra_offset))
+                    outside[extra] = True
+                    expected = sorted_top_k(with_extra, outside, k)
+                    np.testing.assert_array_equal(items, expected)
+                    np.testing.assert_array_equal(item_scores, with_extra[expected])
+    finally:
+        index.use_kernel = True
+
+
+def test_top_k_with_offsets_still_prunes(big_index, monkeypatch):
+    """The offsets are bounded per table entry, so boosting a colour and burying a category
+    leaves most queries pruned rather than scoring every item."""
+    full = []
+    monkeypatch.setattr(big_index, "use_kernel", False)
+    original = big_index.grouped._full_top_k
+    monkeypatch.setattr(big_index.grouped, "_full_top_k", lambda *a: full.append(1) or original(*a))
+    offsets = _offsets(big_index, _rule_offsets(big_index, np.random.default_rng(0)))
+    queries = [q for q in QUERIES if q.strip()]
+    for q in queries:
+        big_index.top_k(big_index.query_state(q), None, None, 10, offsets)
+    assert len(full) < len(queries) / 2
+
+
 def test_top_k_edge_cases(index):
     state = index.query_state("red dress")
     for k in (0, -1):

@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 
 from recsys.explain import additivity_gap
+from recsys.index.kernels import compiled
+from recsys.recommender import Recommender
 from recsys.rules import Rule, RuleBook, RuleError, check_rule, matching_items, place_pins
+
+from .test_index import _index, _items
 
 NOW = datetime(2026, 12, 4, 12, 0)
 QUERY = "scarlet gown"
@@ -112,28 +116,63 @@ def test_scope_and_window(planted_model):
     assert adjust(rec, timed, now=NOW + timedelta(hours=1)) is None  # the end is exclusive
 
 
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
 @pytest.mark.parametrize("seed", range(6))
-def test_ranking_with_rules_equals_the_reference(planted_model, seed):
-    rec = planted_model
+def test_ranking_with_rules_equals_the_reference(planted_model, seed, use_kernel):
+    _ranks_as_the_reference(planted_model, seed, use_kernel, ("scarlet gown", "blue kicks", ""),
+                            {"style": ["casual"]}, ("red", "blue", "green"), ("dress", "shirt"))
+
+
+@pytest.fixture(scope="module")
+def big_recommender(tmp_path_factory):
+    """The index tests' catalogue of 720 items (copies: ties), where the pruned top-k prunes."""
+    index = _index(tmp_path_factory.mktemp("big-rules"), _items(copies=12), seed=1)
+    return Recommender(index.model, index.featurizer)
+
+
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
+@pytest.mark.parametrize("seed", range(4))
+def test_ranking_with_any_query_rules_equals_the_reference_where_it_prunes(big_recommender, seed, use_kernel):
+    """Boosts and buries for any query are the index's per-item offsets (`ScoringIndex.offsets`):
+    on a catalogue where its top-k prunes, the answer is still every item ranked."""
+    _ranks_as_the_reference(big_recommender, seed, use_kernel, ("red", "navy blue dining chair", "acme dress", ""),
+                            {"style": ["formal"]}, ("red", "blue", "green"), ("dress", "dining table"))
+
+
+def _ranks_as_the_reference(rec, seed, use_kernel, queries, some_filters, colors, categories):
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
     rng = np.random.default_rng(seed)
     items = rec.catalog.item_ids
     rules = [
-        Rule("b", "boost", attribute=f"color:{rng.choice(['red', 'blue', 'green'])}",
-             amount=float(rng.uniform(0.1, 3))),
-        Rule("u", "bury", attribute=f"category:{rng.choice(['dress', 'shirt'])}",
-             amount=float(rng.uniform(0.1, 3))),
+        Rule("b", "boost", attribute=f"color:{rng.choice(colors)}", amount=float(rng.uniform(0.1, 3))),
+        Rule("u", "bury", attribute=f"category:{rng.choice(categories)}", amount=float(rng.uniform(0.1, 3))),
         Rule("b2", "boost", item_id=items[int(rng.integers(len(items)))], amount=1.0),
         Rule("h", "hide", item_id=items[int(rng.integers(len(items)))]),
         Rule("p1", "pin", item_id=items[int(rng.integers(len(items)))], position=int(rng.integers(1, 6))),
         Rule("p2", "pin", item_id=items[int(rng.integers(len(items)))], position=int(rng.integers(1, 6))),
+        # a query's own rules, on top of those for any query: the same items boosted again, one
+        # of them hidden or pinned
+        Rule("sb", "boost", attribute=f"color:{rng.choice(colors)}", amount=float(rng.uniform(0.1, 3)),
+             match="contains", query=queries[0].split()[-1]),
+        Rule("su", "bury", attribute=f"category:{rng.choice(categories)}", amount=float(rng.uniform(0.1, 3)),
+             match="exact", query=queries[1]),
+        Rule("sh", "hide", item_id=items[int(rng.integers(len(items)))], match="exact", query=queries[1]),
+        Rule("sp", "pin", item_id=items[int(rng.integers(len(items)))], position=int(rng.integers(1, 6)),
+             match="contains", query=queries[0].split()[-1]),
     ]
-    filters = {"style": ["casual"]} if seed % 2 else None
-    for query in ("scarlet gown", "blue kicks", ""):
-        a = adjust(rec, *rules, query=query)
-        for k, offset in ((5, 0), (10, 3), (70, 0)):
-            got = rec.recommend(query, k=k, offset=offset, filters=filters, rules=a)
-            assert ids(got) == reference(rec, query, a, k, offset, filters)
-            assert all(additivity_gap(it.score, it.explanation) is None for it in got.items)
+    filters = some_filters if seed % 2 else None
+    rec.index.use_kernel = use_kernel
+    try:
+        for query in queries:
+            a = adjust(rec, *rules, query=query)
+            assert (a.base is not None) == (query in queries[:2])  # the query's own rules on a base
+            for k, offset in ((5, 0), (10, 3), (70, 0)):
+                got = rec.recommend(query, k=k, offset=offset, filters=filters, rules=a)
+                assert ids(got) == reference(rec, query, a, k, offset, filters)
+                assert all(additivity_gap(it.score, it.explanation) is None for it in got.items)
+    finally:
+        rec.index.use_kernel = True
 
 
 def test_explain_and_compare_carry_the_rules(planted_model):

@@ -77,6 +77,32 @@ def test_a_one_way_synonym_does_not_work_backwards(rec):
     assert [i.item_id for i in rec.recommend("navy sofa", k=6).items] == [i.item_id for i in navy_before.items]
 
 
+def test_a_phrase_on_the_left_counts_where_its_words_follow_each_other(rec):
+    """`sea foam => green`: "sea foam" in a query counts as green, each of its words; "sea" or
+    "foam" alone, or the two the other way round or apart, count as nothing."""
+    rule = make_synonym(["Sea  Foam"], ["green"])
+    assert (rule.name, rule.words, rule.line()) == ("sea-foam", ("sea foam",), "sea foam => green")
+    before = {q: [i.item_id for i in rec.recommend(q, k=6).items]
+              for q in ("sea foam sofa", "sea sofa", "foam sea sofa", "sea blue foam sofa")}
+    assert {"sea", "foam"} <= set(rec.recommend("sea foam sofa", k=1).unmatched_tokens)
+    rec.use_synonyms(SynonymBook(parse_synonyms("sea foam => green\n")))
+    try:
+        got = rec.recommend("sofa in sea foam", k=2)  # a stop word before the phrase does not matter
+        assert [i.attributes["color"] for i in got.items] == [["green"], ["green"]]
+        assert got.unmatched_tokens == []
+        e = got.items[0].explanation
+        assert [s.note for s in e.synonyms] == ["sea -> color:green (synonym rule 'sea-foam')",
+                                                "foam -> color:green (synonym rule 'sea-foam')"]
+        assert all(additivity_gap(i.score, i.explanation) is None for i in got.items)
+        for query in ("sea sofa", "foam sea sofa", "sea blue foam sofa"):  # not the phrase
+            result = rec.recommend(query, k=6)
+            assert [i.item_id for i in result.items] == before[query]
+            assert all(not i.explanation.synonyms for i in result.items)
+    finally:
+        rec.use_synonyms(None)
+    assert [i.item_id for i in rec.recommend("sea foam sofa", k=6).items] == before["sea foam sofa"]
+
+
 def test_a_query_without_synonyms_keeps_its_tokens(rec):
     book = SynonymBook(parse_synonyms("sofa, couch\n"))
     tokens = rec.featurizer.query_tokens("red table")
@@ -101,7 +127,8 @@ def test_the_file_format(tmp_path):
 
 
 @pytest.mark.parametrize(("words", "to", "field"), [
-    ([""], [], "words.0"), (["sofa bed"], ["couch"], "words.0"), (["the"], ["couch"], "words.0"),
+    ([""], [], "words.0"), (["sofa bed", "couch"], [], "words.0"), (["the"], ["couch"], "words.0"),
+    (["sofa of bed"], ["couch"], "words.0"), (["deep dark navy blue ink"], ["blue"], "words.0"),
     (["sofa"], [], "words"), (["sofa"], ["sofa"], "to"), ([f"w{n}" for n in range(33)], [], "words"),
     (["navy"], ["a b c d e"], "to.0"),
 ])
