@@ -373,11 +373,12 @@ class Recommender:
                 head_weights: Mapping[str, float] | None,
                 ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray]:
         """`_top` over `items` alone (as its `candidates`), with the same order, ties by catalogue
-        order, and floats (tests/recsys/test_profile.py): `items` scored, not the catalogue ranked
-        under a mask of them, which cost a typed query with a history a second full pass."""
+        order, and floats (tests/recsys/test_profile.py): only `items` scored
+        (`ScoringIndex.score_items`), neither the catalogue ranked under a mask of them nor the
+        groups' tables built for them, each a second pass for a typed query with a history."""
         weights = self.head_weight_vector(head_weights)
         state = self.index.query_state(query)
-        scores = self._scores_of(self.index.group_tables(state, weights if head_weights else None), items)
+        scores = self.index.score_items(state, weights if head_weights else None, items).astype(np.float64)
         best = np.lexsort((items, -scores))[offset : offset + k]
         return state, weights, items[best], scores[best]
 

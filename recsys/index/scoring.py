@@ -218,6 +218,14 @@ class ScoringIndex:
         """(n_items,) float32: prior + head_outputs(state) @ head_weights (up to rounding)."""
         return self.grouped.item_scores(self.group_tables(state, head_weights), None)
 
+    def score_items(self, state: QueryState, head_weights: np.ndarray | None, items: np.ndarray) -> np.ndarray:
+        """(len(items),) float32: `score(state, head_weights)[items]`, the same floats, from the
+        words' cached parts at those items' table entries alone (`GroupTables.scores_of_rows`):
+        what re-ranking a query's best few with more words costs, instead of a pass over the
+        tables."""
+        rows, base = self._table_parts(state, head_weights)
+        return self.grouped.scores_of_rows(rows, base, np.asarray(items, dtype=np.int64))
+
     def top_k(self, state: QueryState, head_weights: np.ndarray | None, eligible: np.ndarray | None,
               k: int) -> tuple[np.ndarray, np.ndarray]:
         """(items, scores): the k best eligible items, best first, ties by catalogue order;

@@ -219,6 +219,27 @@ def test_top_k_equals_sorting_every_score(big_index, use_kernel):
     assert cut_ties > 50  # the tie-break was tested, not only the order of distinct scores
 
 
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
+def test_scoring_a_few_items_gives_their_floats_of_the_whole_catalogue(big_index, use_kernel):
+    """`score_items` (what re-ranks a query's best few with a shopper's history) is `score` at
+    those items, float for float, with and without head weights, on groups of one facet and
+    merged ones, for words whose coverage couples them ("navy blue") and for none."""
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
+    index, rng = big_index, np.random.default_rng(0)
+    assert any(g.members is not None for g in index.groups) and any(g.members is None for g in index.groups)
+    index.use_kernel = use_kernel
+    try:
+        for query, weights in itertools.product(QUERIES, WEIGHTS):
+            state = index.query_state(query)
+            scores = index.score(state, weights)
+            for items in (rng.choice(index.n_items, 20, replace=False), np.array([3, 3, 0]),
+                          np.zeros(0, dtype=np.int64), np.arange(index.n_items)):
+                np.testing.assert_array_equal(index.score_items(state, weights, items), scores[items])
+    finally:
+        index.use_kernel = True
+
+
 def test_compiled_and_numpy_paths_agree(index):
     """The numba kernels compute what the numpy code does, in the same order of operations:
     logits, per-set outputs and scores agree to float rounding (exp and tanh may differ by an
