@@ -294,22 +294,23 @@ class Recommender:
         return mask
 
     def _unmatched_tokens(self, state: QueryState) -> list[str]:
-        """`explain.unmatched_tokens`, remembered per word in `word_matches`. Whether a word can
-        match anything depends on its logits alone, which are the same in any query when no other
-        query word couples to it (`QueryState.context_free`); a query whose words are all
-        remembered is answered without its logits, which ranking from cached word parts never
-        computes (without explanations they were half of `recommend`'s time at 3k items). A word
-        counts as remembered only while its rows are in the index's cache, so emptying that
-        (`ScoringIndex.clear_caches`) makes it cold here too."""
-        free, rows = state.context_free, self.index.queries.word_rows
-        cacheable = [free is not None and bool(free[i]) and t.cache_key in rows for i, t in enumerate(state.tokens)]
-        known = [self.word_matches.get(t.cache_key) if ok else None for t, ok in zip(state.tokens, cacheable)]
+        """`explain.unmatched_tokens`, remembered per word in its context in `word_matches`.
+        Whether a word can match anything depends on its logits alone, which are the same in
+        any query where the same words couple to it (`QueryState.context_keys`: the word alone,
+        for most); a query whose words are all remembered is answered without its logits, which
+        ranking from cached word parts never computes (without explanations they were half of
+        `recommend`'s time at 3k items). A word counts as remembered only while its rows are in
+        the index's cache, so emptying that (`ScoringIndex.clear_caches`) makes it cold here too."""
+        keys, rows = state.context_keys, self.index.queries.word_rows
+        cacheable = [keys is not None and t.cache_key in rows for t in state.tokens]
+        known = [self.word_matches.get(keys[i]) if ok and keys is not None else None
+                 for i, ok in enumerate(cacheable)]
         if None not in known:
             return [t.surface for t, matches in zip(state.tokens, known) if not matches]
         unmatched = unmatched_tokens(self.index, state)
-        for t, ok in zip(state.tokens, cacheable):
-            if ok:
-                self.word_matches.put(t.cache_key, t.surface not in unmatched)
+        for i, (t, ok) in enumerate(zip(state.tokens, cacheable)):
+            if ok and keys is not None:
+                self.word_matches.put(keys[i], t.surface not in unmatched)
         return unmatched
 
     def similar(

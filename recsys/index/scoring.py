@@ -22,9 +22,10 @@ The index is three parts with one job each, put together by `ScoringIndex`:
   and `top_k` rules out whole table entries from a lower bound of the k-th best score.
 
 A word's per-set ratios depend on that word alone unless another query word matches the same
-multi-word attribute (coverage), so `ScoringIndex` caches them per word with their sums into the
-groups' tables (`word_parts`); a score is the sum of the query words' cached table parts plus the
-prior's. Head weights other than 1 are applied per set before the tables are built.
+multi-word attribute (coverage), so `ScoringIndex` caches them per word (with the words it is
+coupled to, when it is) with their sums into the groups' tables (`word_parts`); a score is the
+sum of the query words' cached table parts plus the prior's. Head weights other than 1 are
+applied per set before the tables are built.
 
 What runs per query is compiled with numba (`recsys.index.kernels`: a numpy call on arrays this small is
 mostly dispatch); the numpy code does the same, in the same order of operations, when numba cannot
@@ -49,7 +50,7 @@ from .topk import GroupTables, _Group
 class ScoringIndex:
     """A model's exact fast scorer over one catalogue. Holds the three parts (`queries`, `sets`,
     `grouped`; see the module's docstring), the model and featurizer they were built from, and
-    one cache of its own, `word_parts`: per query word that no other query word couples to, its
+    one cache of its own, `word_parts`: per query word in its context (`QueryState.context_keys`), its
     record (its table parts (sum G,), then the per-set ratios of the facets in merged groups),
     at most `CACHE_BYTES` of them. `use_kernel` picks the compiled or the numpy path."""
 
@@ -131,13 +132,11 @@ class ScoringIndex:
     def _word_parts(self, state: QueryState) -> list[np.ndarray]:
         """Per token, its record: (sum G,) its per-set numerators / denominators summed into the
         groups' table entries, then the ratios of the facets in merged groups (see
-        `_record_ratios`). A token's parts depend on that token alone unless
-        another query word shares an exact-match attribute with it, so they are cached by word
-        (bounded); the floats are the same either way."""
-        t = len(state.tokens)
-        cacheable = state.context_free if state.context_free is not None else np.zeros(t, dtype=bool)
-        parts: list[np.ndarray | None] = [self.word_parts.get(tok.cache_key) if cacheable[i] else None
-                                          for i, tok in enumerate(state.tokens)]
+        `_record_ratios`). A token's parts depend on its logits alone, so they are cached
+        (bounded) under its context key (`QueryState.context_keys`: the word, and the words it
+        shares an exact-match attribute with, if any); the floats are the same either way."""
+        t, keys = len(state.tokens), state.context_keys  # None: a state built by hand
+        parts: list[np.ndarray | None] = [None if keys is None else self.word_parts.get(keys[i]) for i in range(t)]
         missing = [i for i in range(t) if parts[i] is None]
         if missing:  # only now are the logits needed (a lazy state computes them on this read)
             flat, flat_nm = state.flat_logits, state.flat_no_match
@@ -147,8 +146,8 @@ class ScoringIndex:
             assert flat_nm is not None  # set with flat_logits
             for i, part in zip(missing, self._new_word_parts(flat[missing], flat_nm[missing])):
                 parts[i] = part
-                if cacheable[i]:
-                    self.word_parts.put(state.tokens[i].cache_key, part)
+                if keys is not None:
+                    self.word_parts.put(keys[i], part)
         return cast(list[np.ndarray], parts)  # every token's part is filled in now
 
     def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray) -> list[np.ndarray]:

@@ -154,9 +154,10 @@ def test_query_state_equals_the_models_own_computation(index):
 
 
 def test_word_caches_do_not_change_any_float(tmp_path, index):
-    """Per-word caches (including words whose coverage depends on the other query words) give
-    the same floats as a fresh index that has seen no query."""
-    order = ["navy blue dining chair", "navy", "blue", "dining chair", "dining", "navy blue"] * 2
+    """Per-word caches (including words whose coverage depends on the other query words, cached
+    with them in order) give the same floats as a fresh index that has seen no query."""
+    order = ["navy blue dining chair", "navy", "blue", "dining chair", "dining", "navy blue", "blue navy",
+             "navy dress blue", "chair navy dining blue"] * 2
     warm = [index.score(index.query_state(q)) for q in order]
     warm_sets = [index.set_outputs(index.query_state(q)) for q in order]
     fresh = _index(tmp_path, _items(copies=2))
@@ -165,8 +166,12 @@ def test_word_caches_do_not_change_any_float(tmp_path, index):
         assert np.array_equal(fresh.score(fresh.query_state(q)), scores)
         fresh.clear_caches()
         assert np.array_equal(fresh.set_outputs(fresh.query_state(q)), per_set)
-    assert not index.query_state("navy blue").context_free.any()  # "navy blue" couples them
-    assert index.query_state("navy dress").context_free.all()
+    coupled = index.query_state("navy blue")
+    assert not coupled.context_free.any()  # "navy blue" couples them
+    assert coupled.context_keys is not None and all(k in index.word_parts for k in coupled.context_keys)
+    assert len({*coupled.context_keys, *index.query_state("blue navy").context_keys}) == 4  # order counts
+    free = index.query_state("navy dress")
+    assert free.context_free.all() and free.context_keys == [t.cache_key for t in free.tokens]
 
 
 def test_a_state_built_by_hand_is_scored_without_its_cached_parts(index):
