@@ -114,6 +114,8 @@ def _contexts(tokens: list[QueryToken], exact_columns: list[np.ndarray]) -> tupl
     for t, cols in enumerate(exact_columns):
         for c in cols.tolist():
             sharing.setdefault(c, []).append(t)
+    if all(len(us) == 1 for us in sharing.values()):  # most queries: no word is coupled
+        return np.ones(len(tokens), dtype=bool), [token.cache_key for token in tokens]
     free, keys = [], []
     for t, (token, cols) in enumerate(zip(tokens, exact_columns)):
         context = sorted({u for c in cols.tolist() for u in sharing[c]} | {t})
