@@ -50,9 +50,10 @@ from .topk import GroupTables, _Group
 class ScoringIndex:
     """A model's exact fast scorer over one catalogue. Holds the three parts (`queries`, `sets`,
     `grouped`; see the module's docstring), the model and featurizer they were built from, and
-    one cache of its own, `word_parts`: per query word in its context (`QueryState.context_keys`), its
-    record (its table parts (sum G,), then the per-set ratios of the facets in merged groups),
-    at most `CACHE_BYTES` of them. `use_kernel` picks the compiled or the numpy path."""
+    one cache of its own, `word_parts`: per query word in its context
+    (`QueryState.context_keys`), its record (its table parts (sum G,), then the per-set ratios
+    of the facets in merged groups), at most `CACHE_BYTES` of them. `use_kernel` picks the
+    compiled or the numpy path."""
 
     def __init__(self, model: FacetScorer, featurizer: Featurizer):
         self.model, self.featurizer = model.eval(), featurizer
