@@ -109,7 +109,8 @@ HISTORY_LABEL = "your history"
 HISTORY_DEPTH = 20
 
 # words whose answer to "can it match anything?" a Recommender keeps (`_unmatched_tokens`): a
-# bool and the word each, about 100 bytes, so at most ~5 MB
+# bool and the word each, about 100 bytes, so at most ~5 MB; as many history words' match keys
+# (`_word_keys`), a few hundred bytes each
 WORD_MATCHES = 50_000
 
 
@@ -126,6 +127,7 @@ class Recommender:
         # its offsets as the index adds them
         self._offsets: OrderedDict[int, tuple[Adjustments, ItemOffsets | None]] = OrderedDict()
         self._offsets_lock = threading.Lock()
+        self.history_keys: WordCache[frozenset[str]] = WordCache("history word keys", WORD_MATCHES)
 
     @property
     def catalog(self) -> Catalog:
@@ -234,7 +236,8 @@ class Recommender:
             explained = explain_items(self.index, state, shown, weights, ranks, summaries=len(shown) < 2)
             contrast_summaries(explained, ranks)
             for e in explained:
-                e.history = [w for w in added if any(m.query_token == w for h in e.heads for m in h.matches)]
+                drew = {m.query_token for h in e.heads for m in h.matches} if added else set()
+                e.history = [w for w in added if w in drew]
                 if e.history:
                     e.summary += f"; {HISTORY_LABEL}: {', '.join(e.history)}"
             if any(t.synonyms for t in state.tokens):
@@ -276,7 +279,17 @@ class Recommender:
         if not history:  # most requests: the query is not tokenized once more for nothing
             return []
         typed = {t.key for t in self.featurizer.query_tokens(query)}
-        return [w for w in history if not {t.key for t in self.featurizer.query_tokens(w)} <= typed]
+        return [w for w in history if not self._word_keys(w) <= typed]
+
+    def _word_keys(self, word: str) -> frozenset[str]:
+        """The match keys of a history word, remembered in `history_keys`: a shopper's profile
+        is the same words for every request of a few seconds, so they are tokenized once, not
+        per request (a few percent of a personalised typed query's time at 100k items)."""
+        keys = self.history_keys.get(word)
+        if keys is None:
+            keys = frozenset(t.key for t in self.featurizer.query_tokens(word))
+            self.history_keys.put(word, keys)
+        return keys
 
     @cached_property
     def facet_counter(self) -> FacetCounter:
@@ -300,22 +313,23 @@ class Recommender:
         return mask
 
     def _unmatched_tokens(self, state: QueryState) -> list[str]:
-        """`explain.unmatched_tokens`, remembered per word in `word_matches`. Whether a word can
-        match anything depends on its logits alone, which are the same in any query when no other
-        query word couples to it (`QueryState.context_free`); a query whose words are all
-        remembered is answered without its logits, which ranking from cached word parts never
-        computes (without explanations they were half of `recommend`'s time at 3k items). A word
-        counts as remembered only while its rows are in the index's cache, so emptying that
-        (`ScoringIndex.clear_caches`) makes it cold here too."""
-        free, rows = state.context_free, self.index.queries.word_rows
-        cacheable = [free is not None and bool(free[i]) and t.cache_key in rows for i, t in enumerate(state.tokens)]
-        known = [self.word_matches.get(t.cache_key) if ok else None for t, ok in zip(state.tokens, cacheable)]
+        """`explain.unmatched_tokens`, remembered per word in its context in `word_matches`.
+        Whether a word can match anything depends on its logits alone, which are the same in
+        any query where the same words couple to it (`QueryState.context_keys`: the word alone,
+        for most); a query whose words are all remembered is answered without its logits, which
+        ranking from cached word parts never computes (without explanations they were half of
+        `recommend`'s time at 3k items). A word counts as remembered only while its rows are in
+        the index's cache, so emptying that (`ScoringIndex.clear_caches`) makes it cold here too."""
+        keys, rows = state.context_keys, self.index.queries.word_rows
+        cacheable = [keys is not None and t.cache_key in rows for t in state.tokens]
+        known = [self.word_matches.get(keys[i]) if ok and keys is not None else None
+                 for i, ok in enumerate(cacheable)]
         if None not in known:
             return [t.surface for t, matches in zip(state.tokens, known) if not matches]
         unmatched = unmatched_tokens(self.index, state)
-        for t, ok in zip(state.tokens, cacheable):
-            if ok:
-                self.word_matches.put(t.cache_key, t.surface not in unmatched)
+        for i, (t, ok) in enumerate(zip(state.tokens, cacheable)):
+            if ok and keys is not None:
+                self.word_matches.put(keys[i], t.surface not in unmatched)
         return unmatched
 
     def similar(
@@ -379,11 +393,12 @@ class Recommender:
                 head_weights: Mapping[str, float] | None,
                 ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray]:
         """`_top` over `items` alone (as its `candidates`), with the same order, ties by catalogue
-        order, and floats (tests/recsys/test_profile.py): `items` scored, not the catalogue ranked
-        under a mask of them, which cost a typed query with a history a second full pass."""
+        order, and floats (tests/recsys/test_profile.py): only `items` scored
+        (`ScoringIndex.score_items`), neither the catalogue ranked under a mask of them nor the
+        groups' tables built for them, each a second pass for a typed query with a history."""
         weights = self.head_weight_vector(head_weights)
         state = self.index.query_state(query)
-        scores = self._scores_of(self.index.group_tables(state, weights if head_weights else None), items)
+        scores = self.index.score_items(state, weights if head_weights else None, items).astype(np.float64)
         best = np.lexsort((items, -scores))[offset : offset + k]
         return state, weights, items[best], scores[best]
 
@@ -415,7 +430,7 @@ class Recommender:
         by_item = dict(zip(ranked.tolist(), ranked_scores.astype(np.float64).tolist()))
         if pins:
             pinned = np.array([i for _, i in pins], dtype=np.int64)
-            pinned_scores = (self.index.scores_of(state, w, pinned).astype(np.float64)
+            pinned_scores = (self.index.score_items(state, w, pinned).astype(np.float64)
                              + [rules.delta_of(i) for i in pinned.tolist()])
             by_item.update(zip(pinned.tolist(), pinned_scores.tolist()))
         shown_scores = np.array([by_item[i] for i in shown.tolist()], dtype=np.float64)

@@ -44,6 +44,9 @@ class QueryState:
     # exact-match attribute with it, so coverage does not couple them): its per-set ratios can
     # then be cached under its key
     context_free: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # (T,) the key each token's logits, and what is computed from them alone, are cached under
+    # (`_contexts`): its `cache_key` when context-free, else with the words it is coupled to
+    context_keys: list[str] | None = field(default=None, repr=False, compare=False)
 
 
 class _LazyEvidence(Mapping[str, np.ndarray]):
@@ -78,9 +81,9 @@ class _LazyQueryState(QueryState):
     """A `QueryState` whose logits, no-match logits and evidence are computed by `fill` (which
     returns them by name) when one of them is first read."""
 
-    def __init__(self, tokens: list[QueryToken], context_free: np.ndarray,
+    def __init__(self, tokens: list[QueryToken], context_free: np.ndarray, context_keys: list[str],
                  fill: Callable[[], dict[str, Any]]):
-        self.tokens, self.context_free = tokens, context_free
+        self.tokens, self.context_free, self.context_keys = tokens, context_free, context_keys
         self._fill = fill
         self._values: dict[str, Any] | None = None
 
@@ -97,15 +100,29 @@ class _LazyQueryState(QueryState):
     flat_no_match = property(lambda self: self._get("flat_no_match"))
 
 
-def _context_free(exact_columns: list[np.ndarray]) -> np.ndarray:
-    """(T,) whether no other query word matches exactly an attribute this word matches: its
-    exact evidence then needs no coverage share from the others, so its logits are the same in
-    any query (`Evidence.dense_rows` divides by the words of the attribute the query has)."""
-    seen: dict[int, int] = {}
-    for cols in exact_columns:
+def _contexts(tokens: list[QueryToken], exact_columns: list[np.ndarray]) -> tuple[np.ndarray, list[str]]:
+    """(T,) whether no other query word matches exactly an attribute this word matches, and
+    (T,) the key its logits can be cached under. A free word's exact evidence needs no coverage
+    share from the others, so its logits are the same in any query (`Evidence.dense_rows`
+    divides by the words of the attribute the query has): its key is its `cache_key`. A coupled
+    word's logits depend on itself and the words sharing an exact attribute with it alone
+    (coverage counts those, or adds their stored values in query order: `formula.covered`), so
+    its key is theirs and its own in query order and its place among them: the same key, the
+    same floats ("58" with "37" of a price bucket "37-58", in every request of a shopper whose
+    profile has both)."""
+    sharing: dict[int, list[int]] = {}  # attribute column -> the tokens matching it exactly
+    for t, cols in enumerate(exact_columns):
         for c in cols.tolist():
-            seen[c] = seen.get(c, 0) + 1
-    return np.array([all(seen[c] == 1 for c in cols.tolist()) for cols in exact_columns], dtype=bool)
+            sharing.setdefault(c, []).append(t)
+    if all(len(us) == 1 for us in sharing.values()):  # most queries: no word is coupled
+        return np.ones(len(tokens), dtype=bool), [token.cache_key for token in tokens]
+    free, keys = [], []
+    for t, (token, cols) in enumerate(zip(tokens, exact_columns)):
+        context = sorted({u for c in cols.tolist() for u in sharing[c]} | {t})
+        free.append(len(context) == 1)
+        keys.append(token.cache_key if len(context) == 1 else
+                    "\x1e".join(tokens[u].cache_key for u in context) + f"\x1d{context.index(t)}")
+    return np.array(free, dtype=bool), keys
 
 
 class WordCache(Generic[V]):
@@ -203,7 +220,7 @@ class QueryTables:
         if synonyms is not None:
             tokens = synonyms.tokens(tokens)
         entries = [self._token_entry(t) for t in tokens]
-        return _LazyQueryState(tokens, _context_free([cols for _, cols, _ in entries]),
+        return _LazyQueryState(tokens, *_contexts(tokens, [cols for _, cols, _ in entries]),
                                lambda: self._state_arrays([rows for rows, _, _ in entries],
                                                           [cols for _, _, cols in entries]))
 

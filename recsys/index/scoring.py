@@ -22,9 +22,10 @@ The index is three parts with one job each, put together by `ScoringIndex`:
   and `top_k` rules out whole table entries from a lower bound of the k-th best score.
 
 A word's per-set ratios depend on that word alone unless another query word matches the same
-multi-word attribute (coverage), so `ScoringIndex` caches them per word with their sums into the
-groups' tables (`word_parts`); a score is the sum of the query words' cached table parts plus the
-prior's. Head weights other than 1 are applied per set before the tables are built.
+multi-word attribute (coverage), so `ScoringIndex` caches them per word (with the words it is
+coupled to, when it is) with their sums into the groups' tables (`word_parts`); a score is the
+sum of the query words' cached table parts plus the prior's. Head weights other than 1 are
+applied per set before the tables are built.
 
 What runs per query is compiled with numba (`recsys.index.kernels`: a numpy call on arrays this small is
 mostly dispatch); the numpy code does the same, in the same order of operations, when numba cannot
@@ -49,9 +50,10 @@ from .topk import GroupTables, ItemOffsets, _Group
 class ScoringIndex:
     """A model's exact fast scorer over one catalogue. Holds the three parts (`queries`, `sets`,
     `grouped`; see the module's docstring), the model and featurizer they were built from, and
-    one cache of its own, `word_parts`: per query word that no other query word couples to, its
-    record (its table parts (sum G,), then the per-set ratios of the facets in merged groups),
-    at most `CACHE_BYTES` of them. `use_kernel` picks the compiled or the numpy path."""
+    one cache of its own, `word_parts`: per query word in its context
+    (`QueryState.context_keys`), its record (its table parts (sum G,), then the per-set ratios
+    of the facets in merged groups), at most `CACHE_BYTES` of them. `use_kernel` picks the
+    compiled or the numpy path."""
 
     def __init__(self, model: FacetScorer, featurizer: Featurizer):
         self.model, self.featurizer = model.eval(), featurizer
@@ -131,13 +133,11 @@ class ScoringIndex:
     def _word_parts(self, state: QueryState) -> list[np.ndarray]:
         """Per token, its record: (sum G,) its per-set numerators / denominators summed into the
         groups' table entries, then the ratios of the facets in merged groups (see
-        `_record_ratios`). A token's parts depend on that token alone unless
-        another query word shares an exact-match attribute with it, so they are cached by word
-        (bounded); the floats are the same either way."""
-        t = len(state.tokens)
-        cacheable = state.context_free if state.context_free is not None else np.zeros(t, dtype=bool)
-        parts: list[np.ndarray | None] = [self.word_parts.get(tok.cache_key) if cacheable[i] else None
-                                          for i, tok in enumerate(state.tokens)]
+        `_record_ratios`). A token's parts depend on its logits alone, so they are cached
+        (bounded) under its context key (`QueryState.context_keys`: the word, and the words it
+        shares an exact-match attribute with, if any); the floats are the same either way."""
+        t, keys = len(state.tokens), state.context_keys  # None: a state built by hand
+        parts: list[np.ndarray | None] = [None if keys is None else self.word_parts.get(keys[i]) for i in range(t)]
         missing = [i for i in range(t) if parts[i] is None]
         if missing:  # only now are the logits needed (a lazy state computes them on this read)
             flat, flat_nm = state.flat_logits, state.flat_no_match
@@ -147,8 +147,8 @@ class ScoringIndex:
             assert flat_nm is not None  # set with flat_logits
             for i, part in zip(missing, self._new_word_parts(flat[missing], flat_nm[missing])):
                 parts[i] = part
-                if cacheable[i]:
-                    self.word_parts.put(state.tokens[i].cache_key, part)
+                if keys is not None:
+                    self.word_parts.put(keys[i], part)
         return cast(list[np.ndarray], parts)  # every token's part is filled in now
 
     def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray) -> list[np.ndarray]:
@@ -218,6 +218,14 @@ class ScoringIndex:
         """(n_items,) float32: prior + head_outputs(state) @ head_weights (up to rounding)."""
         return self.grouped.item_scores(self.group_tables(state, head_weights), None)
 
+    def score_items(self, state: QueryState, head_weights: np.ndarray | None, items: np.ndarray) -> np.ndarray:
+        """(len(items),) float32: `score(state, head_weights)[items]`, the same floats, from the
+        words' cached parts at those items' table entries alone (`GroupTables.scores_of`):
+        what re-ranking a query's best few with more words costs, instead of a pass over the
+        tables."""
+        rows, base = self._table_parts(state, head_weights)
+        return self.grouped.scores_of(rows, base, np.asarray(items, dtype=np.int64))
+
     def top_k(self, state: QueryState, head_weights: np.ndarray | None, eligible: np.ndarray | None,
               k: int, offsets: ItemOffsets | None = None,
               extra: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -230,11 +238,6 @@ class ScoringIndex:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         rows, base = self._table_parts(state, head_weights)
         return self.grouped.top_k(rows, base, eligible, k, self._compiled(), offsets, extra)
-
-    def scores_of(self, state: QueryState, head_weights: np.ndarray | None, items: np.ndarray) -> np.ndarray:
-        """(len(items),) float32: `score(state, head_weights)[items]`, the same floats, reading
-        only the entries of a few items (`GroupTables.scores_of`)."""
-        return self.grouped.scores_of(*self._table_parts(state, head_weights), items)
 
     def offsets(self, items: np.ndarray, values: np.ndarray) -> ItemOffsets:
         """A per-item term of the score as `top_k` takes it: `values` for `items` (sorted), 0 for

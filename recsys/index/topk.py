@@ -160,28 +160,18 @@ class GroupTables:
         return ItemOffsets(per_item, entry_max)
 
     def scores_of(self, rows: Sequence[np.ndarray], base: np.ndarray, items: np.ndarray) -> np.ndarray:
-        """(len(items),) float32 scores of a few `items` from the tables' parts, reading only
-        their entries: the same floats as `item_scores` of `flat(rows, base)` (the same sums in
-        the same order), without building every table (a pinned item's score)."""
-        at = np.stack([self._tab_off[r] + g.ids[items] for r, g in enumerate(self.groups)])  # (groups, m)
-        parts = self.flat([row[at] for row in rows], base[at])
-        scores: np.ndarray = parts[0].copy()
-        for part in parts[1:]:
-            scores += part
-        return scores
+        """(len(items),) float32 scores of `items` from the tables `flat(rows, base)` without
+        building them: each item's entries are summed as `flat` sums every entry, then its groups
+        as `item_scores` does, so the floats are the same; a few items cost a few lookups per
+        row, not a pass over every table entry (sum G: 32k at 100k generated items)."""
+        return _group_sum(self.flat([row[at] for row in rows], base[at])
+                          for at in (self._tab_off[r] + g.ids[items] for r, g in enumerate(self.groups)))
 
     def item_scores(self, tables: list[np.ndarray], items: np.ndarray | None) -> np.ndarray:
         """Scores of `items` (all when None); always summed in the same order, so an item's
         score is the same float whichever way it is reached."""
-        scores: np.ndarray | None = None
-        for g, table in zip(self.groups, tables):
-            part = np.take(table, g.ids if items is None else g.ids[items])
-            if scores is None:
-                scores = part
-            else:
-                scores += part
-        assert scores is not None  # an index has at least one group
-        return scores
+        return _group_sum(np.take(table, g.ids if items is None else g.ids[items])
+                          for g, table in zip(self.groups, tables))
 
     def top_k(self, rows: Sequence[np.ndarray], base: np.ndarray, eligible: np.ndarray | None, k: int,
               kernels: Kernels | None, offsets: ItemOffsets | None = None,
@@ -303,6 +293,19 @@ class GroupTables:
         scores = self._scores(tables, None, offsets)
         best = fast_top_k(scores, None, k)
         return best, scores[best]
+
+
+def _group_sum(parts: Iterator[np.ndarray]) -> np.ndarray:
+    """Items' scores from their parts, one per group (new arrays), summed in the groups' order:
+    every way of scoring an item sums its parts so, to the same float."""
+    scores: np.ndarray | None = None
+    for part in parts:
+        if scores is None:
+            scores = part
+        else:
+            scores += part
+    assert scores is not None  # an index has at least one group
+    return scores
 
 
 def fast_top_k(scores: np.ndarray, eligible: np.ndarray | None, k: int) -> np.ndarray:

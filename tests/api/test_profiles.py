@@ -6,6 +6,8 @@ once and in another process sharing the store at its next poll."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -108,6 +110,22 @@ def test_a_profile_is_read_once_per_ttl_and_forgetting_drops_it(shop):
     after = ask(shop, user_id="ann")
     assert after["history"]["note"] == NO_HISTORY and ranked(after) == ranked(ask(shop))
     assert shop.delete("/admin/users/ann", headers=ADMIN).json()["deleted_events"] == 0
+
+
+def test_a_profile_is_built_once_per_ttl_not_per_request(shop, clothes, store_url):
+    """Within its TTL every request gets the profile built first (the same object: the store is
+    not read again, even after new events); once it has expired, the next request reads the store
+    and sees the newest events (issue 32, point 5)."""
+    buy(shop, "bea", BOUGHT[:1])  # one purchase: no lasting taste yet
+    kept = Profiles(Database(store_url), ttl_s=3600, capacity=10, max_events=50)
+    brief = Profiles(Database(store_url), ttl_s=1e-6, capacity=10, max_events=50)  # gone at once
+    first, once = (asyncio.run(p.profile("bea", clothes)) for p in (kept, brief))
+    assert not first and not once
+    buy(shop, "bea", BOUGHT[1:])
+    assert asyncio.run(kept.profile("bea", clothes)) is first  # from memory: not rebuilt
+    assert asyncio.run(brief.profile("bea", clothes)).words == ["navy", "linen"]  # rebuilt: both
+    kept.db.dispose()
+    brief.db.dispose()
 
 
 def test_another_process_drops_its_profiles_at_its_next_poll(shop, clothes, store_url):

@@ -154,9 +154,10 @@ def test_query_state_equals_the_models_own_computation(index):
 
 
 def test_word_caches_do_not_change_any_float(tmp_path, index):
-    """Per-word caches (including words whose coverage depends on the other query words) give
-    the same floats as a fresh index that has seen no query."""
-    order = ["navy blue dining chair", "navy", "blue", "dining chair", "dining", "navy blue"] * 2
+    """Per-word caches (including words whose coverage depends on the other query words, cached
+    with them in order) give the same floats as a fresh index that has seen no query."""
+    order = ["navy blue dining chair", "navy", "blue", "dining chair", "dining", "navy blue", "blue navy",
+             "navy dress blue", "chair navy dining blue"] * 2
     warm = [index.score(index.query_state(q)) for q in order]
     warm_sets = [index.set_outputs(index.query_state(q)) for q in order]
     fresh = _index(tmp_path, _items(copies=2))
@@ -165,8 +166,12 @@ def test_word_caches_do_not_change_any_float(tmp_path, index):
         assert np.array_equal(fresh.score(fresh.query_state(q)), scores)
         fresh.clear_caches()
         assert np.array_equal(fresh.set_outputs(fresh.query_state(q)), per_set)
-    assert not index.query_state("navy blue").context_free.any()  # "navy blue" couples them
-    assert index.query_state("navy dress").context_free.all()
+    coupled = index.query_state("navy blue")
+    assert not coupled.context_free.any()  # "navy blue" couples them
+    assert coupled.context_keys is not None and all(k in index.word_parts for k in coupled.context_keys)
+    assert len({*coupled.context_keys, *index.query_state("blue navy").context_keys}) == 4  # order counts
+    free = index.query_state("navy dress")
+    assert free.context_free.all() and free.context_keys == [t.cache_key for t in free.tokens]
 
 
 def test_a_state_built_by_hand_is_scored_without_its_cached_parts(index):
@@ -217,6 +222,27 @@ def test_top_k_equals_sorting_every_score(big_index, use_kernel):
     finally:
         index.use_kernel = True
     assert cut_ties > 50  # the tie-break was tested, not only the order of distinct scores
+
+
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
+def test_scoring_a_few_items_gives_their_floats_of_the_whole_catalogue(big_index, use_kernel):
+    """`score_items` (what re-ranks a query's best few with a shopper's history) is `score` at
+    those items, float for float, with and without head weights, on groups of one facet and
+    merged ones, for words whose coverage couples them ("navy blue") and for none."""
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
+    index, rng = big_index, np.random.default_rng(0)
+    assert any(g.members is not None for g in index.groups) and any(g.members is None for g in index.groups)
+    index.use_kernel = use_kernel
+    try:
+        for query, weights in itertools.product(QUERIES, WEIGHTS):
+            state = index.query_state(query)
+            scores = index.score(state, weights)
+            for items in (rng.choice(index.n_items, 20, replace=False), np.array([3, 3, 0]),
+                          np.zeros(0, dtype=np.int64), np.arange(index.n_items)):
+                np.testing.assert_array_equal(index.score_items(state, weights, items), scores[items])
+    finally:
+        index.use_kernel = True
 
 
 def test_compiled_and_numpy_paths_agree(index):

@@ -127,21 +127,30 @@ def test_one_choice_is_what_that_item_was_not_a_taste(rec):
     assert "navy" in twice.words  # the same item chosen again: its words recur
 
 
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
 @pytest.mark.parametrize("head_weights", [None, {"color": 2.0, "other": 0.5}])
-def test_the_history_reranks_the_querys_best_as_ranking_them_as_candidates_does(rec, head_weights):
+def test_the_history_reranks_the_querys_best_as_ranking_them_as_candidates_does(rec, head_weights, use_kernel):
     """`_rerank` scores the query's HISTORY_DEPTH best with the history words; the reference ranks
-    the catalogue with them as `candidates`: the same items, order, ties and floats."""
+    the catalogue with them as `candidates` (the two passes it once made): the same items, order,
+    ties and floats, on the compiled path and on numpy's."""
+    from recsys.index.kernels import compiled
     from recsys.recommender import HISTORY_DEPTH
 
-    for query, history, offset, filters in itertools.product(
-            ["shirt", "red wool", "ostra dress"], [["navy", "linen"], ["wool"], ["velde", "white"]],
-            [0, 3], [None, {"material": ["cotton", "linen"]}]):
-        got = rec.recommend(query, k=5, offset=offset, filters=filters, history=history,
-                            head_weights=head_weights, explain=False)
-        _, _, top, _, found = rec._top(query, max(HISTORY_DEPTH, offset + 5), 0, filters, (), None, head_weights)
-        added = rec.history_words(query, history)
-        want = rec.recommend(" ".join([query, *added]), k=5, offset=offset, head_weights=head_weights,
-                             candidates=[rec.catalog.item_ids[i] for i in top.tolist()], explain=False)
-        assert [(i.item_id, i.score) for i in got.items] == [(i.item_id, i.score) for i in want.items], \
-            (query, history, offset, filters)
-        assert got.total == found and got.history == [w for w in added if w in want.tokens]
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
+    rec.index.use_kernel = use_kernel
+    try:
+        for query, history, offset, filters in itertools.product(
+                ["shirt", "red wool", "ostra dress"], [["navy", "linen"], ["wool"], ["velde", "white"]],
+                [0, 3], [None, {"material": ["cotton", "linen"]}]):
+            got = rec.recommend(query, k=5, offset=offset, filters=filters, history=history,
+                                head_weights=head_weights, explain=False)
+            _, _, top, _, found = rec._top(query, max(HISTORY_DEPTH, offset + 5), 0, filters, (), None, head_weights)
+            added = rec.history_words(query, history)
+            want = rec.recommend(" ".join([query, *added]), k=5, offset=offset, head_weights=head_weights,
+                                 candidates=[rec.catalog.item_ids[i] for i in top.tolist()], explain=False)
+            assert [(i.item_id, i.score) for i in got.items] == [(i.item_id, i.score) for i in want.items], \
+                (query, history, offset, filters)
+            assert got.total == found and got.history == [w for w in added if w in want.tokens]
+    finally:
+        rec.index.use_kernel = True
