@@ -29,8 +29,8 @@ JSON = b"application/json"
 
 
 class JsonBodyRoute(APIRoute):
-    """Use as `@router.post(path, route_class_override=JsonBodyRoute)` (or an APIRouter's
-    `route_class`) on an `async def endpoint(body: Model, request: Request) -> Response`."""
+    """An APIRouter's `route_class` (or `add_api_route`'s `route_class_override`) for routes
+    `async def endpoint(body: Model, request: Request) -> Response`."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         general = super().get_route_handler()
