@@ -44,12 +44,19 @@ async def get_scoring(request: Request) -> anyio.CapacityLimiter:
     return limiter
 
 
-async def get_model(request: Request, response: Response) -> Recommender:
-    """The model this request uses from start to end, read once (see `ServedVersions`)."""
-    rec = request.app.state.versions.current
+def served_model(request: Request) -> Recommender:
+    """The model this request uses from start to end, read once (see `ServedVersions`); a 503
+    while none is loaded."""
+    rec: Recommender | None = request.app.state.versions.current
     if rec is None:
         raise HTTPException(503, detail="no model is loaded yet; see GET /ready",
                             headers={"Retry-After": "5"})
+    return rec
+
+
+async def get_model(request: Request, response: Response) -> Recommender:
+    """`served_model`, its version in the answer's header."""
+    rec = served_model(request)
     response.headers[MODEL_VERSION_HEADER] = rec.version
     return rec
 

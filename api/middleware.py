@@ -65,10 +65,11 @@ class RequestContextMiddleware:
             seconds = time.perf_counter() - start
             route = getattr(scope.get("route"), "path", "unmatched")
             self.telemetry.observe(scope["method"], route, status, seconds)
-            access_log.info("request", extra={
-                "method": scope["method"], "path": scope["path"], "route": route, "status": status,
-                "duration_ms": round(seconds * 1000, 3), "model_version": version,
-            })
+            if access_log.isEnabledFor(logging.INFO):  # its fields made only for a log that keeps them
+                access_log.info("request", extra={
+                    "method": scope["method"], "path": scope["path"], "route": route, "status": status,
+                    "duration_ms": round(seconds * 1000, 3), "model_version": version,
+                })
             request_id_var.reset(token)
 
 

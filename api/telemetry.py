@@ -31,10 +31,18 @@ class Telemetry:
                                   "stored events per experiment arm and type (by their user_id)",
                                   ["experiment", "arm", "type"], registry=r)
         self._version: str | None = None
+        # (method, route, status) -> its latency histogram and request counter: prometheus finds
+        # a labelled child in about 3 us, every request; the registry keeps each child anyway
+        self._children: dict[tuple[str, str, int], tuple] = {}
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        self.latency.labels(method, route).observe(seconds)
-        self.requests.labels(method, route, str(status)).inc()
+        key = (method, route, status)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (self.latency.labels(method, route),
+                                              self.requests.labels(method, route, str(status)))
+        children[0].observe(seconds)
+        children[1].inc()
 
     def model_served(self, version: str) -> None:
         if self._version is not None:

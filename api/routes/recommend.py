@@ -9,10 +9,10 @@ from recsys.did_you_mean import did_you_mean, every_word_matches
 from recsys.profile import Profile
 from recsys.recommender import Recommender
 
-from ..deps import get_experiments, get_model, get_scoring, get_settings
+from ..body_route import JsonBodyRoute
+from ..deps import get_scoring, served_model
 from ..limits import check_recommend, within_budget
 from ..logs import request_id_var
-from ..middleware import MODEL_VERSION_HEADER
 from ..profiles import OFF, TYPED, history_out
 from ..rules import ServedRules
 from ..schemas import (
@@ -24,7 +24,9 @@ from ..schemas import (
 )
 from ..suggestions import Suggestions
 
-router = APIRouter(tags=["recommend"])
+# the body read and validated by pydantic-core from the bytes, the endpoint called without
+# FastAPI's parameter solving (api/body_route.py): together a fifth of a short answer
+router = APIRouter(tags=["recommend"], route_class=JsonBodyRoute)
 NOT_ASKED = Profile([], {}, {}, 0, OFF)  # a user_id with personalize false
 NOT_TYPED = Profile([], {}, {}, 0, TYPED)  # a typed query with personalize left out
 
@@ -36,7 +38,7 @@ INLINE_MAX_ITEMS = 100_000
 
 
 @router.post("/recommend", response_model=RecommendOut, responses=SCORING_RESPONSES)
-async def recommend(req: RecommendRequest, request: Request, response: Response) -> Response:
+async def recommend(req: RecommendRequest, request: Request) -> Response:
     """Rank the catalogue (or the `candidates`) for a query, with per-head explanations.
 
     Each item's `score` is exactly `explanation.prior` plus the sum of its heads' contributions
@@ -45,17 +47,18 @@ async def recommend(req: RecommendRequest, request: Request, response: Response)
     While an experiment runs, a request with a `user_id` is answered by that user's arm (the
     answer's `experiment` and `model_version` say which); one without, by the active version.
     """
-    # the dependencies called here rather than declared: FastAPI's resolution of five of them
-    # cost more than ranking 3k items
-    settings, rec = await get_settings(request), await get_model(request, response)
+    # what the routes' dependencies give, read here rather than declared: FastAPI's resolution
+    # of five of them cost more than ranking 3k items (the answer's X-Model-Version header is
+    # the version that answered: `recommend_json`)
+    state = request.app.state
+    settings, rec = state.settings, served_model(request)
     check_recommend(req, settings)
-    arm = (await get_experiments(request)).choose(req.user_id)
+    arm = state.experiments.choose(req.user_id)
     experiment = None
     if arm is not None:
         rec, experiment = arm.model, {"name": arm.experiment, "arm": arm.arm}
-        response.headers[MODEL_VERSION_HEADER] = rec.version  # not the active version's
     request_id = request_id_var.get() or ""
-    suggestions, served_rules = request.app.state.suggestions, request.app.state.rules
+    suggestions, served_rules = state.suggestions, state.rules
     profile = None if req.user_id is None else await _profile(req, req.user_id, rec, request)
     if _answers_at_once(req, rec, profile):
         return _recommend(req, rec, request_id, experiment, suggestions, profile, served_rules)

@@ -246,17 +246,33 @@ class ScoringIndex:
         return self.grouped.offsets(items, values)
 
     def nbytes(self) -> int:
-        """Bytes of the arrays serving keeps per catalogue (not the model's embedding tables)."""
-        arrays = [self.prior, self.sets.set_prior, self.sets.values, self.sets.set_facet, *self.sets.tree(),
-                  self.sets.all_sets.data, self.sets.all_sets.indices, self.sets.all_sets.indptr,
-                  self.grouped._mem_rows, self.grouped.prior_tab, self.grouped.zero_tab]
+        """Bytes of the arrays serving keeps per catalogue (not the model's embedding tables nor
+        the per-word caches), the explanations' among them: every item's length as it is and
+        rounded, with and without one attribute (`kernels._explain_pass`), and its attributes'
+        columns once built (`AttributeSets.item_rows`; a `Recommender` builds them at load).
+        Each block of memory counts once, however many arrays view it."""
+        sets, grouped = self.sets, self.grouped
+        arrays: list[np.ndarray | None] = [
+            self.prior, self.vocab_offsets, self._merged_sets, sets.set_prior, sets.values, sets.set_offsets,
+            *sets.tree(), sets.all_sets.data, sets.all_sets.indices, sets.all_sets.indptr, *sets.head_norms,
+            sets._total_length, sets.item_slot_length, sets.item_slot_length_erased]
+        if sets._item_rows is not None:
+            arrays += [sets._item_rows.ptr, sets._item_rows.cols, sets._item_rows.values]
         for f in self.facets:
             t = self.tables[f]
-            arrays += [t.item_set, t.sets.data, t.sets.indices, t.sets.indptr, t.values, t.set_prior]
-        arrays += [self.grouped._order, self.grouped._by_id, self.grouped._ptr, self.grouped._counts]
+            arrays += [t.item_set, t.sets.data, t.sets.indices, t.sets.indptr, t.values, t.set_prior,
+                       sets.set_length(f)]
+        arrays += [grouped.set_offsets, grouped._ids, grouped._order, grouped._by_id, grouped._tab_off,
+                   grouped._mem_rows, grouped._mem_off, grouped._mem_count, grouped.prior_tab, grouped.zero_tab,
+                   grouped._counts, grouped._ptr, grouped._no_mask]
         for g in self.groups:
-            if g.members is not None:
-                arrays += [g.ids, g.members]
-        return int(sum(a.nbytes for a in arrays))
+            arrays += [g.ids, g.order, g.counts, g.ptr, *([] if g.members is None else [g.members])]
+        owners = {id(owner): owner for owner in (_memory_owner(a) for a in arrays if a is not None)}
+        return int(sum(a.nbytes for a in owners.values()))
 
 
+def _memory_owner(a: np.ndarray) -> np.ndarray:
+    """The array whose memory `a` views (`a` itself when it owns it)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a

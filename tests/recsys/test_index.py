@@ -693,3 +693,47 @@ def test_a_synonym_state_has_the_reference_evidence(index):
                 np.testing.assert_allclose(state.evidence[f], want[f], atol=1e-6)
     finally:
         index.synonyms = None
+
+
+# what an index holds that is not its item side: the model's tables, the featurizer (and the
+# catalogue in it), the per-word caches and the synonyms
+NOT_ITEM_SIDE = {"model", "featurizer", "queries", "word_parts", "synonyms", "_catalog"}
+
+
+def _owned_arrays(obj, found: dict[int, np.ndarray], seen: set[int]) -> dict[int, np.ndarray]:
+    """Every numpy array reachable from `obj` through the index's own objects (attributes, dicts,
+    lists, sparse matrices) but NOT_ITEM_SIDE, each as the array that owns its memory."""
+    if id(obj) in seen:
+        return found
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        while isinstance(obj.base, np.ndarray):
+            obj = obj.base
+        found[id(obj)] = obj
+    elif sp.issparse(obj):
+        for part in (obj.data, obj.indices, obj.indptr):
+            _owned_arrays(part, found, seen)
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            _owned_arrays(value, found, seen)
+    elif isinstance(obj, list | tuple):
+        for value in obj:
+            _owned_arrays(value, found, seen)
+    elif type(obj).__module__.startswith("recsys.index") and hasattr(obj, "__dict__"):
+        for name, value in vars(obj).items():
+            if name not in NOT_ITEM_SIDE:
+                _owned_arrays(value, found, seen)
+    return found
+
+
+def test_nbytes_counts_every_array_of_the_item_side_once(tmp_path):
+    """`nbytes` is the bytes of every array the index holds but NOT_ITEM_SIDE, each block of
+    memory once: the explanations' slot lengths and, once built, the items' attribute columns
+    among them. An array added to the item side is counted there, or named in NOT_ITEM_SIDE."""
+    index = _index(tmp_path, _items(copies=1))
+    held = lambda: sum(a.nbytes for a in _owned_arrays(index, {}, set()).values())  # noqa: E731
+    before = index.nbytes()
+    assert before == held() > 0
+    rows = index.sets.item_rows()  # what a Recommender builds at load
+    assert index.nbytes() - before == rows.ptr.nbytes + rows.cols.nbytes  # its values are the index's
+    assert index.nbytes() == held()
