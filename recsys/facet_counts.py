@@ -11,6 +11,8 @@ A value's count is the number of those items that a filter on that value would s
 results. The keys are the catalogue's own (`Catalog.filter_keys`, by any name a filter takes);
 each key's item x value incidence is built on its first count and kept. Counting is numpy over
 the sets of attributes the selected items have (or their codes, for a key over several facets).
+A listing's answer is kept (`FacetCounter.answers`): the same search, its next
+page or an undone filter is not counted again.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .index.scoring import ScoringIndex
 from .query_match import QueryMatches
 
 MAX_VALUES = 100  # values listed per key, the most counted first; `more` says how many are left out
+COUNTS_CACHED = 512  # queries' answers kept (`FacetCounter.answers`): up to MAX_VALUES values a key
 TEXT_KEYS = (TITLE, DESCRIPTION)  # words of the text: filterable, but no listing's facet
 
 
@@ -91,6 +94,10 @@ class FacetCounter:
         # costs a pass over the key's attribute columns (bounded by bytes, as the word caches)
         self.filter_masks: WordCache[np.ndarray] = WordCache(
             "filter masks", max(16, CACHE_BYTES // max(self.catalog.n_items, 1)))
+        # a query's counts under its filters: listings repeat (the same search, the next page, a
+        # filter undone), and counting passes over every matching item where ranking does not
+        # (`count`'s `listing_key`; an answer is at most MAX_VALUES values a key)
+        self.answers: WordCache[FacetCounts] = WordCache("facet counts", COUNTS_CACHED)
 
     def is_warm(self, query: str) -> bool:
         """Every word of `query` has its item mask cached (`QueryMatches.is_warm`): counting costs
@@ -114,11 +121,15 @@ class FacetCounter:
         self._default_keys = keys
         return keys
 
+    def filter_name(self, key: str, values: FilterValues) -> str:
+        """What `filter_masks` and `answers` know the filter `key` = `values` by."""
+        return repr((self.catalog.filter_key(key) or key, values))
+
     def filter_mask(self, key: str, values: FilterValues,
                     compute: Callable[[str, FilterValues], np.ndarray]) -> np.ndarray:
         """The mask of filter `key` = `values`, from `filter_masks`, or `compute(key, values)` (which
         checks them) and kept."""
-        name = repr((self.catalog.filter_key(key) or key, values))
+        name = self.filter_name(key, values)
         mask = self.filter_masks.get(name)
         if mask is None:
             mask = compute(key, values)
@@ -134,11 +145,27 @@ class FacetCounter:
         return key
 
     def count(self, state: QueryState, keys: Sequence[str] | None, eligible: np.ndarray | None,
-              filter_masks: Mapping[str, np.ndarray]) -> FacetCounts:
+              filter_masks: Mapping[str, np.ndarray], listing_key: str | None = None) -> FacetCounts:
         """Counts of `keys` (None: `default_keys`) over the items matching `state` that are
         `eligible` (exclusions and candidates; None: all) and pass `filter_masks` (filter key ->
-        (n_items,) bool), each key's own filter left out."""
+        (n_items,) bool), each key's own filter left out. `listing_key` names what `eligible` and
+        `filter_masks` select (the caller's `filter_name`s and exclusions): given, the answer is
+        kept in `answers` under it, the query's words in their context and the keys, and read
+        from there when they come again (the same object: not to be changed)."""
         asked = self.default_keys() if keys is None else list(dict.fromkeys(self.key(k) for k in keys))
+        memo = None
+        if listing_key is not None and state.context_keys is not None:
+            memo = "\x1d".join(("\x1e".join(state.context_keys), "\x1e".join(asked), listing_key))
+            kept = self.answers.get(memo)
+            if kept is not None:
+                return kept
+        counted = self._count(state, asked, eligible, filter_masks)
+        if memo is not None:
+            self.answers.put(memo, counted)
+        return counted
+
+    def _count(self, state: QueryState, asked: list[str], eligible: np.ndarray | None,
+               filter_masks: Mapping[str, np.ndarray]) -> FacetCounts:
         by_key = {self.key(k): m for k, m in filter_masks.items()}
         base = self.matches.mask(state)
         if eligible is not None:

@@ -112,6 +112,10 @@ HISTORY_DEPTH = 20
 # bool and the word each, about 100 bytes, so at most ~5 MB; as many history words' match keys
 # (`_word_keys`), a few hundred bytes each
 WORD_MATCHES = 50_000
+# facet counts are kept per listing (`FacetCounter.answers`) with up to this many items excluded
+# (a request's exclusions and the items its rules hide); a listing of a longer list is counted
+# afresh each time rather than kept under a long key
+MAX_KEPT_EXCLUSIONS = 100
 
 
 class Recommender:
@@ -302,10 +306,14 @@ class Recommender:
         """Values and counts of `keys` (None: every facet key) over the items matching `query`
         that a `recommend` with the same filters, exclusions and candidates may return, each
         key's own filter left out (`recsys.facet_counts`)."""
-        masks = {key: self.facet_counter.filter_mask(key, values, self._filter_mask)
-                 for key, values in (filters or {}).items()}
-        return self.facet_counter.count(self.index.query_state(query), keys,
-                                        self._eligible(None, exclude, candidates), masks)
+        counter = self.facet_counter
+        masks = {key: counter.filter_mask(key, values, self._filter_mask) for key, values in (filters or {}).items()}
+        listing = None  # what the counts are kept under: the filters and exclusions (a rule's hides)
+        if candidates is None and len(exclude) <= MAX_KEPT_EXCLUSIONS:
+            listing = "\x1c".join(("\x1f".join(sorted(counter.filter_name(k, v) for k, v in (filters or {}).items())),
+                                   "\x1f".join(sorted(set(exclude)))))
+        return counter.count(self.index.query_state(query), keys, self._eligible(None, exclude, candidates), masks,
+                             listing_key=listing)
 
     def _filter_mask(self, key: str, values: FilterValues) -> np.ndarray:
         mask = self._eligible({key: values}, (), None)

@@ -199,6 +199,9 @@ class GroupTables:
         flat = self.flat(rows, base)
         if kernels is not None and not few:
             mask = self._no_mask if eligible is None else np.ascontiguousarray(eligible, dtype=np.bool_)
+            if plain:
+                return kernels.top_k_plain(flat, self._tab_off, self._ids, self._order, self._by_id, self._ptr,
+                                           self._counts, mask, eligible is not None, int(k), self._seed_group)
             per_item, entry_max = (self._no_offsets, self._no_offsets) if offsets is None else \
                 (offsets.per_item, offsets.entry_max)
             extra_items, extra_offset = (self._no_items, self._no_offsets) if extra is None else extra
@@ -207,7 +210,7 @@ class GroupTables:
                                           self._seed_group, per_item, entry_max,
                                           np.ascontiguousarray(extra_items, dtype=np.int64),
                                           np.ascontiguousarray(extra_offset, dtype=np.float64))
-            return items, (scores.astype(np.float32) if plain else scores)
+            return items, scores
         tables = self.split(flat)
         if few and eligible is not None:  # few: eligible is not None
             found = self._top_of_items(tables, np.flatnonzero(eligible), k, offsets)

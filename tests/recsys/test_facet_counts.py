@@ -13,6 +13,8 @@ import pytest
 
 from recsys.errors import InputError
 from recsys.explain import explain_items
+from recsys.facet_counts import FacetCounter
+from recsys.synonyms import SynonymBook, parse_synonyms
 from tests.planted import CATEGORIES, COLORS, STYLES
 
 
@@ -82,3 +84,46 @@ def test_exclusions_and_candidates_restrict_the_counts(planted_model):
 def test_an_unknown_key_is_named(planted_model):
     with pytest.raises(InputError, match=r"facet_counts: unknown key 'colr'; count one of: category, color"):
         planted_model.facet_counts("dress", keys=["colr"])
+
+
+def test_a_listing_asked_again_is_answered_from_its_kept_counts(planted_model):
+    rec = planted_model
+    kept = rec.facet_counter.answers
+    kept.clear()
+    first = rec.facet_counts("dress", filters={"colour": ["red"]})
+    assert rec.facet_counts("dress", filters={"Colour": ["red"]}) is first  # the filter's any spelling
+    # another filter, other keys or other words are other listings, counted afresh and right
+    other = rec.facet_counts("dress", filters={"colour": ["blue"]})
+    assert other is not first and {v.value: v.count for v in other.facets[0].values} != {}
+    assert rec.facet_counts("dress", keys=["color"], filters={"colour": ["red"]}) is not first
+    assert rec.facet_counts("shirt", filters={"colour": ["red"]}) is not first
+    assert len(kept) == 4
+    fresh = FacetCounter(rec.index).count(rec.index.query_state("dress"), None, None,
+                                          {"color": rec.facet_counter.filter_masks.get(
+                                              rec.facet_counter.filter_name("colour", ["red"]))})
+    assert first == fresh
+
+
+def test_exclusions_are_part_of_what_is_kept_and_candidates_never_kept(planted_model):
+    rec = planted_model
+    rec.facet_counter.answers.clear()
+    some = rec.catalog.item_ids[:3]
+    without = rec.facet_counts("dress")
+    excluded = rec.facet_counts("dress", exclude=some)
+    assert excluded is not without and rec.facet_counts("dress", exclude=some[::-1]) is excluded
+    rec.facet_counts("dress", candidates=some)
+    assert len(rec.facet_counter.answers) == 2
+
+
+def test_a_new_synonym_is_counted_at_once(planted_model):
+    rec = planted_model
+    rec.facet_counter.answers.clear()
+    before = _counts(rec, "navy")[1]["color"]
+    assert len(before) == len(COLORS)  # "navy" matches nothing: every item counts
+    try:
+        rec.use_synonyms(SynonymBook(parse_synonyms("navy => blue\n")))
+        assert _counts(rec, "navy")[1]["color"] == {"blue": rec.catalog.n_items // len(COLORS)}
+    finally:
+        rec.use_synonyms(None)
+    assert _counts(rec, "navy")[1]["color"] == before
+

@@ -737,3 +737,21 @@ def test_nbytes_counts_every_array_of_the_item_side_once(tmp_path):
     rows = index.sets.item_rows()  # what a Recommender builds at load
     assert index.nbytes() - before == rows.ptr.nbytes + rows.cols.nbytes  # its values are the index's
     assert index.nbytes() == held()
+
+
+def test_the_top_k_without_offsets_equals_the_one_with_zero_offsets(big_index):
+    """`kernels._top_k_plain` (no rules apply) is the offsets kernel's fast path: with every
+    offset 0 the two give the same items in the same order and the same floats."""
+    if compiled() is None:
+        pytest.skip("numba is not installed")
+    index, rng = big_index, np.random.default_rng(3)
+    zero = index.offsets(np.arange(index.n_items), np.zeros(index.n_items))
+    for query, weights in itertools.product(QUERIES, WEIGHTS):
+        state = index.query_state(query)
+        for mask in _masks(index.n_items, rng):
+            for k in (1, 10, 37):
+                plain_items, plain_scores = index.top_k(state, weights, mask, k)
+                items, scores = index.top_k(state, weights, mask, k, offsets=zero)
+                assert plain_scores.dtype == np.float32 and scores.dtype == np.float64
+                np.testing.assert_array_equal(items, plain_items)
+                np.testing.assert_array_equal(scores, plain_scores.astype(np.float64))
