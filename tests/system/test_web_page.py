@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parents[2]
 QUERY = "red casual cotton dress"
 EXPLAIN = "view=explain&"  # the merchandiser's view, in the URL
 WIDTHS = {"phone": {"width": 375, "height": 812}, "desktop": {"width": 1280, "height": 900}}
+# the first answers of a server just started, on a loaded machine, took over httpx's 5 s default
+API_TIMEOUT = 60
 # an attribute label as its key says it, "category:dress": what the page never shows as such
 RAW_KEY = r"\b[A-Za-z_]+:[^\s]"
 
@@ -384,7 +386,8 @@ def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
     version = folder / model_version.name
     shutil.copytree(model_version, version, symlinks=True)
     with _serving(version, folder / "first.log") as base:  # the 10th result, before any rule
-        tenth = httpx.post(f"{base}/recommend", json={"query": "dress", "k": 10}).json()["items"][9]["item_id"]
+        first = httpx.post(f"{base}/recommend", json={"query": "dress", "k": 10}, timeout=API_TIMEOUT)
+        tenth = first.json()["items"][9]["item_id"]
     db = Database(f"sqlite:///{folder / 'recsys.db'}")  # the launcher's store: its data folder
     db.upgrade()
     create_rules(db, [Rule("red-week", "boost", attribute="color:red", amount=0.5),
@@ -398,7 +401,7 @@ def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
 def test_results_show_the_rules_that_touched_them(browser, ruled_url):
     """Each result lists the rules that acted on it, as POST /recommend's explanation does; the
     item's detail adds the rules to its score equation."""
-    api = httpx.post(f"{ruled_url}/recommend", json={"query": "dress", "k": 10}).json()
+    api = httpx.post(f"{ruled_url}/recommend", json={"query": "dress", "k": 10}, timeout=API_TIMEOUT).json()
     want = {it["item_id"]: ",".join(r["name"] for r in it["explanation"]["rules"]) for it in api["items"]}
     assert "hero" in want[api["items"][0]["item_id"]] and any("red-week" in v for v in want.values())
     context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=ruled_url)
@@ -425,7 +428,7 @@ def test_results_show_the_rules_that_touched_them(browser, ruled_url):
 def test_results_show_the_synonyms_that_touched_them(browser, ruled_url):
     """Each result lists the shop's synonyms through which a query word matched it, as POST
     /recommend's explanation does, in both views."""
-    api = httpx.post(f"{ruled_url}/recommend", json={"query": "qipao", "k": 10}).json()
+    api = httpx.post(f"{ruled_url}/recommend", json={"query": "qipao", "k": 10}, timeout=API_TIMEOUT).json()
     want = {it["item_id"]: ",".join(s["name"] for s in it["explanation"]["synonyms"]) for it in api["items"]}
     assert sum(v == "qipao" for v in want.values()) >= 9  # every dress (the pinned hero may not be one)
     context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=ruled_url)
@@ -539,9 +542,9 @@ def test_a_schema_added_facet_shows_as_a_fifth_head(browser, material_trained, t
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto("/?view=explain&q=wool+dress")
         ids = _wait_results(page)
-        api = httpx.post(f"{base}/recommend", json={"query": "wool dress", "k": 10}).json()
+        api = httpx.post(f"{base}/recommend", json={"query": "wool dress", "k": 10}, timeout=API_TIMEOUT).json()
         assert ids == [it["item_id"] for it in api["items"]]
-        model = httpx.get(f"{base}/model").json()
+        model = httpx.get(f"{base}/model", timeout=API_TIMEOUT).json()
         assert model["facets"] == facets
         heads = [h for h in facets if model["attributes"][h]]
         hidden = [h for h in facets if not model["attributes"][h]]
@@ -699,7 +702,7 @@ def test_attribute_keys_are_said_in_words(browser, base_url, width):
 @pytest.mark.parametrize("width", WIDTHS)
 def test_heads_a_catalogue_never_fills_are_hidden_with_a_note(browser, title_only_url, width):
     with _at_width(browser, title_only_url, width) as page:
-        model = httpx.get(f"{title_only_url}/model").json()
+        model = httpx.get(f"{title_only_url}/model", timeout=API_TIMEOUT).json()
         assert model["attributes"] == {"quality": 0, "color": 0, "style": 0, "other": model["attributes"]["other"]}
         page.goto("/?view=explain&q=cordless+drill")
         _wait_results(page)
@@ -732,7 +735,7 @@ def test_bars_are_on_a_fixed_scale(browser, base_url, http, width):
         _wait_results(page)
         shown = page.eval_on_selector_all("#results .result .bar", fill)
         scale = float(page.locator("#results .bar").first.get_attribute("data-scale"))
-        api = http.post("/recommend", json={"query": "dress", "k": 10}).json()["items"]
+        api = http.post("/recommend", json={"query": "dress", "k": 10}, timeout=API_TIMEOUT).json()["items"]
         expected = [min(1.0, sum(max(0.0, h["contribution"]) for h in it["explanation"]["heads"] if h["matches"])
                         / scale) for it in api]
         assert shown == pytest.approx(expected, abs=0.01)
