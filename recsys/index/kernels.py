@@ -53,6 +53,7 @@ class Kernels:
     pair_evidence: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
     explain_pass: Callable[..., tuple[np.ndarray, ...]]
     word_items: Callable[..., np.ndarray]
+    set_counts: Callable[..., np.ndarray]
 
 
 _KERNELS: list[Kernels | None] = []
@@ -66,7 +67,8 @@ def compiled() -> Kernels | None:
         if numba is not None:
             try:
                 kernels = Kernels(_query_logits, _word_record, _word_tables, _weighted_tables, _top_k_kernel,
-                                  _top_k_plain, _pair_evidence, _explain_pass, _word_items)
+                                  _top_k_plain, _pair_evidence, _explain_pass, _word_items,
+                                  _set_counts)
                 _warm_up(kernels)
             except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
                 warnings.warn(f"recsys.index.kernels: compiled scoring unavailable ({exc}); using numpy",
@@ -108,6 +110,7 @@ def _warm_up(kernels: Kernels) -> None:
     kernels.word_items(np.array([-1], dtype=i32), np.zeros(1, dtype=i32), np.zeros(1, dtype=i32),
                        np.ones(1, dtype=np.float64), set_facet, np.zeros((1, 1), dtype=f32),
                        np.zeros((1, 1), dtype=f32), 0.5, np.array([0, 1], dtype=i64), np.zeros(1, dtype=i32), 1)
+    kernels.set_counts(np.ones(1, dtype=np.bool_), np.zeros((1, 1), dtype=i32), 1)
     f64 = np.float64
     ones = np.ones(1, dtype=f64)
     # the query state's flat logits are column views of one array: of one word numba sees them
@@ -294,6 +297,20 @@ def _word_items(parent: A, attr: A, set_node: A, slot: A, set_facet: A, flat: A,
             if matched[s]:
                 for j in range(set_ptr[s], set_ptr[s + 1]):
                     row[set_items[j]] = True
+    return out
+
+
+@_jit
+def _set_counts(mask: A, item_sets: A, n_sets: int) -> A:
+    """(n_sets,) float64 how many of the items `mask` selects hold each set of any facet, from
+    each item's global set row per facet, item_sets (n_items, H) (`QueryMatches.set_counts`):
+    the mask is read in order, and only the selected items' sets are touched."""
+    out = np.zeros(n_sets, dtype=np.float64)
+    n_heads = item_sets.shape[1]
+    for i in range(len(mask)):
+        if mask[i]:
+            for h in range(n_heads):
+                out[item_sets[i, h]] += 1.0
     return out
 
 
