@@ -9,8 +9,9 @@ on keep their counts and a shopper can add them (OR within a key).
 A value's count is the number of those items that a filter on that value would select
 (`Catalog.filter_columns`: "dress" also selects "dresses"), so clicking a value gives that many
 results. The keys are the catalogue's own (`Catalog.filter_keys`, by any name a filter takes);
-each key's item x value incidence is built on its first count and kept. Counting is numpy over
-the sets of attributes the selected items have (or their codes, for a key over several facets).
+each key's item x value incidence is built on its first count and kept. Counting runs over
+the sets of attributes the selected items have (`QueryMatches.set_counts`, one compiled pass over
+the selection), or their codes for a key over several facets.
 A listing's answer is kept (`FacetCounter.answers`): the same search, its next
 page or an undone filter is not counted again.
 """
