@@ -2,7 +2,7 @@
 rules within 1.2x of without, on 100k items), against real `recsys serve` processes on 127.0.0.1.
 
     .venv/bin/python benchmarks/rules_bench.py [--items 100000] [--rules 100] [--rounds 3] [--queries 200]
-        [--scoped] [--baseline ../other-worktree]
+        [--scoped] [--facet-counts] [--fresh] [--baseline ../other-worktree]
 
 The model is `benchmarks/http_bench.py`'s (the same cache folder: the first run generates the
 default synthetic catalogue of N items and trains it). Two servers of one worker each serve it,
@@ -15,6 +15,11 @@ a first round warms both. Prints the client's p50 / p99 and the server's own `to
 each, how many rules acted on a search's results on average, and the ratios. The load average
 is printed at the start and the end. `--baseline DIR`: two more servers of the code in DIR
 (the same model, the same rules), asked in the same turns, and its table printed after.
+`--facet-counts`: the server with rules is also asked for every facet key's counts (the
+acceptance's "with 100 active rules and facet counts"); the other one for neither.
+`--fresh`: every round asks searches none asked before (the warm-up round its own), so each
+listing's counts and each search's ranking are computed, not read from what was kept; without
+it the same searches come back every round, as a shop's popular searches do.
 
 What a request pays for rules: their boosts and buries are a per-item offset of the index's
 scores, which its pruned top-k bounds per table entry (`Recommender._top_with_rules`), built
@@ -50,6 +55,10 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scoped", action="store_true",
                    help="every rule scoped to a query word or an exact query (none for any query)")
+    p.add_argument("--facet-counts", action="store_true",
+                   help="the server with rules also counts every facet key of each search")
+    p.add_argument("--fresh", action="store_true",
+                   help="each round asks searches not asked before (needs (rounds + 1) x queries searches)")
     p.add_argument("--cache", type=Path, default=ROOT / "data" / "generated" / "http_bench")
     p.add_argument("--baseline", type=Path, default=None,
                    help="a checkout of other code (a git worktree) whose two servers are asked too, "
@@ -57,7 +66,12 @@ def main() -> None:
     args = p.parse_args()
     print(f"load average at the start: {_load_average()}")
     cache, server_args, first = trained_cache(args.cache, args.items)
-    queries = _queries(cache / "data" / "interactions.csv")[: args.queries]
+    logged = _queries(cache / "data" / "interactions.csv")
+    per_round = [logged[(r if args.fresh else 0) * args.queries:][: args.queries]
+                 for r in range(args.rounds + 1)]
+    if any(len(q) < args.queries for q in per_round):
+        sys.exit(f"--fresh needs {(args.rounds + 1) * args.queries} distinct searches; the log has {len(logged)}")
+    queries = per_round[0]
     checkouts = {"this": ROOT, **({"baseline": args.baseline} if args.baseline else {})}
     servers = [(name, ruled) for name in checkouts for ruled in (False, True)]
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
@@ -66,23 +80,28 @@ def main() -> None:
                      store=Path(tmp) / f"store-{name}-{ruled}.db"))
                  for name, ruled in servers}
         http = stack.enter_context(httpx.Client(timeout=60))
-        rules = _rules(http, bases["this", True], queries, args.rules, random.Random(args.seed), args.scoped)
+        asked = list(dict.fromkeys(q for r in per_round[1:] for q in r))  # the measured rounds' searches
+        rules = _rules(http, bases["this", True], asked, args.rules, random.Random(args.seed), args.scoped)
         for name in checkouts:
             r = http.post(f"{bases[name, True]}/admin/rules", json={"rules": rules},
                           headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
             r.raise_for_status()
         body = {"k": args.k, "explain": True}
+        extra = {"facet_counts": True} if args.facet_counts else {}
         times: dict[tuple[str, bool], list[float]] = {s: [] for s in servers}
         took: dict[tuple[str, bool], list[float]] = {s: [] for s in servers}
         applied: list[int] = []
         for rnd in range(args.rounds + 1):  # round 0 warms the caches
-            for n, q in enumerate(queries):
+            for n, q in enumerate(per_round[rnd]):
                 # each search of every server in turn, the order rotated: all share the machine
                 for server in servers[n % len(servers):] + servers[: n % len(servers)]:
                     start = time.perf_counter()
-                    r = http.post(f"{bases[server]}/recommend", json={**body, "query": q})
+                    r = http.post(f"{bases[server]}/recommend",
+                                  json={**body, **(extra if server[1] else {}), "query": q})
                     elapsed = (time.perf_counter() - start) * 1000
-                    r.raise_for_status()
+                    if r.status_code != 200:
+                        sys.exit(f"{server} answered {q!r} (round {rnd}, search {n}) with {r.status_code} "
+                                 f"in {elapsed:.0f} ms: {r.text[:300]}")
                     if rnd:
                         times[server].append(elapsed)
                         took[server].append(r.json()["took_ms"])
@@ -90,11 +109,13 @@ def main() -> None:
                         applied.append(len({x["name"] for it in r.json()["items"]
                                             for x in it["explanation"]["rules"]}))
     print(f"\n{args.items} items, model {first}, k={args.k} with explanations, "
-          f"{len(queries)} searches x {args.rounds} rounds, {len(rules)} rules{' scoped' if args.scoped else ''} "
+          f"{len(queries)} {'new ' if args.fresh else ''}searches x {args.rounds} rounds, {len(rules)} rules"
+          f"{' scoped' if args.scoped else ''}{' and facet counts' if args.facet_counts else ''} "
           f"({sum(applied) / len(applied):.1f} of them acting on a search's top {args.k} on average)")
+    label = f"with {len(rules)} rules" + (" + counts" if args.facet_counts else "")
     for name in checkouts:
         print(f"\n{name} ({checkouts[name]}):")
-        with_without_table(f"with {len(rules)} rules", {on: times[name, on] for on in (False, True)},
+        with_without_table(label, {on: times[name, on] for on in (False, True)},
                            {on: took[name, on] for on in (False, True)})
 
 

@@ -9,8 +9,9 @@ on keep their counts and a shopper can add them (OR within a key).
 A value's count is the number of those items that a filter on that value would select
 (`Catalog.filter_columns`: "dress" also selects "dresses"), so clicking a value gives that many
 results. The keys are the catalogue's own (`Catalog.filter_keys`, by any name a filter takes);
-each key's item x value incidence is built on its first count and kept. Counting is numpy over
-the sets of attributes the selected items have (or their codes, for a key over several facets).
+each key's item x value incidence is built on its first count and kept. Counting runs over
+the sets of attributes the selected items have (`QueryMatches.set_counts`, one compiled pass over
+the selection), or their codes for a key over several facets.
 A listing's answer is kept (`FacetCounter.answers`): the same search, its next
 page or an undone filter is not counted again.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,13 +70,14 @@ class _KeyTable:
     ptr: np.ndarray | None = None  # (n_items + 1,)
     codes: np.ndarray | None = None  # (nnz,) value of each entry
 
-    def counts(self, items: np.ndarray, sets_of: Callable[[str], np.ndarray]) -> np.ndarray:
-        """(G,) how many of `items` (indices) have each value; `sets_of(facet)` is how many of
-        them have each set of the facet."""
+    def counts(self, items_of: Callable[[], np.ndarray], sets_of: Callable[[str], np.ndarray]) -> np.ndarray:
+        """(G,) how many of the selected items (`items_of()`: their indices) have each value;
+        `sets_of(facet)` is how many of them have each set of the facet."""
         if self.facet is not None:
             assert self.per_set is not None  # set with facet
             return np.asarray(self.per_set @ sets_of(self.facet)).astype(np.int64)
         assert self.ptr is not None and self.codes is not None
+        items = items_of()
         lo = self.ptr[items]
         lengths = self.ptr[items + 1] - lo
         pos = np.repeat(lo - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
@@ -170,34 +173,39 @@ class FacetCounter:
         base = self.matches.mask(state)
         if eligible is not None:
             base &= eligible
-        selected: dict[str | None, np.ndarray] = {}  # the filter left out -> selected item indices
-        per_set: dict[tuple[str | None, str], np.ndarray] = {}  # (filter left out, facet) -> (U,)
+        masks: dict[str | None, np.ndarray] = {}  # the filter left out -> (n_items,) bool selected
+        selected: dict[str | None, np.ndarray] = {}  # ... -> their indices (keys over several facets)
+        per_set: dict[str | None, np.ndarray] = {}  # ... -> (sum U,) how many hold each set
 
-        def items(left_out: str | None) -> np.ndarray:
-            if left_out not in selected:
+        def mask_of(left_out: str | None) -> np.ndarray:
+            if left_out not in masks:
                 mask = base.copy() if by_key else base
                 for k, m in by_key.items():
                     if k != left_out:
                         mask &= m
-                selected[left_out] = np.flatnonzero(mask)
+                masks[left_out] = mask
+            return masks[left_out]
+
+        def items(left_out: str | None) -> np.ndarray:
+            if left_out not in selected:
+                selected[left_out] = np.flatnonzero(mask_of(left_out))
             return selected[left_out]
 
         def facets_sets(left_out: str | None) -> Callable[[str], np.ndarray]:
             def sets_of(facet: str) -> np.ndarray:
-                if (left_out, facet) not in per_set:
-                    table = self.index.tables[facet]
-                    per_set[left_out, facet] = np.bincount(table.item_set[items(left_out)],
-                                                           minlength=table.sets.shape[0]).astype(np.float64)
-                return per_set[left_out, facet]
+                if left_out not in per_set:
+                    per_set[left_out] = self.matches.set_counts(mask_of(left_out))
+                h = self.index.facets.index(facet)
+                return per_set[left_out][self.index.set_offsets[h] : self.index.set_offsets[h + 1]]
             return sets_of
 
         facets = []
         for key in asked:
             left_out = key if key in by_key else None
-            facets.append(self._facet(key, items(left_out), facets_sets(left_out)))
-        return FacetCounts(len(items(None)), facets)
+            facets.append(self._facet(key, partial(items, left_out), facets_sets(left_out)))
+        return FacetCounts(int(np.count_nonzero(mask_of(None))), facets)
 
-    def _facet(self, key: str, items: np.ndarray, sets_of: Callable[[str], np.ndarray]) -> FacetCount:
+    def _facet(self, key: str, items: Callable[[], np.ndarray], sets_of: Callable[[str], np.ndarray]) -> FacetCount:
         table = self._table(key)
         counts = table.counts(items, sets_of)
         nonzero = np.flatnonzero(counts)

@@ -41,6 +41,14 @@ class QueryMatches:
         # per facet: where its sets start among all sets, and each item's set
         self._item_sets = [(int(sets.set_offsets[h]), index.tables[f].item_set)
                            for h, f in enumerate(index.facets)]
+        # the items of each set of any facet, for the compiled pass: global set s holds
+        # _set_items[_set_ptr[s]:_set_ptr[s + 1]] (int32), so a word marks its matched items alone
+        global_sets = np.concatenate([offset + item_set for offset, item_set in self._item_sets])
+        # and each item's global set row per facet, (n_items, H) int32, for counting a selection's
+        self._item_global_sets = np.ascontiguousarray(global_sets.reshape(len(self._item_sets), -1).T,
+                                                      dtype=np.int32)
+        self._set_items = (np.argsort(global_sets, kind="stable") % max(index.n_items, 1)).astype(np.int32)
+        self._set_ptr = np.concatenate([[0], np.cumsum(np.bincount(global_sets, minlength=len(self._slot)))])
         self.word_items: WordCache[np.ndarray] = WordCache(
             "word items", max(16, CACHE_BYTES // max(index.n_items, 1)))
 
@@ -72,15 +80,42 @@ class QueryMatches:
                 flat = np.concatenate([state.logits[f] for f in self.index.facets], axis=1)
                 flat_nm = np.stack([state.no_match[f] for f in self.index.facets], axis=1)
             assert flat_nm is not None  # set with flat_logits
-            matched_sets = self._matched_sets(flat[missing], flat_nm[missing])  # (m, sum U)
+            new = self._word_items(flat[missing], flat_nm[missing])  # (m, n_items)
             for j, i in enumerate(missing):
-                items = np.zeros(self.index.n_items, dtype=bool)
-                for offset, item_set in self._item_sets:
-                    items |= matched_sets[j, offset + item_set]
+                items = new[j].copy()  # cached alone: it keeps no other word's row alive
                 masks[i] = items
                 if free[i]:
                     self.word_items.put(state.tokens[i].cache_key, items)
         return [m for m in masks if m is not None]
+
+    def set_counts(self, selected: np.ndarray) -> np.ndarray:
+        """(sum U,) float64 how many of the items `selected` ((n_items,) bool) hold each set of
+        any facet (facet h's sets at the index's set_offsets[h]:set_offsets[h + 1]): what facet
+        counts count values from. Compiled in one pass (`kernels._set_counts`), else a bincount
+        per facet."""
+        kernels = self.index.kernels()
+        if kernels is not None:
+            return kernels.set_counts(selected, self._item_global_sets, len(self._slot))
+        items = np.flatnonzero(selected)
+        return np.concatenate([np.bincount(item_set[items], minlength=self.index.tables[f].sets.shape[0])
+                               for (_, item_set), f in zip(self._item_sets, self.index.facets)]).astype(np.float64)
+
+    def _word_items(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
+        """(m, n_items) bool: the items each of m words matches, from its logits (m, sum V) and
+        no-match logits (m, H); compiled in one pass when numba is here (`kernels._word_items`,
+        the same floats), else through `_matched_sets`."""
+        kernels = self.index.kernels()
+        if kernels is not None:
+            parent, attr, set_node, _, set_facet = self.index.sets.tree()
+            return kernels.word_items(parent, attr, set_node, self._slot, set_facet,
+                                            np.ascontiguousarray(flat), np.ascontiguousarray(flat_nm),
+                                            MATCH_THRESHOLD, self._set_ptr, self._set_items, self.index.n_items)
+        matched_sets = self._matched_sets(flat, flat_nm)  # (m, sum U)
+        out = np.zeros((len(flat), self.index.n_items), dtype=bool)
+        for j in range(len(flat)):
+            for offset, item_set in self._item_sets:
+                out[j] |= matched_sets[j, offset + item_set]
+        return out
 
     def _matched_sets(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
         """(m, sum U) bool: whether each of m words matches an attribute of each set, from its

@@ -52,6 +52,8 @@ class Kernels:
     top_k_plain: Callable[..., tuple[np.ndarray, np.ndarray]]
     pair_evidence: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
     explain_pass: Callable[..., tuple[np.ndarray, ...]]
+    word_items: Callable[..., np.ndarray]
+    set_counts: Callable[..., np.ndarray]
 
 
 _KERNELS: list[Kernels | None] = []
@@ -65,7 +67,8 @@ def compiled() -> Kernels | None:
         if numba is not None:
             try:
                 kernels = Kernels(_query_logits, _word_record, _word_tables, _weighted_tables, _top_k_kernel,
-                                  _top_k_plain, _pair_evidence, _explain_pass)
+                                  _top_k_plain, _pair_evidence, _explain_pass, _word_items,
+                                  _set_counts)
                 _warm_up(kernels)
             except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
                 warnings.warn(f"recsys.index.kernels: compiled scoring unavailable ({exc}); using numpy",
@@ -104,11 +107,18 @@ def _warm_up(kernels: Kernels) -> None:
     kernels.pair_evidence(ids, ids[..., None], np.ones((1, 1, 1), dtype=f32), ids[..., None],
                           np.full((2, 1), -1, dtype=i64), np.zeros((2, 1), dtype=f32), v[:1], True,
                           np.zeros(2, dtype=i64), np.zeros(0, dtype=i64))
+    kernels.word_items(np.array([-1], dtype=i32), np.zeros(1, dtype=i32), np.zeros(1, dtype=i32),
+                       np.ones(1, dtype=np.float64), set_facet, np.zeros((1, 1), dtype=f32),
+                       np.zeros((1, 1), dtype=f32), 0.5, np.array([0, 1], dtype=i64), np.zeros(1, dtype=i32), 1)
+    kernels.set_counts(np.ones(1, dtype=np.bool_), np.zeros((1, 1), dtype=i32), 1)
     f64 = np.float64
-    logits = np.zeros((1, 3), dtype=f32)  # the query state's flat logits are views of one array
     ones = np.ones(1, dtype=f64)
-    kernels.explain_pass(logits[:, :2], logits[:, 2:], np.zeros(1, dtype=i64), np.array([0, 1], dtype=i32),
-                         np.zeros(1, dtype=i32), v, True, ones, ones, ones, ones, v[:1], 0.1)
+    # the query state's flat logits are column views of one array: of one word numba sees them
+    # as contiguous, of more as strided; both are compiled here, not on a request
+    for words in (1, 2):
+        logits = np.zeros((words, 3), dtype=f32)
+        kernels.explain_pass(logits[:, :2], logits[:, 2:], np.zeros(1, dtype=i64), np.array([0, 1], dtype=i32),
+                             np.zeros(1, dtype=i32), v, True, ones, ones, ones, ones, v[:1], 0.1)
 
 
 @_jit
@@ -246,6 +256,61 @@ def _word_record(parent: A, attr: A, set_node: A, slot_count: A, set_facet: A, f
     _fill_tables(ratios, out, mem_rows, mem_off, mem_count, tab_off)
     for j in range(len(merged)):
         out[g_total + j] = ratios[merged[j]]
+    return out
+
+
+@_jit
+def _word_items(parent: A, attr: A, set_node: A, slot: A, set_facet: A, flat: A, flat_nm: A,
+                threshold: float, set_ptr: A, set_items: A, n_items: int) -> A:
+    """(m, n_items) bool: whether each of m words matches each item (`QueryMatches`): some
+    attribute of the item's set in some facet holds at least `threshold` of the word's attention
+    there, its e^l over the sum of e^l over the set plus the no-match slot's e^l times `slot`
+    (float64, (sum U,)). The sums run down the sets' prefix tree (`_set_ratios`) in float64, in
+    the order numpy's reduceat adds them; the items of global set s are
+    set_items[set_ptr[s]:set_ptr[s + 1]], so marking them costs the matched items alone."""
+    m, v_total = flat.shape
+    n_nodes, n_sets = len(parent), len(set_node)
+    out = np.zeros((m, n_items), dtype=np.bool_)
+    e = np.empty(v_total, dtype=np.float64)
+    e_nm = np.empty(flat_nm.shape[1], dtype=np.float64)
+    best = np.empty(n_nodes, dtype=np.float64)
+    den = np.empty(n_nodes, dtype=np.float64)
+    matched = np.zeros(n_sets, dtype=np.bool_)
+    for t in range(m):
+        for a in range(v_total):
+            e[a] = np.exp(np.float64(flat[t, a]))
+        for h in range(flat_nm.shape[1]):
+            e_nm[h] = np.exp(np.float64(flat_nm[t, h]))
+        for n in range(n_nodes):
+            a, p = attr[n], parent[n]
+            if p < 0:
+                best[n] = e[a]
+                den[n] = e[a]
+            else:
+                best[n] = max(best[p], e[a])
+                den[n] = den[p] + e[a]
+        for s in range(n_sets):
+            n = set_node[s]
+            matched[s] = n >= 0 and best[n] / (den[n] + e_nm[set_facet[s]] * slot[s]) >= threshold
+        row = out[t]
+        for s in range(n_sets):
+            if matched[s]:
+                for j in range(set_ptr[s], set_ptr[s + 1]):
+                    row[set_items[j]] = True
+    return out
+
+
+@_jit
+def _set_counts(mask: A, item_sets: A, n_sets: int) -> A:
+    """(n_sets,) float64 how many of the items `mask` selects hold each set of any facet, from
+    each item's global set row per facet, item_sets (n_items, H) (`QueryMatches.set_counts`):
+    the mask is read in order, and only the selected items' sets are touched."""
+    out = np.zeros(n_sets, dtype=np.float64)
+    n_heads = item_sets.shape[1]
+    for i in range(len(mask)):
+        if mask[i]:
+            for h in range(n_heads):
+                out[item_sets[i, h]] += 1.0
     return out
 
 

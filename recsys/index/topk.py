@@ -69,7 +69,9 @@ class GroupTables:
         self._order = np.stack([g.order for g in self.groups])
         # (n_groups, n_groups, n_items): [p, q, j] = ids[q, order[p, j]], so that walking the
         # items of a group's ids reads every group's ids sequentially instead of at random
-        self._by_id = np.stack([self._ids[:, o] for o in self._order])
+        # (C order, as `kernels._warm_up` compiles for: numpy lays the fancy-indexed rows out
+        # transposed, and a layout the warm-up did not compile cost a request seconds of numba)
+        self._by_id = np.ascontiguousarray(np.stack([self._ids[:, o] for o in self._order]))
         for row, g in enumerate(self.groups):  # one copy of each array: views of the stack
             g.ids, g.order = self._ids[row], self._order[row]
         self._tab_off = np.concatenate([[0], np.cumsum([g.size for g in self.groups])]).astype(np.int64)

@@ -14,6 +14,7 @@ import pytest
 from recsys.errors import InputError
 from recsys.explain import explain_items
 from recsys.facet_counts import FacetCounter
+from recsys.index.kernels import compiled
 from recsys.synonyms import SynonymBook, parse_synonyms
 from tests.planted import CATEGORIES, COLORS, STYLES
 
@@ -23,19 +24,27 @@ def _counts(rec, query, **kw) -> tuple[int, dict[str, dict[str, int]]]:
     return got.matching, {f.key: {v.value: v.count for v in f.values} for f in got.facets}
 
 
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
 @pytest.mark.parametrize("query", ["red dress", "scarlet gown", "acme", "formal shoes blue", "zxqv blorf",
                                    "the of", "dres"])
-def test_matching_items_are_the_explanations_matched_ones(planted_model, query):
+def test_matching_items_are_the_explanations_matched_ones(planted_model, query, use_kernel):
     rec = planted_model
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
     state = rec.index.query_state(query)
     everything = np.arange(rec.catalog.n_items)
     explained = explain_items(rec.index, state, everything, np.ones(len(rec.facets), dtype=np.float32))
     expected = np.array([e.matched for e in explained])
     if not expected.any():  # answered by prior: the listing is the whole ranking
         expected[:] = True
-    rec.facet_counter.matches.word_items.clear()
-    assert (rec.facet_counter.matches.mask(state) == expected).all()
-    assert (rec.facet_counter.matches.mask(state) == expected).all()  # from the per-word cache
+    rec.index.use_kernel = use_kernel
+    try:
+        rec.facet_counter.matches.word_items.clear()
+        assert (rec.facet_counter.matches.mask(state) == expected).all()
+        assert (rec.facet_counter.matches.mask(state) == expected).all()  # from the per-word cache
+    finally:
+        rec.index.use_kernel = True
+        rec.facet_counter.matches.word_items.clear()
 
 
 def test_a_query_that_matches_nothing_counts_every_item(planted_model):

@@ -27,6 +27,7 @@ from recsys.index.query import QueryState, WordCache
 from recsys.index.scoring import ScoringIndex
 from recsys.index.topk import fast_top_k
 from recsys.io.readers import read_items
+from recsys.query_match import QueryMatches
 from recsys.synonyms import SynonymBook, parse_synonyms
 from recsys.tokenize import match_key
 from training.fit import TrainConfig, build_featurizer, new_model
@@ -755,3 +756,49 @@ def test_the_top_k_without_offsets_equals_the_one_with_zero_offsets(big_index):
                 assert plain_scores.dtype == np.float32 and scores.dtype == np.float64
                 np.testing.assert_array_equal(items, plain_items)
                 np.testing.assert_array_equal(scores, plain_scores.astype(np.float64))
+
+
+def test_the_compiled_word_items_equal_the_numpy_ones(big_index):
+    """`QueryMatches`' compiled pass (`kernels._word_items`) marks the same items as the numpy
+    one, word for word, on a catalogue with repeated sets and every query of QUERIES."""
+    if compiled() is None:
+        pytest.skip("numba is not installed")
+    matches = QueryMatches(big_index)
+    index = big_index
+    seen = 0
+    try:
+        for query in QUERIES:
+            state = index.query_state(query)
+            if not state.tokens:
+                continue
+            flat, flat_nm = state.flat_logits, state.flat_no_match
+            index.use_kernel = True
+            fast = matches._word_items(flat, flat_nm)
+            index.use_kernel = False
+            slow = matches._word_items(flat, flat_nm)
+            np.testing.assert_array_equal(fast, slow)
+            seen += int(fast.sum())
+    finally:
+        index.use_kernel = True
+    assert seen > 0  # some words match some items: not only empty masks compared
+
+
+def test_the_compiled_set_counts_equal_the_numpy_ones(big_index):
+    """`QueryMatches.set_counts` (what facet counts count values from): the compiled pass and a
+    bincount per facet give the same counts for any selection, and they add up to the items
+    selected in every facet."""
+    if compiled() is None:
+        pytest.skip("numba is not installed")
+    matches, index = QueryMatches(big_index), big_index
+    rng = np.random.default_rng(3)
+    try:
+        for selected in _masks(index.n_items, rng)[1:]:
+            index.use_kernel = True
+            fast = matches.set_counts(selected)
+            index.use_kernel = False
+            slow = matches.set_counts(selected)
+            np.testing.assert_array_equal(fast, slow)
+            per_facet = np.add.reduceat(fast, index.set_offsets[:-1])
+            assert per_facet.tolist() == [float(selected.sum())] * len(index.facets)
+    finally:
+        index.use_kernel = True
