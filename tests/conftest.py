@@ -52,6 +52,17 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.system)
 
 
+def pytest_sessionstart(session):
+    """The compiled kernels, compiled once before the test processes start (in the one that
+    starts them): in a fresh clone numba's on-disk cache is empty, and every test process and
+    server that scored before one of them had written it compiled all kernels again (28 s of
+    CPU each on a 2-core machine, 4 December 2026); afterwards each loads them from the cache (1.5 s)."""
+    if not hasattr(session.config, "workerinput"):
+        from recsys.index.kernels import compiled
+
+        compiled()
+
+
 # ---- no test leaves its files behind --------------------------------------------------------------
 #
 # A CI machine's disk filled at 81% of the suite (saved models of 17 MB in most tests, corrupted
