@@ -172,7 +172,8 @@ def run_seed(folder: Path, n_items: int, n_shoppers: int, n_history: int, n_test
                 score = ndcg_at_k(idx, relevance(shoppers, query, pref.has), K)
                 (home[arm] if not query else scores).append(score)
                 share = shoppers.share(query)[idx] if query else np.zeros(len(idx))
-                clicks[arm] += int(react(spare if arm == "every" else rng, share, pref.has[idx], shoppers.bonus[idx])[0].sum())
+                clicked = react(spare if arm == "every" else rng, share, pref.has[idx], shoppers.bonus[idx])[0]
+                clicks[arm] += int(clicked.sum())
                 shown[arm] += len(idx)
             ndcg[arm].append(float(np.mean(scores)))
     diff = np.array(ndcg["personal"]) - np.array(ndcg["plain"])

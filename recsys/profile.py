@@ -38,8 +38,8 @@ profiles are sure of anything, and most sure words were wrong at looser gates (d
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -70,9 +70,9 @@ NOT_SURE = (f"no word of this shopper's history is sure enough for a typed query
             f"{CONFIDENT_ANSWERS} searches that did not ask for it, {CONFIDENT_LIFT:g} times as often as "
             f"shown): this answer is not personalised; personalize true ranks it with the history anyway")
 
-# (query, catalogue indices of an answer's items) -> the labels of their attributes a word of the
-# query matches, named as `similar.item_query` names them (`Recommender.matched_attributes`)
-Matched = Callable[[str, Sequence[int]], Iterable[str]]
+# (query, catalogue indices of an answer's items) -> per item, the labels of its attributes a word
+# of the query names, as `similar.item_query` names them (`Recommender.matched_attributes`)
+Matched = Callable[[str, Sequence[int]], Sequence[Collection[str]]]
 
 
 @dataclass(frozen=True)
@@ -172,8 +172,8 @@ def build_profile(catalog: Catalog, events: Sequence[HistoryEvent],
                 answer.shown[e.item_idx] = examined(e.position)
             elif event_weight(e.kind, e.age_days) > 0:
                 answer.chosen.append(e)
-    chosen: Counter[str] = Counter()  # word -> weight of the chosen items saying it
-    expected: Counter[str] = Counter()  # word -> what exposure predicts of it
+    chosen: defaultdict[str, float] = defaultdict(float)  # word -> weight of the chosen items saying it
+    expected: defaultdict[str, float] = defaultdict(float)  # word -> what exposure predicts of it
     support: Counter[str] = Counter()  # answers in which the shopper chose an item saying the word
     drawn_by: dict[str, list[str]] = {}
     df: dict[str, float] = {}  # word -> items of the catalogue saying it
