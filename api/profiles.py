@@ -28,10 +28,6 @@ from store.shoppers import forget_shopper, last_forgotten, shopper_events
 
 NO_STORE = "the store is unavailable: this answer is not personalised"
 OFF = "personalize is false: this answer is not personalised"
-# a typed query with personalize left out: on the simulated shoppers of benchmarks/shopper_loop.py
-# the profile cost typed queries 0.019-0.035 judged NDCG@10 on every seed, while home pages gained
-TYPED = ("a typed query is personalised only with personalize true: this answer is not "
-         "personalised")
 
 
 class Profiles:
@@ -73,7 +69,7 @@ class Profiles:
         history = [HistoryEvent(catalog.idx(e.item_id), e.type, (now - e.timestamp).total_seconds() / 86_400,
                                 e.query, e.request_id or "", e.position)
                    for e in shopper_events(self.db, user_id, self.max_events) if catalog.has(e.item_id)]
-        profile = build_profile(catalog, history, rec.featurizer.attribute_df)
+        profile = build_profile(catalog, history, rec.featurizer.attribute_df, rec.matched_attributes)
         with self._lock:
             if generation == self._generation and self.ttl_s > 0:
                 self._cache[(user_id, rec.version)] = (time.monotonic() + self.ttl_s, profile)

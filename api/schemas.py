@@ -101,10 +101,11 @@ class RecommendRequest(_Request):
                     "personalised")
     personalize: bool | None = Field(
         None, description="with a `user_id`: rank the shopper's history words with the query, in the "
-                          "same heads. true: always; false: never (the answer any shopper would get); "
-                          "null (default): only a query with no word to rank, a home page, as typed "
-                          "queries lost relevance on simulated shoppers (docs/results.md, \"For this "
-                          "shopper\")")
+                          "same heads. true: always, every word of the profile; false: never (the "
+                          "answer any shopper would get); null (default): a query with no word to rank "
+                          "(a home page) with every word, a typed query only with the words the history "
+                          "is sure of, as less sure ones cost typed queries relevance on simulated "
+                          "shoppers (docs/results.md, \"For this shopper\")")
 
     @field_validator("filters", mode="before")
     @classmethod
@@ -374,8 +375,8 @@ class RecommendOut(_Out):
     unmatched_tokens: list[str] = Field(description="query words that no item of the catalogue matches")
     history: HistoryOut | None = Field(
         None, description="with a `user_id`: the shopper's profile the answer was ranked with, or a "
-                          "note saying why it was not personalised (no history yet, `personalize` "
-                          "false); null without a user_id")
+                          "note saying why it was not personalised (no history yet, none sure enough "
+                          "for a typed query, `personalize` false); null without a user_id")
     items: list[RankedItemOut]
     did_you_mean: list[str] = Field(
         default_factory=list,

@@ -40,7 +40,7 @@ def shopper_profile(rec: Recommender, rng: np.random.Generator, searches: int = 
         shown = rng.choice(rec.catalog.n_items, size=10, replace=False)
         events += [HistoryEvent(int(i), "impression", float(s), "q", f"r{s}", r + 1) for r, i in enumerate(shown)]
         events += [HistoryEvent(int(i), "click", float(s), "q", f"r{s}", 1) for i in shown[:2]]
-    return build_profile(rec.catalog, events, rec.featurizer.attribute_df)
+    return build_profile(rec.catalog, events, rec.featurizer.attribute_df, rec.matched_attributes)
 
 
 def timed_ms(rec: Recommender, query: str, history: list[str]) -> float:

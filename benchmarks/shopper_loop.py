@@ -16,7 +16,10 @@ their history (issue 32, point 4).
 4. **Test**: each shopper asks `--tests` held-out queries (the generator's judged queries) and
    the empty query (a home page), answered unpersonalised and personalised (the profile of
    their history, `recsys.profile.build_profile`, through `Recommender.recommend`'s
-   `history`, the path POST /recommend with a user_id takes). An item's grade for the shopper
+   `history`, the path POST /recommend with a user_id takes: a typed query with the profile's
+   confident words alone, `Profile.sure`, a home page with all of them; the line of each seed
+   also gives typed queries ranked with all of them, `"personalize": true`, against
+   unpersonalised, and how often the profile holds the preference). An item's grade for the shopper
    is the generator's judgment grade for the query (`grade_from_matches`, 0-3), plus 1 when it
    has their preference and the grade is positive; for the empty query, 1 for an item of their
    preference. Judged NDCG@10 per shopper (the mean over their queries), CTR from the same
@@ -133,12 +136,15 @@ def run_seed(folder: Path, n_items: int, n_shoppers: int, n_history: int, n_test
     shoppers = Shoppers(data)
     judged = sorted(set(pd.read_csv(data / "judgments.csv", dtype=str, keep_default_na=False)["query"]))
     rng = np.random.default_rng(seed)
+    spare = np.random.default_rng(seed + 1)  # the extra arm's clicks: the others draw as they did
     prefs = draw_preferences(rec, n_shoppers, rng)
-    ndcg = {"plain": [], "personal": []}
-    home = {"plain": [], "personal": []}
-    clicks = {"plain": 0, "personal": 0}
-    shown = {"plain": 0, "personal": 0}
-    kept = {k: 0 for k in KINDS}
+    # personal: as POST /recommend with a user_id answers (a typed query with the profile's
+    # confident words, a home page with all of them); every: a typed query with all of them too
+    ndcg: dict[str, list[float]] = {"plain": [], "personal": [], "every": []}
+    home: dict[str, list[float]] = {a: [] for a in ndcg}
+    clicks, shown = dict.fromkeys(ndcg, 0), dict.fromkeys(ndcg, 0)
+    kept, sure = dict.fromkeys(KINDS, 0), dict.fromkeys(KINDS, 0)
+    wrong = gated = 0  # confident words that are not the preference; shoppers with any
     for pref in prefs:
         history = []
         for day in range(n_history):
@@ -149,27 +155,41 @@ def run_seed(folder: Path, n_items: int, n_shoppers: int, n_history: int, n_test
                         for r, i in enumerate(idx)]
             for kind, mask in (("click", click), ("cart", cart), ("purchase", buy)):
                 history += [HistoryEvent(int(i), kind, float(n_history - day), query, f"r{day}") for i in idx[mask]]
-        profile = build_profile(rec.catalog, history, rec.featurizer.attribute_df)
-        kept[pref.kind] += any(w in pref.label.replace(":", " ").replace("-", " ").split() for w in profile.words)
+        profile = build_profile(rec.catalog, history, rec.featurizer.attribute_df, rec.matched_attributes)
+        said = pref.label.replace(":", " ").replace("-", " ").split()
+        kept[pref.kind] += any(w in said for w in profile.words)
+        sure[pref.kind] += any(w in said for w in profile.confident)
+        wrong += len([w for w in profile.confident if w not in said])
+        gated += bool(profile.confident)
         queries = [str(q) for q in rng.choice(judged, size=n_tests, replace=False)] + [""]
-        for arm, words in (("plain", []), ("personal", profile.words)):
+        for arm in ndcg:
             scores = []
             for query in queries:
+                words = ([] if arm == "plain" else profile.sure().words if query and arm == "personal"
+                         else profile.words)
                 result = rec.recommend(query, k=K, history=words, explain=False)
                 idx = np.array([rec.catalog.idx(i.item_id) for i in result.items], dtype=int)
                 score = ndcg_at_k(idx, relevance(shoppers, query, pref.has), K)
                 (home[arm] if not query else scores).append(score)
                 share = shoppers.share(query)[idx] if query else np.zeros(len(idx))
-                clicks[arm] += int(react(rng, share, pref.has[idx], shoppers.bonus[idx])[0].sum())
+                clicked = react(spare if arm == "every" else rng, share, pref.has[idx], shoppers.bonus[idx])[0]
+                clicks[arm] += int(clicked.sum())
                 shown[arm] += len(idx)
             ndcg[arm].append(float(np.mean(scores)))
     diff = np.array(ndcg["personal"]) - np.array(ndcg["plain"])
+    every = np.array(ndcg["every"]) - np.array(ndcg["plain"])
+
+    def per_kind(found: dict[str, int]) -> dict[str, float]:
+        return {k: round(v / max(1, sum(p.kind == k for p in prefs)), 3) for k, v in found.items()}
+
     return {"seed": seed, "items": n_items, "shoppers": n_shoppers,
             "ndcg": {a: _mean_ci(v) for a, v in ndcg.items()}, "ndcg_difference": _mean_ci(diff),
+            "ndcg_difference_every_word": _mean_ci(every),
             "home_ndcg": {a: _mean_ci(v) for a, v in home.items()},
             "ctr": {a: _rate(clicks[a], shown[a]) for a in clicks},
-            "preference_in_profile": {k: round(v / max(1, sum(p.kind == k for p in prefs)), 3)
-                                      for k, v in kept.items()}}
+            "preference_in_profile": per_kind(kept), "preference_in_confident": per_kind(sure),
+            "shoppers_with_confident_words": round(gated / n_shoppers, 3),
+            "confident_words_not_the_preference": wrong}
 
 
 def _mean_ci(values: list[float] | np.ndarray) -> list[float]:
@@ -219,8 +239,11 @@ def main() -> None:
         row = run_seed(args.out / f"seed{seed}", args.items, args.shoppers, args.history, args.tests,
                        args.epochs, seed)
         rows.append(row)
-        print(json.dumps(row) if args.json else f"seed {seed}: preference in the profile "
-                                                f"{row['preference_in_profile']}", flush=True)
+        print(json.dumps(row) if args.json else
+              f"seed {seed}: preference in the profile {row['preference_in_profile']}, in its confident "
+              f"words {row['preference_in_confident']} ({row['shoppers_with_confident_words']:.0%} of "
+              f"shoppers have any; {row['confident_words_not_the_preference']} not the preference); "
+              f"typed queries with every profile word: {_ci(row['ndcg_difference_every_word'])}", flush=True)
     print(table(rows))
 
 

@@ -13,28 +13,39 @@ impression 0), the same grading a retrain from events gives it: a shopper pays m
 purchase than a click, so it says more. It halves every `HALF_LIFE_DAYS`: tastes drift, and last
 week's purchases say more about today than last year's.
 
-What an item's words say is a preference only beyond what the shopper would have chosen
-anyway, so a word's weight is its lift: the weight of the chosen items that say it, less the
-share of the items they chose among that say it (times the chosen weight). "Among" is what the
-answer showed them, when the history has its impressions (`request`): a search for "dress"
-shows only dresses, so choosing one says nothing about dresses, and every answer has some
-quality grade and price bucket. Without impressions it is the catalogue (the word's share of
-items, its document frequency). The words of the query an event answered never count: the
-shopper asked for them. On the simulated shoppers of benchmarks/shopper_loop.py, profiles of raw
-event weights were quality grades, rating and price buckets and the queries' words; lifts take
-most of those out, though from 30 searches they still find a colour preference for only about a
-tenth of the colour shoppers (docs/results.md, "For this shopper").
+A choice is evidence of a lasting taste only where the query left it free. A shopper who
+searched "crimson dress" clicked a red dress because she asked for red, not because she likes
+red: so in each answer, the kinds of attribute the query named (`attribute_kind`: colour, style,
+material, category, ...; those its words match on the answer's items, `Matched`, which finds
+"crimson" drawing `red`) say nothing, neither in what was chosen nor in what was shown, and neither do the
+query's own words. A word's weight is then its lift over exposure: the weight of the chosen
+items that say it (an item chosen from one answer once, at its strongest event: `_Answer.choices`),
+less what a shopper without the taste would have given it, each answer's chosen weight times
+the word's share of its peers (the shown items matching at least what every chosen one matched,
+examined as 1 / position: `_read`), over every answer where the word's kind was free, chosen
+or not. Without impressions the share is the catalogue's (the word's document frequency). A
+word recurs in MIN_ANSWERS answers' choices at least, or it is what one item was.
+
+A typed query is ranked only with the words the history is sure of (`Profile.confident`,
+`Profile.sure`): chosen in CONFIDENT_ANSWERS answers and CONFIDENT_LIFT times as often as
+exposure predicts. A typed query's own words are a strong signal, and a wrong history word
+re-orders its best items away from them; a home page has no words of its own, so there every
+profile word helps more than it costs. On the simulated shoppers of benchmarks/shopper_loop.py,
+30 searches rarely show a shopper's colour or style where the query left it free, so few
+profiles are sure of anything, and most sure words were wrong at looser gates (docs/results.md,
+"For this shopper").
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .catalog import Catalog
+from .facets import DESCRIPTION, TITLE
 from .io.contract import EVENT_LABELS
 from .similar import ItemQuery, item_query
 from .tokenize import words
@@ -47,8 +58,21 @@ MIN_SHARE = 0.5
 # a word is a preference only when the shopper chose items saying it in at least this many
 # answers (searches, pages): one answer's choice is what that item was, a lasting taste recurs
 MIN_ANSWERS = 2
+# a word is sure enough for a typed query when chosen in this many answers where its kind was
+# free, at least CONFIDENT_LIFT times the weight exposure predicts (the module's docstring)
+CONFIDENT_ANSWERS = 6
+CONFIDENT_LIFT = 2.5
+# a query word matching a title's or description's word names that word, not a kind of attribute
+FREE_TEXT = frozenset({TITLE, DESCRIPTION})
 NO_HISTORY = ("no history for this shopper (no click, cart or purchase of an item of this catalogue "
               "beyond what they searched for): this answer is not personalised")
+NOT_SURE = (f"no word of this shopper's history is sure enough for a typed query yet (chosen in "
+            f"{CONFIDENT_ANSWERS} searches that did not ask for it, {CONFIDENT_LIFT:g} times as often as "
+            f"shown): this answer is not personalised; personalize true ranks it with the history anyway")
+
+# (query, catalogue indices of an answer's items) -> per item, the labels of its attributes a word
+# of the query names, as `similar.item_query` names them (`Recommender.matched_attributes`)
+Matched = Callable[[str, Sequence[int]], Sequence[Collection[str]]]
 
 
 @dataclass(frozen=True)
@@ -58,7 +82,7 @@ class HistoryEvent:
     item_idx: int  # the item, in the catalogue's order
     kind: str  # click, cart, purchase (chosen), or impression (shown: the lift's baseline)
     age_days: float  # how long ago, >= 0
-    query: str = ""  # what the shopper had searched for: its words are not a preference
+    query: str = ""  # what the shopper had searched for: what it named is not a preference
     request: str = ""  # the answer it came from (its impressions are what was shown); "": unknown
     position: int | None = None  # 1-based rank it was shown at, if known
 
@@ -72,9 +96,40 @@ class Profile:
     drawn_by: dict[str, list[str]]  # word -> the attributes of the shopper's items it came from
     events: int = 0  # the events that counted (a known item, a kind with a weight)
     note: str = field(default="")  # why the profile is empty, when it is
+    # those of `words` a typed query is ranked with (the module's docstring), strongest first
+    confident: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.words)
+
+    def sure(self) -> Profile:
+        """This profile as a typed query is ranked with it: its `confident` words alone, or none
+        with a note saying why (an empty profile as it is)."""
+        if not self or self.confident == self.words:
+            return self
+        if not self.confident:
+            return Profile([], {}, {}, self.events, NOT_SURE)
+        return Profile(self.confident, {w: self.weights[w] for w in self.confident},
+                       {w: self.drawn_by[w] for w in self.confident}, self.events, confident=self.confident)
+
+
+@dataclass
+class _Answer:
+    """One answer of the history: what was asked, chosen and shown."""
+
+    query: str
+    chosen: list[HistoryEvent] = field(default_factory=list)
+    shown: dict[int, float] = field(default_factory=dict)  # item -> how often examined
+
+    def choices(self) -> dict[int, float]:
+        """Chosen item -> the weight of its strongest event: an item clicked, carted and bought
+        from one answer is one choice, its strongest event the most it says. Summed, the three
+        would weigh a whole match of the query (the only kind shoppers cart) six times a click
+        and so whatever goes with such matches (their price band, their rating)."""
+        out: dict[int, float] = {}
+        for e in self.chosen:
+            out[e.item_idx] = max(out.get(e.item_idx, 0.0), event_weight(e.kind, e.age_days))
+        return out
 
 
 def event_weight(kind: str, age_days: float) -> float:
@@ -88,12 +143,20 @@ def examined(position: int | None) -> float:
     return 1.0 / position if position else 1.0
 
 
+def attribute_kind(label: str) -> str:
+    """What a named attribute label (`color:navy`, `material:linen`, `price:20-50`) is about:
+    the part before its colon."""
+    return label.split(":", 1)[0]
+
+
 def build_profile(catalog: Catalog, events: Sequence[HistoryEvent],
-                  attribute_df: Callable[[str], np.ndarray], max_words: int = PROFILE_WORDS) -> Profile:
+                  attribute_df: Callable[[str], np.ndarray], matched: Matched | None = None,
+                  max_words: int = PROFILE_WORDS) -> Profile:
     """The profile of `events`: per word of the chosen items' own query words
-    (`similar.item_query`) but their query's, its lift (the module's docstring); at most
-    `max_words` words with more than MIN_SHARE of the strongest's lift, strongest first (ties:
-    first seen in the newest events first)."""
+    (`similar.item_query`), its lift over exposure where the answer's query left its kind free
+    (`matched`; None: only the query's own words are taken out); at most `max_words` words with
+    more than MIN_SHARE of the strongest's lift, strongest first (ties: first seen in the newest
+    events first), the sure ones of them `confident` (the module's docstring)."""
     asked: dict[int, ItemQuery] = {}
 
     def item_words(item_idx: int) -> ItemQuery:
@@ -101,41 +164,84 @@ def build_profile(catalog: Catalog, events: Sequence[HistoryEvent],
             asked[item_idx] = item_query(catalog, item_idx, attribute_df)
         return asked[item_idx]
 
-    # request -> (chosen, shown): an event without its request is an answer of its own
-    answers: dict[str, tuple[list[HistoryEvent], dict[int, float]]] = {}
+    answers: dict[str, _Answer] = {}  # an event without its request is an answer of its own
     for order, e in enumerate(sorted(events, key=lambda e: e.age_days)):
         if 0 <= e.item_idx < catalog.n_items:
-            chosen, shown = answers.setdefault(e.request or f"#{order}", ([], {}))
+            answer = answers.setdefault(e.request or f"#{order}", _Answer(e.query))
             if e.kind == "impression" and e.request:
-                shown[e.item_idx] = examined(e.position)
+                answer.shown[e.item_idx] = examined(e.position)
             elif event_weight(e.kind, e.age_days) > 0:
-                chosen.append(e)
-    lift: dict[str, float] = {}
-    drawn_by: dict[str, list[str]] = {}
+                answer.chosen.append(e)
+    chosen: defaultdict[str, float] = defaultdict(float)  # word -> weight of the chosen items saying it
+    expected: defaultdict[str, float] = defaultdict(float)  # word -> what exposure predicts of it
     support: Counter[str] = Counter()  # answers in which the shopper chose an item saying the word
-    for chosen, shown in answers.values():
-        said: Counter[str] = Counter()  # shown items saying each word, each as often as it was examined
-        for i, p in shown.items():
-            said.update({w: p for w in item_words(i).drawn_by})
-        seen = sum(shown.values())
-        df: dict[str, float] = {}  # the chosen items' words -> items of the catalogue saying them
-        for e in chosen:
-            item, searched = item_words(e.item_idx), set(words(e.query))
+    drawn_by: dict[str, list[str]] = {}
+    df: dict[str, float] = {}  # word -> items of the catalogue saying it
+    blind: list[tuple[float, Callable[[str, list[str]], bool]]] = []  # answers without impressions
+    for answer in answers.values():
+        if not answer.chosen:  # the lift is of what a choice says: no choice, nothing to weigh
+            continue
+        free, peers = _read(answer, matched)
+        choices = answer.choices()
+        total = sum(choices.values())
+        saying: set[str] = set()
+        for i, weight in choices.items():
+            item = item_words(i)
             for word, labels in item.drawn_by.items():
-                if word not in searched:
-                    lift[word] = lift.get(word, 0.0) + event_weight(e.kind, e.age_days)
+                if free(word, labels):
+                    chosen[word] += weight
+                    saying.add(word)
                     df[word] = item.df[word]
                     known = drawn_by.setdefault(word, [])
                     known.extend(label for label in labels if label not in known)
-        total = sum(event_weight(e.kind, e.age_days) for e in chosen)
-        support.update(df.keys())
-        for word, n in df.items():
-            lift[word] -= total * (said[word] / seen if shown else n / catalog.n_items)
-    counted = sum(len(chosen) for chosen, _ in answers.values())
+        support.update(saying)
+        if not answer.shown:
+            blind.append((total, free))
+            continue
+        said: Counter[str] = Counter()  # peers saying each word, each as often as examined
+        for i in peers:
+            p = answer.shown[i]
+            said.update({w: p for w, labels in item_words(i).drawn_by.items() if free(w, labels)})
+        seen = sum(answer.shown[i] for i in peers)
+        for word, n in said.items():
+            expected[word] += total * n / seen
+    for total, free in blind:  # the catalogue was the exposure: each chosen word by its share
+        for word in chosen:
+            if free(word, drawn_by[word]):
+                expected[word] += total * df[word] / catalog.n_items
+    lift = {w: chosen[w] - expected[w] for w in chosen}
+    counted = sum(len(a.chosen) for a in answers.values())
     ranked = sorted((w for w in lift if lift[w] > 0 and support[w] >= MIN_ANSWERS),
                     key=lambda w: -lift[w])  # stable: first seen first
     if not ranked:
         return Profile([], {}, {}, counted, NO_HISTORY)
     kept = [w for w in ranked[:max_words] if lift[w] > MIN_SHARE * lift[ranked[0]]]
-    return Profile(kept, {w: round(lift[w], 6) for w in kept}, {w: drawn_by[w] for w in kept}, counted)
+    sure = [w for w in kept if support[w] >= CONFIDENT_ANSWERS and chosen[w] >= CONFIDENT_LIFT * expected[w]]
+    return Profile(kept, {w: round(lift[w], 6) for w in kept}, {w: drawn_by[w] for w in kept}, counted,
+                   confident=sure)
 
+
+def _read(answer: _Answer, matched: Matched | None) -> tuple[Callable[[str, list[str]], bool], list[int]]:
+    """What the answer's query left free, and the shown items to weigh its choices against.
+
+    A word of an item, drawn by its attributes' named `labels`, is free when it is not one of the
+    query's words and of no kind the query named (`matched` on any of the answer's items; a
+    title's or description's words are free text, not a kind). The peers are the shown items
+    that match at least the kinds every chosen item matched: a shopper chooses what answers her
+    query best, so against the whole answer, whatever goes with a full match (a price band with
+    a category and a quality) would look like a taste."""
+    searched = set(words(answer.query))
+    named: set[str] = set()
+    peers = list(answer.shown)
+    if matched is not None and searched:
+        items = list(dict.fromkeys([*answer.shown, *(e.item_idx for e in answer.chosen)]))
+        kinds = {i: {attribute_kind(label) for label in labels} - FREE_TEXT
+                 for i, labels in zip(items, matched(answer.query, items))}
+        named = set().union(*kinds.values())
+        demanded = set.intersection(*(kinds[e.item_idx] for e in answer.chosen))
+        peers = [i for i in answer.shown if kinds[i] >= demanded]
+
+    def free(word: str, labels: list[str]) -> bool:
+        return word not in searched and not any(attribute_kind(label) in named for label in labels)
+
+    return free, peers

@@ -51,7 +51,7 @@ def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np
             for w in words(attr.value):
                 if w in STOPWORDS:
                     continue
-                labels, label = sources.setdefault(w, []), _named(facet, attr.label)
+                labels, label = sources.setdefault(w, []), named_label(facet, attr.label)
                 if label not in labels:
                     labels.append(label)
                 df[w] = min(df.get(w, np.inf), float(held[a]))
@@ -68,7 +68,7 @@ def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np
                      {w: df[w] for w in chosen})
 
 
-def _named(facet: str, label: str) -> str:
+def named_label(facet: str, label: str) -> str:
     """An attribute's label with its facet where the label alone does not say it: `style:scandi`
     (an `other` attribute's label names its column already: `material:walnut`)."""
     return label if ":" in label else f"{facet}:{label}"

@@ -13,7 +13,7 @@ from ..body_route import JsonBodyRoute
 from ..deps import get_scoring, served_model
 from ..limits import check_recommend, within_budget
 from ..logs import request_id_var
-from ..profiles import OFF, TYPED, history_out
+from ..profiles import OFF, history_out
 from ..rules import ServedRules
 from ..schemas import (
     SCORING_RESPONSES,
@@ -28,7 +28,6 @@ from ..suggestions import Suggestions
 # FastAPI's parameter solving (api/body_route.py): together a fifth of a short answer
 router = APIRouter(tags=["recommend"], route_class=JsonBodyRoute)
 NOT_ASKED = Profile([], {}, {}, 0, OFF)  # a user_id with personalize false
-NOT_TYPED = Profile([], {}, {}, 0, TYPED)  # a typed query with personalize left out
 
 # the most a request answered on the event loop may ask for (`_answers_at_once`): at 100k items a
 # warm top 10 takes 0.75 ms (p99 1.7 ms, `recsys bench`); ten explanations 0.3-0.6 ms at 3k items
@@ -68,14 +67,12 @@ async def recommend(req: RecommendRequest, request: Request) -> Response:
 
 
 async def _profile(req: RecommendRequest, user_id: str, rec: Recommender, request: Request) -> Profile:
-    """The profile to rank with (`personalize`): the shopper's, or an empty one saying why not;
-    a typed query with `personalize` left out does not read the store."""
+    """The profile to rank with (`personalize`): the shopper's (a typed query with `personalize`
+    left out: its sure words alone, `Profile.sure`), or an empty one saying why not."""
     if req.personalize is False:
         return NOT_ASKED
-    if req.personalize is None and rec.is_typed(req.query):
-        return NOT_TYPED
     profile: Profile = await request.app.state.profiles.profile(user_id, rec)
-    return profile
+    return profile.sure() if req.personalize is None and rec.is_typed(req.query) else profile
 
 
 def _answers_at_once(req: RecommendRequest, rec: Recommender, profile: Profile | None) -> bool:

@@ -11,12 +11,12 @@ import asyncio
 import pytest
 from fastapi.testclient import TestClient
 
-from api.profiles import TYPED, Profiles
+from api.profiles import Profiles
 from cli.app import create_app
 from recsys.catalog import Catalog
-from recsys.profile import NO_HISTORY
+from recsys.profile import NO_HISTORY, NOT_SURE
 from store.db import Database
-from tests.recsys.test_profile import BOUGHT, clothing, navy_linen
+from tests.recsys.test_profile import BOUGHT, SURE_EXTRA, clothing, navy_linen
 from tests.recsys.test_similar import NO_EVENTS
 from training.fit import TrainConfig, untrained_recommender
 
@@ -76,15 +76,20 @@ def test_a_shopper_who_bought_navy_linen_gets_it_first(shop, query):
         assert item["score"] == pytest.approx(e["prior"] + sum(h["contribution"] for h in e["heads"]), abs=1e-4)
 
 
-def test_by_default_a_home_page_is_personalised_and_a_typed_query_is_not(shop):
+def test_by_default_a_typed_query_is_personalised_only_by_a_sure_history(shop):
+    """Two purchases personalise a home page; a typed query waits for six (`Profile.sure`)."""
     buy(shop, "ann")
     home = ask(shop, user_id="ann")
     assert home["history"]["personalized"] and ranked(home) == ranked(ask(shop, user_id="ann", personalize=True))
     typed = ask(shop, query="shirt", user_id="ann")
     assert ranked(typed) == ranked(ask(shop, query="shirt"))
-    assert typed["history"]["personalized"] is False and typed["history"]["note"] == TYPED
+    assert typed["history"]["personalized"] is False and typed["history"]["note"] == NOT_SURE
     # stop words alone are no query: a home page
     assert ask(shop, query="the", user_id="ann")["history"]["personalized"]
+    buy(shop, "bea", (*BOUGHT, *SURE_EXTRA))
+    sure = ask(shop, query="shirt", user_id="bea")
+    assert sure["history"]["personalized"] and sure["history"]["words"] == ["navy", "linen"]
+    assert all(navy_linen(ROWS.loc[i["item_id"]]) for i in sure["items"][:2]), sure["items"]
 
 
 def test_no_history_or_personalize_false_is_the_unpersonalised_answer_with_a_note(shop):

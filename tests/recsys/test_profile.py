@@ -1,7 +1,10 @@
 """For this shopper (issue 32): a history of events becomes query words, ranked in the same heads
 and explained as the shopper's, on a planted clothing catalogue whose right answers are known:
 every (category, colour, material, brand) once, so a shopper who bought navy linen items of
-different kinds and brands prefers exactly navy and linen."""
+different kinds and brands prefers exactly navy and linen; one who chose red where the query asked
+for red ("crimson", a shop's synonym) prefers no colour; one who chose navy where the queries
+left the colour free and the answers showed every colour prefers navy, surely enough for a typed
+query."""
 
 from __future__ import annotations
 
@@ -12,8 +15,17 @@ import pytest
 
 from recsys.catalog import Catalog
 from recsys.explain import additivity_gap
-from recsys.profile import HALF_LIFE_DAYS, NO_HISTORY, HistoryEvent, build_profile, event_weight
+from recsys.profile import (
+    CONFIDENT_ANSWERS,
+    HALF_LIFE_DAYS,
+    NO_HISTORY,
+    NOT_SURE,
+    HistoryEvent,
+    build_profile,
+    event_weight,
+)
 from recsys.recommender import HISTORY_LABEL
+from recsys.synonyms import SynonymBook, parse_synonyms
 from tests.recsys.test_similar import NO_EVENTS
 from training.fit import TrainConfig, untrained_recommender
 
@@ -21,6 +33,8 @@ CATEGORIES, COLOURS, MATERIALS, BRANDS = ("shirt", "trousers", "dress"), ("navy"
     ("linen", "cotton", "wool"), ("Ostra", "Velde")
 # the planted shopper's purchases: navy linen trousers of one brand, a navy linen dress of the other
 BOUGHT = ("C018", "C037")
+# the other four navy linen items: six purchases in all, one of each
+SURE_EXTRA = ("C019", "C036", "C000", "C001")
 
 
 def clothing() -> pd.DataFrame:
@@ -84,6 +98,69 @@ def test_old_events_fade_behind_recent_ones(rec):
     profile = build_profile(rec.catalog, [*red_wool, *_bought(rec, "click")], rec.featurizer.attribute_df)
     # undecayed, red and wool (two purchases) would outweigh navy and linen (two clicks) threefold
     assert profile.words[:2] == ["navy", "linen"] and not {"red", "wool"} & set(profile.words), profile
+
+
+def _searched(rec, queries: list[str], chooses) -> list[HistoryEvent]:
+    """A history of `queries`, each answered by `rec`'s best 10 (impressions at their positions),
+    the shopper clicking the shown items `chooses(row)` says, a day per search."""
+    events = []
+    for day, query in enumerate(queries):
+        shown = [rec.catalog.item_ids[i] for i in rec.top_indices(query, 10).tolist()]
+        for position, item_id in enumerate(shown, 1):
+            events.append(HistoryEvent(rec.catalog.idx(item_id), "impression", day, query, f"r{day}", position))
+            if chooses(_row(item_id)):
+                events.append(HistoryEvent(rec.catalog.idx(item_id), "click", day, query, f"r{day}", position))
+    return events
+
+
+def test_a_colour_the_query_asked_for_is_no_preference():
+    """Searches for "crimson ..." (a shop's synonym of red) answered with red items first, the
+    shopper clicking the red ones: red is what she asked for, not what she prefers. By the
+    query's own words alone (no `matched`), red would be her taste."""
+    shop = untrained_recommender(Catalog.build(clothing()), NO_EVENTS, TrainConfig(seed=0))
+    shop.use_synonyms(SynonymBook(parse_synonyms("crimson => red\n")))
+    events = _searched(shop, ["crimson shirt", "crimson dress", "crimson trousers", "crimson linen"],
+                       lambda row: row["color"] == "red")
+    assert sum(e.kind == "click" for e in events) >= 8
+    by_words = build_profile(shop.catalog, events, shop.featurizer.attribute_df)
+    assert "red" in by_words.words, by_words
+    profile = build_profile(shop.catalog, events, shop.featurizer.attribute_df, shop.matched_attributes)
+    assert not {"red", "navy", "white"} & set(profile.words), profile
+
+
+def test_navy_chosen_among_every_colour_where_the_query_left_it_free_is_a_sure_preference(rec):
+    """Six searches (CONFIDENT_ANSWERS) naming a kind of item, never a colour, each answered with the nine items of
+    that kind and one brand, the colours in turn (red, white, navy, ...) and the materials
+    rotated from one answer to the next; the shopper clicks the three navy ones. Navy is chosen
+    every time, shown at a fifth of the examined places: a sure taste. The brand and the
+    materials are chosen as often as shown: no taste."""
+    events = []
+    for day, (category, brand) in enumerate(itertools.product(CATEGORIES, BRANDS)):
+        materials = MATERIALS[day % 3:] + MATERIALS[:day % 3]
+        first = CATEGORIES.index(category) * 18 + BRANDS.index(brand)  # clothing()'s order
+        shown = [f"C{first + COLOURS.index(c) * 6 + MATERIALS.index(m) * 2:03d}"
+                 for m in materials for c in ("red", "white", "navy")]
+        assert all(_row(i)["category"] == category and _row(i)["title"].startswith(brand) for i in shown)
+        for position, item_id in enumerate(shown, 1):
+            idx = rec.catalog.idx(item_id)
+            events.append(HistoryEvent(idx, "impression", day, category, f"r{day}", position))
+            if _row(item_id)["color"] == "navy":
+                events.append(HistoryEvent(idx, "click", day, category, f"r{day}", position))
+    profile = build_profile(rec.catalog, events, rec.featurizer.attribute_df, rec.matched_attributes)
+    assert profile.words == ["navy"] and profile.confident == ["navy"], profile
+    assert profile.sure() == profile and profile.drawn_by == {"navy": ["color:navy"]}
+
+
+def test_a_typed_query_waits_for_a_sure_preference(rec):
+    """Two purchases: navy and linen are the profile of a home page, but two answers are fewer
+    than CONFIDENT_ANSWERS for a typed query; six purchases of navy linen make them sure."""
+    two = build_profile(rec.catalog, _bought(rec), rec.featurizer.attribute_df, rec.matched_attributes)
+    assert two.words == ["navy", "linen"] and two.confident == [] and CONFIDENT_ANSWERS == 6
+    assert not two.sure() and two.sure().note == NOT_SURE and two.sure().events == 2
+    more = [HistoryEvent(rec.catalog.idx(i), "purchase", 1.0) for i in SURE_EXTRA]
+    assert all(navy_linen(_row(i)) for i in SURE_EXTRA)
+    six = build_profile(rec.catalog, [*_bought(rec), *more], rec.featurizer.attribute_df, rec.matched_attributes)
+    assert six.confident == ["navy", "linen"] and six.sure() == six
 
 
 @pytest.mark.parametrize("query", ["", "shirt"])
