@@ -12,6 +12,10 @@ known-item topics", SIGIR 2007; `recsys.known_item.TopicSampler`):
    proportional to its IDF (the "discriminative" term model), else a noise word drawn from the
    whole catalogue's word occurrences (the "popular" model).
 
+The start counts item lengths in the unit `recsys train` chooses for the catalogue
+(training/length_unit.py, on topics of its own seed); ``start_other_unit`` is the same start in
+the other unit, side by side (in attributes: the start before the choice existed).
+
 Each system ranks the whole catalogue and the rank of the sampled item is read: MRR (over the
 top 100, a miss counts 0) and success@10; for the start and the project's BM25 also a tie-aware
 MRR (`tie_aware_rr`), since BM25 ties colour variants of one product exactly and breaks them by
@@ -40,6 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -53,13 +58,13 @@ from recsys.baselines import BM25Ranker  # noqa: E402
 from recsys.catalog import Catalog  # noqa: E402
 from recsys.io.readers import read_items  # noqa: E402
 from recsys.io.schema import Schema  # noqa: E402
-from recsys.known_item import NOISE, TopicSampler  # noqa: E402
+from recsys.known_item import DEPTH, NOISE, TopicSampler, tie_aware_rr  # noqa: E402
 from training.fit import TrainConfig, untrained_recommender  # noqa: E402
+from training.length_unit import describe, with_length_unit  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 FASHION_SCHEMA = ROOT / "data" / "fashion_schema.toml"
 DATASETS = ("homedepot", "crowdflower", "fashion", "fashion_specs", "synthetic", "furniture")
-DEPTH = 100  # ranks past this count as a miss
 EMPTY_INTERACTIONS = pd.DataFrame({"query": pd.Series([], dtype=object),
                                    "item_idx": pd.Series([], dtype=np.int64),
                                    "label": pd.Series([], dtype=np.float32),
@@ -145,25 +150,6 @@ def _rank_of(ranked: np.ndarray, item: int) -> int | None:
     return int(hit[0]) + 1 if hit.size else None
 
 
-TIE_TOLERANCE = 1e-4  # relative: scores closer than this share their ranks in the tie-aware MRR
-
-
-def tie_aware_rr(scores: np.ndarray, item: int) -> float:
-    """The reciprocal rank of `item` averaged over every order of the items tied with it
-    (McSherry and Najork, "Computing information retrieval performance measures efficiently in
-    the presence of tied scores", ECIR 2008): what a system earns for its scores, not for how its
-    top-k breaks ties. Ties are scores within TIE_TOLERANCE of the item's, relative; ranks past
-    DEPTH count 0, and so does an item that scores 0 (matched nothing)."""
-    s = float(scores[item])
-    if s <= 0:
-        return 0.0
-    margin = TIE_TOLERANCE * abs(s)
-    above = int(np.count_nonzero(scores > s + margin))
-    tied = int(np.count_nonzero(np.abs(scores - s) <= margin))
-    ranks = np.arange(above + 1, above + tied + 1)
-    return float((1.0 / ranks[ranks <= DEPTH]).sum() / tied)
-
-
 def _scores(ranks: list[int | None]) -> dict[str, float]:
     rr = [1.0 / r if r else 0.0 for r in ranks]
     return {"mrr": float(np.mean(rr)), "success@10": float(np.mean([bool(r and r <= 10) for r in ranks]))}
@@ -173,11 +159,17 @@ def run_dataset(name: str, data: Path, seeds: list[int], n_topics: int, noise: f
     t0 = time.perf_counter()
     items, schema = LOADERS[name](data)
     catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon, facets=schema.facets)
-    start = untrained_recommender(catalog, EMPTY_INTERACTIONS, TrainConfig(seed=0))
+    cfg, choice = with_length_unit(catalog, TrainConfig(seed=0))  # as `recsys train` chooses it
+    print(f"  {name}: {describe(choice.to_json())}", file=sys.stderr, flush=True)
+    start = untrained_recommender(catalog, EMPTY_INTERACTIONS, cfg)
+    other_unit = "attributes" if choice.unit == "words" else "words"
+    other = untrained_recommender(catalog, EMPTY_INTERACTIONS,
+                                  replace(cfg, model=replace(cfg.model, length_unit=other_unit)))
     bm25 = BM25Ranker().fit(catalog.texts, None)
     plain = _PlainBM25(catalog.texts)
     systems: dict[str, Callable[[str], np.ndarray]] = {
         "start": lambda q: start.top_indices(q, DEPTH),
+        "start_other_unit": lambda q: other.top_indices(q, DEPTH),
         "bm25": lambda q: bm25.top_k(q, DEPTH),
         "bm25s_plain": plain.rank,
     }
@@ -187,7 +179,7 @@ def run_dataset(name: str, data: Path, seeds: list[int], n_topics: int, noise: f
         topics = sampler.sample(np.random.default_rng(seed), n_topics, noise)
         result = {sys_name: _scores([_rank_of(rank(q), item) for q, item in topics])
                   for sys_name, rank in systems.items()}
-        for sys_name, score in (("start", start.scores), ("bm25", bm25.score)):
+        for sys_name, score in (("start", start.scores), ("start_other_unit", other.scores), ("bm25", bm25.score)):
             result[sys_name]["tie_aware_mrr"] = float(np.mean(
                 [tie_aware_rr(np.asarray(score(q), dtype=np.float64), item) for q, item in topics]))
         per_seed.append({"seed": seed, "topics": len(topics), **result})
@@ -195,20 +187,25 @@ def run_dataset(name: str, data: Path, seeds: list[int], n_topics: int, noise: f
               file=sys.stderr, flush=True)
     mean = {s: {m: float(np.mean([r[s][m] for r in per_seed])) for m in per_seed[0][s]}
             for s in systems}
-    return {"dataset": name, "items": catalog.n_items, "per_seed": per_seed, "mean": mean,
-            "seconds": round(time.perf_counter() - t0, 1)}
+    return {"dataset": name, "items": catalog.n_items, "length_unit": choice.to_json(), "per_seed": per_seed,
+            "mean": mean, "seconds": round(time.perf_counter() - t0, 1)}
 
 
 def table(results: list[dict]) -> str:
-    lines = [f"{'catalogue':<14} {'items':>7} {'start MRR':>9} {'BM25 MRR':>9} {'plain MRR':>9} "
-             f"{'start/BM25':>10} {'start s@10':>10} {'BM25 s@10':>9} {'tie-aware start/BM25':>20}"]
+    lines = [f"{'catalogue':<14} {'items':>7} {'unit':>10} {'start MRR':>9} {'BM25 MRR':>9} {'plain MRR':>9} "
+             f"{'start/BM25':>10} {'other unit':>10} {'start s@10':>10} {'BM25 s@10':>9} "
+             f"{'tie-aware start/BM25':>20} {'other unit':>10}"]
     for r in results:
         m = r["mean"]
-        ratio = m["start"]["mrr"] / m["bm25"]["mrr"] if m["bm25"]["mrr"] else float("nan")
-        lines.append(f"{r['dataset']:<14} {r['items']:>7,} {m['start']['mrr']:>9.4f} "
-                     f"{m['bm25']['mrr']:>9.4f} {m['bm25s_plain']['mrr']:>9.4f} {ratio:>10.3f} "
-                     f"{m['start']['success@10']:>10.3f} {m['bm25']['success@10']:>9.3f} "
-                     f"{m['start']['tie_aware_mrr'] / max(m['bm25']['tie_aware_mrr'], 1e-12):>20.3f}")
+
+        def ratio(system: str, metric: str = "mrr", m: dict = m) -> float:
+            return m[system][metric] / m["bm25"][metric] if m["bm25"][metric] else float("nan")
+
+        lines.append(f"{r['dataset']:<14} {r['items']:>7,} {r['length_unit']['unit']:>10} {m['start']['mrr']:>9.4f} "
+                     f"{m['bm25']['mrr']:>9.4f} {m['bm25s_plain']['mrr']:>9.4f} {ratio('start'):>10.3f} "
+                     f"{ratio('start_other_unit'):>10.3f} {m['start']['success@10']:>10.3f} "
+                     f"{m['bm25']['success@10']:>9.3f} {ratio('start', 'tie_aware_mrr'):>20.3f} "
+                     f"{ratio('start_other_unit', 'tie_aware_mrr'):>10.3f}")
     return "\n".join(lines)
 
 

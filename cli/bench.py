@@ -51,6 +51,7 @@ from recsys.synthetic import generate
 from recsys.tokenize import match_keys
 from training.fit import TrainConfig, build_featurizer, fit_model, new_model, untrained_model
 from training.groups import InteractionCounts, make_groups
+from training.length_unit import describe, with_length_unit
 from training.train import TrainInputs, load_training_data, read_catalog
 
 K = 10
@@ -248,7 +249,8 @@ def _repeated(queries: list[str], n: int, where: str) -> list[str]:
 def _recommender(data: BenchData, seed: int, log: Callable[[str], None]) -> tuple[Recommender, dict, float]:
     """The model of `data`: one epoch of fit_model on its interactions, or the untrained start
     without any; returns it, what its training cost and the seconds its scoring index took."""
-    cfg = TrainConfig(epochs=1, seed=seed)
+    cfg, length_choice = with_length_unit(data.catalog, TrainConfig(epochs=1, seed=seed))  # as `recsys train`
+    log(describe(length_choice.to_json()))
     if data.rows.empty:
         model, featurizer = untrained_model(data.catalog, data.rows, cfg)
         training: dict[str, Any] = {"interactions": 0, "threads": torch.get_num_threads()}
@@ -264,6 +266,7 @@ def _recommender(data: BenchData, seed: int, log: Callable[[str], None]) -> tupl
         training = {"interactions": n_rows, "examples": len(groups.positive), "epoch_s": _r(fit_s),
                     "interactions_per_s": _r(n_rows / fit_s), "threads": torch.get_num_threads()}
         log(f"trained one epoch in {fit_s:.1f}s: {training['interactions_per_s']:.0f} interactions/s")
+    training["length_unit"] = length_choice.to_json()
     t0 = time.perf_counter()
     rec = Recommender(model, featurizer)
     model_build = time.perf_counter() - t0

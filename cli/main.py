@@ -333,6 +333,11 @@ def cmd_train(args) -> int:
         print(plain_summary(result.metrics))
         print(f"new version {result.version_dir.name} at {result.version_dir}")
         print(decision.reason)
+        length_unit = result.manifest.get("training", {}).get("fit", {}).get("length_unit")
+        if length_unit:
+            from training.length_unit import describe
+
+            print(describe(length_unit))
         print_metrics(result.metrics)
     return 0
 

@@ -270,13 +270,6 @@ class Catalog:
         m = self.item_attrs[facet]
         return m.indices[m.indptr[item_idx] : m.indptr[item_idx + 1]]
 
-    def attribute_counts(self, facets: Sequence[str]) -> np.ndarray:
-        """(n_items,) float64 how many attributes each item has in `facets` together."""
-        total = np.zeros(self.n_items)
-        for f in facets:
-            total += np.diff(self.item_attrs[f].indptr)
-        return total
-
     def attribute_labels(self, item_idx: int) -> dict[str, list[str]]:
         # every ranked item is shown with these: read through memoryviews of the CSR arrays,
         # which give Python ints at half the cost of numpy indexing

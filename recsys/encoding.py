@@ -15,8 +15,9 @@ import torch
 from .catalog import Catalog
 from .evidence import Evidence, catalog_word_keys, term_document_frequency
 from .formula import EVIDENCE_KINDS, bm25_idf
-from .model_config import ModelConfig
+from .model_config import LENGTH_UNITS, ModelConfig
 from .spelling import NearWords
+from .tokenize import content_keys
 from .words import NGRAM_SLOTS, QueryToken, WordTable, hashed_features, query_tokens
 
 NEAR_PER_TOKEN = 3  # near-spelled catalogue words kept per query word, the closest first
@@ -130,14 +131,34 @@ class Featurizer:
         return np.array([par + w * desc for par, desc in (a.occurrences for a in self.catalog.vocab[facet])],
                         dtype=np.float64)
 
+    def attribute_lengths(self, facet: str) -> np.ndarray:
+        """(V,) float64 what each attribute adds to an item's length (`ModelOptions.length_unit`):
+        1 in "attributes" (each counted once however often the item says it and however many
+        words it has); in "words", its content words (`tokenize.content_keys`: what BM25 indexes)
+        times its field-weighted term frequency (`attribute_tf`), as BM25 over the text counts.
+        Multiples of the description weight's halves: sums of them are exact in any order."""
+        unit = self.cfg.length_unit
+        if unit not in LENGTH_UNITS:
+            raise ValueError(f"length_unit is {unit!r}: it must be one of {', '.join(LENGTH_UNITS)} (what an "
+                             "item's length counts: its attributes, or its words as BM25 counts them)")
+        cache = self.__dict__.setdefault("_lengths", {})  # every head's mean length reads every facet's
+        if (facet, unit) not in cache:
+            vocab = self.catalog.vocab[facet]
+            if unit == "attributes":
+                cache[facet, unit] = np.ones(len(vocab), dtype=np.float64)
+            else:
+                n_words = np.array([len(content_keys(a.value)) for a in vocab], dtype=np.float64)
+                cache[facet, unit] = n_words * self.attribute_tf(facet)
+        lengths: np.ndarray = cache[facet, unit]
+        return lengths
+
     def item_lengths(self, facets: tuple[str, ...]) -> np.ndarray:
-        """(n_items,) float64 each item's length over `facets` (BM25's |d|): its count of
-        attributes, each counted once however often the item says it and however many words it
-        has (`Catalog.attribute_counts`). Counted in words times term frequency (as BM25 over the
-        text counts), the start ranked the furniture generator's known items 8% below BM25 (0.924
-        of its MRR; counted so, 1.005) and the synthetic one's 1.017 (1.034): a long, repetitive
-        description cost an item its colour and type matches."""
-        return self.catalog.attribute_counts(facets)
+        """(n_items,) float64 each item's length over `facets` (BM25's |d|): the sum of its
+        attributes' `attribute_lengths`. Counted in attributes, the start ranks the generators'
+        known items better (a long, repetitive description does not cost an item its colour and
+        type matches); in words, catalogues whose items differ in how much text each attribute
+        holds (a spec list, a long title): training/length_unit.py chooses."""
+        return item_lengths(self.catalog, {f: self.attribute_lengths(f) for f in facets})
 
     def attribute_mean_count(self, facet: str) -> np.float32:
         """() float32 BM25's average document length: the mean `item_lengths` over the items
@@ -152,8 +173,8 @@ class Featurizer:
         """Per facet: word buckets of each attribute's value words (V, W), -1 padded; the bucket
         of its key (V,); (V, 1) whether it has enough items to learn a vector of its own; its
         inverse document frequency scaled to [0, 1] (V,); its BM25 IDF (V,); the mean
-        length per item (); and its logit offset at the start, log tf (V,), in `FacetScorer`'s
-        argument order."""
+        length per item (); its logit offset at the start, log tf (V,); and what it adds to an
+        item's length (V,) (`attribute_lengths`), in `FacetScorer`'s argument order."""
         weight = self.cfg.description_weight
         if not (weight > 0 and np.isfinite(weight)):
             raise ValueError(f"description_weight is {weight!r}: it must be a positive number (0.5 counts a "
@@ -166,6 +187,7 @@ class Featurizer:
         bm25_idf: dict[str, torch.Tensor] = {}
         mean_count: dict[str, torch.Tensor] = {}
         source_offset: dict[str, torch.Tensor] = {}
+        attr_length: dict[str, torch.Tensor] = {}
         for f in self.catalog.facets:
             vocab = self.catalog.vocab[f]
             table = np.full((len(vocab), w_max), -1, dtype=np.int64)
@@ -182,7 +204,8 @@ class Featurizer:
             bm25_idf[f] = torch.from_numpy(self.attribute_bm25_idf(f))
             mean_count[f] = torch.tensor(float(self.attribute_mean_count(f)))
             source_offset[f] = torch.from_numpy(np.log(self.attribute_tf(f)).astype(np.float32))
-        return attr_words, attr_keys, learnable, idf, bm25_idf, mean_count, source_offset
+            attr_length[f] = torch.from_numpy(self.attribute_lengths(f))
+        return attr_words, attr_keys, learnable, idf, bm25_idf, mean_count, source_offset, attr_length
 
     def _bucket(self, key: str) -> int:
         """An attribute word's own bucket (attribute words are always trained with their item)."""
@@ -278,3 +301,16 @@ class Featurizer:
             evidence[f] = torch.stack([by_kind[k] for k in EVIDENCE_KINDS], dim=-1)  # (B, I, T, M, N_KINDS)
             attrs[f] = torch.from_numpy(a)
         return attrs, evidence
+
+
+def item_lengths(catalog: Catalog, attribute_lengths: dict[str, np.ndarray]) -> np.ndarray:
+    """(n_items,) float64 each item's length: the sum over the facets of `attribute_lengths`
+    (facet -> (V,)) of the lengths of its attributes there (`Featurizer.item_lengths`; the index
+    reads the model's buffers, `AttributeSets`)."""
+    total = np.zeros(catalog.n_items)
+    for f, lengths in attribute_lengths.items():
+        m = catalog.item_attrs[f]
+        rows = np.repeat(np.arange(catalog.n_items), np.diff(m.indptr))
+        total += np.bincount(rows, weights=np.asarray(lengths, dtype=np.float64)[m.indices[: m.indptr[-1]]],
+                             minlength=catalog.n_items)
+    return total

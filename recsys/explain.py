@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .formula import LENGTH_LEVELS
 from .index.attribute_sets import ItemRows
 from .index.query import QueryState
 from .index.scoring import ScoringIndex
@@ -54,8 +55,10 @@ class Explanation:
     prior: float
     summary: str
     heads: list[HeadExplanation]
-    # the item's count of attributes (BM25's length): more of them weaken each match's attention
+    # the item's length (BM25's |d|), in `length_unit` (`ModelOptions.length_unit`): attributes,
+    # or words; a longer item's matches get less of the attention
     length: float | None = None
+    length_unit: str = "attributes"
     # the shopper's history words that matched one of its attributes (`Recommender.recommend`)
     history: list[str] = field(default_factory=list)
     # the merchandising rules that acted on it (`recsys.rules`): terms of its score beside the heads
@@ -111,6 +114,9 @@ class HeadAttention:
     # falls from s(L) to s(L - length of m); None = it stays
     slot_change: np.ndarray | None = None
     item_idx: int = -1  # whose attention it is
+    # (M,) what each attribute adds to the item's length (`AttributeSets.attribute_length`);
+    # None: 1 each
+    lengths: np.ndarray | None = None
 
     @property
     def output(self) -> float:
@@ -131,18 +137,20 @@ def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet:
     all_labels = catalog.labels(facet)
     labels = [all_labels[a] for a in attrs]
     values = index.tables[facet].values[attrs]
+    lengths = index.sets.attribute_length(facet)[attrs]  # (M,)
     if not state.tokens:
         empty = np.zeros((0, len(attrs)))
-        return HeadAttention(attrs, labels, np.zeros((0, len(attrs) + 1)), empty, np.zeros(0), values)
+        return HeadAttention(attrs, labels, np.zeros((0, len(attrs) + 1)), empty, np.zeros(0), values,
+                             lengths=lengths)
     exps = np.exp(state.logits[facet][:, attrs].astype(np.float64))  # (T, M)
     e_slot = np.exp(state.no_match[facet].astype(np.float64))  # (T,)
     before = float(index.sets.slot_after(facet, item_idx, np.zeros(1))[0])
-    after = index.sets.slot_after(facet, item_idx, np.ones(len(attrs)))  # (M,) without each
+    after = index.sets.slot_after(facet, item_idx, lengths)  # (M,) without each
     e_none = e_slot * before  # (T,)
     den = exps.sum(1) + e_none  # (T,)
     weights = np.concatenate([exps, e_none[:, None]], 1) / den[:, None]
     return HeadAttention(attrs, labels, weights, exps, den, values, e_slot[:, None] * (after - before)[None, :],
-                         item_idx)
+                         item_idx, lengths)
 
 
 def matches_of(att: HeadAttention, state: QueryState, head_weight: float = 1.0) -> list[Match]:
@@ -167,7 +175,7 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
                                      matches_of(att, state, float(head_weights[h]))))
     prior = float(index.prior[item_idx])
     length = float(index.sets.total_length(np.array([item_idx]))[0])
-    return Explanation(prior, summarize(heads, prior, rank), heads, length)
+    return Explanation(prior, summarize(heads, prior, rank), heads, length, index.length_unit)
 
 
 def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, head_weights: np.ndarray,
@@ -194,8 +202,8 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
         if kernels is not None:
             b, mean = sets.head_norms
             passed = kernels.explain_pass(flat, flat_nm, items, rows.ptr, rows.cols, rows.values, sets.per_item,
-                                          sets.item_slot_length, sets.item_slot_length_erased, b, mean,
-                                          np.asarray(head_weights), MATCH_THRESHOLD)
+                                          sets.item_slot_length, sets._total_length, sets.attr_length,
+                                          LENGTH_LEVELS, b, mean, np.asarray(head_weights), MATCH_THRESHOLD)
         else:
             passed = _explain_numpy(index, flat, flat_nm, items, rows, np.asarray(head_weights))
         contributions, hit_t, hit_seg, hit_col, hit_w, worth = passed
@@ -213,7 +221,7 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
         heads = [HeadExplanation(f, contributed[h], sorted(found[i][h], key=_by_weight))
                  for h, f in enumerate(index.facets)]
         summary = summarize(heads, prior, ranks[i] if ranks is not None else None) if summaries else ""
-        out.append(Explanation(prior, summary, heads, item_length[i]))
+        out.append(Explanation(prior, summary, heads, item_length[i], index.length_unit))
     return out
 
 
@@ -225,13 +233,13 @@ def _explain_numpy(index: ScoringIndex, flat: np.ndarray, flat_nm: np.ndarray, i
     first = (items[:, None] * n_heads + np.arange(n_heads)).ravel()  # (n * H,) segments of the index
     lo = ptr[first].astype(np.int64)
     lengths = ptr[first + 1] - lo  # (n * H,)
-    per_head = lengths.reshape(n, n_heads)
-    before = index.sets.items_multiplicity(items, per_head)
-    after = index.sets.items_multiplicity(items, per_head, removed=1.0)  # HeadAttention.without
     total = int(lengths.sum())
     seg_start = np.cumsum(lengths) - lengths  # where each segment starts among the gathered
     seg = np.repeat(np.arange(n * n_heads), lengths)  # (N,) segment of each gathered attribute
     gathered = cols[np.repeat(lo - seg_start, lengths) + np.arange(total)]  # (N,) flat columns
+    attr_length = index.sets.attr_length[gathered]  # (N,) what each adds to its item's length
+    per_head = _segment_sums(attr_length[None, :], lengths, seg_start)[0].reshape(n, n_heads)
+    before = index.sets.items_multiplicity(items, per_head)
     exps = np.exp(flat[:, gathered].astype(np.float64))  # (T, N)
     e_slot = np.exp(flat_nm.astype(np.float64))  # (T, H)
     den = _segment_sums(exps, lengths, seg_start) + (e_slot[:, None, :] * before).reshape(-1, n * n_heads)
@@ -244,7 +252,9 @@ def _explain_numpy(index: ScoringIndex, flat: np.ndarray, flat_nm: np.ndarray, i
     s = seg[hit]  # (P,) segment of each: item s // H, head s % H
     item, head = s // n_heads, s % n_heads
     e = exps[:, hit]  # (T, P)
-    slot_change = e_slot[:, head] * (after[item, head] - before[item, head])[None, :]  # (T, P)
+    # HeadAttention.without: the item loses the attribute's length with it
+    after = index.sets.items_multiplicity(items[item], per_head[item, head], attr_length[hit], head)  # (P,)
+    slot_change = e_slot[:, head] * (after - before[item, head])[None, :]  # (T, P)
     terms = (numer[:, s] - e * values[gathered[hit]]) / (den[:, s] - e + slot_change)  # (T, P)
     erased = np.zeros(len(hit))
     for t in range(len(flat)):
@@ -413,7 +423,7 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
             and (va < vb) == (a.length > b.length):
         more, fewer = (a.length, b.length) if a.length > b.length else (b.length, a.length)
         who = "its" if a.length > b.length else f"{other}'s"
-        text += (f" (the same matches; {who} {more:.0f} attributes against {fewer:.0f} weaken them"
+        text += (f" (the same matches; {who} {more:g} {a.length_unit} against {fewer:g} weaken them"
                  " more)")
     return text
 
@@ -438,7 +448,8 @@ def alone_margins(index: ScoringIndex, state: QueryState, facet: str) -> np.ndar
     """(T, V) how far each attribute's logit is above the no-match slot for an item with that one
     attribute alone (the slot at its smallest multiplicity, the attribute's own length): the most
     attention the attribute can get from the word in any item is 1 / (1 + e^-margin)."""
-    alone = np.log(index.slot_multiplicity(facet, index.sets.slot_length(np.ones(1))))  # (1,)
+    own = index.sets.slot_length(index.sets.attribute_length(facet))  # (V,)
+    alone = np.log(index.slot_multiplicity(facet, own))  # (V,)
     slot = state.no_match[facet].astype(np.float64)[:, None] + alone[None, :]  # (T, V)
     margin: np.ndarray = state.logits[facet].astype(np.float64) - slot  # (T, V)
     return margin

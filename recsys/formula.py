@@ -34,6 +34,18 @@ N_KINDS = len(EVIDENCE_KINDS)
 
 
 LENGTH_STEPS = 16  # an item's length is rounded to a step of 2^(1/16) (4.4% apart)
+# The rounded lengths as a table, from 2^-2 (every length below it is read as it) to 2^40: the
+# compiled explanations read the same floats numpy does (`length_step`, `kernels._explain_pass`)
+MIN_LENGTH_STEP = -2 * LENGTH_STEPS
+LENGTH_LEVELS = np.exp2(np.arange(MIN_LENGTH_STEP, 40 * LENGTH_STEPS + 1, dtype=np.float64) / LENGTH_STEPS)
+
+
+def length_step(length: np.ndarray) -> np.ndarray:
+    """(same shape) int64 the row of `LENGTH_LEVELS` an item's length rounds to."""
+    x = np.maximum(np.asarray(length, dtype=np.float64), 0.25)
+    steps: np.ndarray = np.round(np.log2(x) * LENGTH_STEPS).astype(np.int64) - MIN_LENGTH_STEP
+    capped: np.ndarray = np.minimum(steps, len(LENGTH_LEVELS) - 1)
+    return capped
 
 
 def quantized_length(length: np.ndarray) -> np.ndarray:
@@ -42,8 +54,7 @@ def quantized_length(length: np.ndarray) -> np.ndarray:
     one attribute set in a facet fall into a few dozen lengths, so the index still scores each
     facet once per (set, length) rather than once per item, and the slot moves by at most 2.2%
     of b * length / mean."""
-    steps = np.round(np.log2(np.maximum(np.asarray(length, dtype=np.float64), 0.25)) * LENGTH_STEPS)
-    rounded: np.ndarray = np.exp2(steps / LENGTH_STEPS)
+    rounded: np.ndarray = np.asarray(LENGTH_LEVELS[length_step(length)])
     return rounded
 
 

@@ -15,6 +15,8 @@ import numpy as np
 from recsys.tokenize import STOPWORDS, words
 
 NOISE = 0.2  # share of query words drawn from the whole catalogue rather than the item's own
+DEPTH = 100  # ranks past this count as a miss
+TIE_TOLERANCE = 1e-4  # relative: scores closer than this share their ranks in the tie-aware MRR
 
 
 class TopicSampler:
@@ -45,3 +47,19 @@ class TopicSampler:
                      if rng.random() < noise else str(w) for w in own]
             topics.append((" ".join(query), int(item)))
         return topics
+
+
+def tie_aware_rr(scores: np.ndarray, item: int) -> float:
+    """The reciprocal rank of `item` averaged over every order of the items tied with it
+    (McSherry and Najork, "Computing information retrieval performance measures efficiently in
+    the presence of tied scores", ECIR 2008): what a system earns for its scores, not for how its
+    top-k breaks ties. Ties are scores within TIE_TOLERANCE of the item's, relative; ranks past
+    DEPTH count 0, and so does an item that scores 0 (matched nothing)."""
+    s = float(scores[item])
+    if s <= 0:
+        return 0.0
+    margin = TIE_TOLERANCE * abs(s)
+    above = int(np.count_nonzero(scores > s + margin))
+    tied = int(np.count_nonzero(np.abs(scores - s) <= margin))
+    ranks = np.arange(above + 1, above + tied + 1)
+    return float((1.0 / ranks[ranks <= DEPTH]).sum() / tied)

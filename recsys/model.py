@@ -138,7 +138,7 @@ class FacetScorer(nn.Module):
                  attr_key_bucket: dict[str, torch.Tensor], attr_learnable: dict[str, torch.Tensor],
                  attr_idf: dict[str, torch.Tensor], attr_bm25_idf: dict[str, torch.Tensor],
                  attr_mean_count: dict[str, torch.Tensor], attr_source_offset: dict[str, torch.Tensor],
-                 *, initialise: bool = True):
+                 attr_length: dict[str, torch.Tensor], *, initialise: bool = True):
         """`initialise=False`: the tables are left uninitialised (torch.empty), for a model
         whose weights are all loaded next. Drawing the hashed tables' random start, only to
         overwrite it, was half the CPU of loading a version (and of a catalogue change)."""
@@ -180,6 +180,10 @@ class FacetScorer(nn.Module):
             # frequency (`Featurizer.attribute_tf`), derived from the config and the catalogue,
             # not saved
             self.register_buffer(f"attr_source_offset_{f}", attr_source_offset[f], persistent=False)
+            # (V,) float64 what the attribute adds to an item's length (`Featurizer.
+            # attribute_lengths`: 1, or its words in `ModelConfig.length_unit` "words"), derived
+            # like the offset
+            self.register_buffer(f"attr_length_{f}", attr_length[f], persistent=False)
 
     def head(self, facet: str) -> FacetHead:
         """The facet's head (`heads[facet]`, typed)."""
@@ -241,19 +245,21 @@ class FacetScorer(nn.Module):
         bias = head.attribute_bias(word_vectors[1]) + getattr(self, f"attr_source_offset_{facet}")  # (V,)
         return HeadTables(keys, values, prior.squeeze(-1), bias)
 
-    @staticmethod
-    def facet_length(attrs: torch.Tensor) -> torch.Tensor:
-        """attrs (..., M) attribute idx, -1 padding -> (...) float64 the item's length in their
-        facet: its count of attributes (`Featurizer.item_lengths`)."""
-        return (attrs >= 0).sum(-1).double()
+    def facet_length(self, facet: str, attrs: torch.Tensor) -> torch.Tensor:
+        """attrs (..., M) attribute idx of `facet`, -1 padding -> (...) float64 the item's length
+        there: the sum of its attributes' lengths (`Featurizer.item_lengths`)."""
+        lengths = getattr(self, f"attr_length_{facet}")  # (V,)
+        if not len(lengths):
+            return torch.zeros(attrs.shape[:-1], dtype=torch.float64)
+        return torch.where(attrs >= 0, lengths[attrs.clamp(min=0)], 0.0).sum(-1)
 
     def slot_lengths(self, item_attrs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """facet -> (B, I) the length each head's no-match slot is normalised by: the item's
         whole length, rounded (`formula.quantized_length`), in every head
-        (`ModelConfig.length_per_item`), else each head's own attribute count."""
+        (`ModelConfig.length_per_item`), else each head's own length."""
         if not self.cfg.length_per_item:
-            return {f: self.facet_length(a) for f, a in item_attrs.items()}
-        total = sum(self.facet_length(a) for a in item_attrs.values())
+            return {f: self.facet_length(f, a) for f, a in item_attrs.items()}
+        total = sum(self.facet_length(f, a) for f, a in item_attrs.items())
         rounded = torch.from_numpy(quantized_length(np.asarray(total)))  # (B, I)
         return {f: rounded for f in item_attrs}
 

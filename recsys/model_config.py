@@ -13,6 +13,9 @@ from typing import Any
 
 from .facets import FACETS
 
+# What an item's length (BM25's |d|, `ModelOptions.length_unit`) counts
+LENGTH_UNITS = ("attributes", "words")
+
 
 @dataclass
 class ModelOptions:
@@ -61,6 +64,14 @@ class ModelOptions:
     # description costs its colour match too, as in BM25 over the text (tests/
     # test_bm25_agreement.py). False: each head's own attribute count (versions saved before).
     length_per_item: bool = True
+    # What that length counts (`LENGTH_UNITS`): "attributes", its distinct attributes (each one
+    # 1); "words", as BM25 over the text counts it, each attribute's content words times its
+    # field-weighted term frequency (`Featurizer.attribute_lengths`), so a long repetitive spec
+    # or description makes the item longer. Which one ranks a catalogue's known items better
+    # differs by catalogue, and words split the index's (set, length) groups finer (slower):
+    # `recsys train` chooses per catalogue (training/length_unit.py). Versions saved before:
+    # "attributes".
+    length_unit: str = "attributes"
     # A query word that is one of the words of a longer attribute ("blue" of `color:navy blue`)
     # starts as a match worth the word's own BM25 IDF, not the phrase's (`formula.
     # partial_worth`), as BM25 over the text counts it. False: as the share of the attribute's
@@ -111,4 +122,5 @@ class ModelConfig(ModelOptions):
         d.setdefault("length_per_item", False)  # and their lengths were per head attribute counts
         d.setdefault("partial_worth", False)  # and a word of a phrase counted by its share
         d.setdefault("unmatched_offset", 0.0)  # and unlinked attributes kept the capped logit
+        d.setdefault("length_unit", "attributes")  # and an item's length counted its attributes
         return cls(**d)

@@ -572,7 +572,7 @@ class Recommender:
             })
         lengths = self.index.sets.total_length(np.array([self.catalog.idx(item_a), self.catalog.idx(item_b)]))
         ea, eb = (Explanation(d.prior, "", [HeadExplanation(h.head, h.contribution, h.matches) for h in d.heads],
-                              float(length))
+                              float(length), self.index.length_unit)
                   for d, length in zip((a, b), lengths.tolist()))
         summary = (f"A scores {a.score - b.score:+.2f} against B; most of the difference: "
                    + describe_difference(ea, eb, "B"))

@@ -69,6 +69,17 @@ class TrainConfig:
     # queries, fitted on its own: a fit each), pooled with the first (`fit.choose_step`)
     recheck_splits: int = 2
     recheck_band: float = 1.0
+    # An item's length in the start (`ModelOptions.length_unit`) is chosen per catalogue on this
+    # many known-item topics drawn from its own texts (training/length_unit.py): a few hundred
+    # measure a unit's MRR to about +-0.02 and cost seconds on Home Depot; 0 keeps
+    # `model.length_unit` as given. Words are kept only when their tie-aware MRR beats
+    # attributes' by `length_unit_z` standard errors of the per-topic differences AND by
+    # `length_unit_margin` of it (relative): words split the index's groups finer (on the
+    # generated 100k catalogue 1.5x the query time), so a gain within noise or smaller than
+    # that is a tie, and ties go to attributes
+    length_unit_topics: int = 300
+    length_unit_z: float = 2.0
+    length_unit_margin: float = 0.01
     # the model's options; the catalogue adds its facets' vocabulary sizes (build_featurizer)
     model: ModelOptions = field(default_factory=ModelOptions)
 

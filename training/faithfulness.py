@@ -101,19 +101,21 @@ def integrated_gradients(att: HeadAttention) -> np.ndarray:
 
 
 def slot_curve(index: ScoringIndex, facet: str, item_idx: int) -> Callable[[np.ndarray], np.ndarray]:
-    """The no-match slot's multiplicity of one item in `facet` as a function of how many of its
-    attributes are erased (`AttributeSets.slot_after`)."""
+    """The no-match slot's multiplicity of one item in `facet` as a function of how much of its
+    length is erased with its attributes (`AttributeSets.slot_after`)."""
     return partial(index.sets.slot_after, facet, item_idx)
 
 
 def outputs_with(att: HeadAttention, slots: Callable[[np.ndarray], np.ndarray], keep: np.ndarray) -> np.ndarray:
     """(S,) the head output if only the attributes where keep[s] (S, M) bool is true stayed on
-    the item: `HeadAttention.without` for any subsets. Erased attributes leave the sums and the
-    item's length, and the slot counts slots(how many erased) times (`slot_curve`)."""
+    the item: `HeadAttention.without` for any subsets. Erased attributes leave the sums and take
+    their lengths off the item's (`HeadAttention.lengths`), and the slot counts slots(the length
+    erased) times (`slot_curve`)."""
     e_slot = att.weights[:, -1] * att.den / slots(np.zeros(1))  # (T,) per unit multiplicity
     kept = keep.astype(np.float64)  # (S, M)
     num = att.exps @ (kept * att.values).T  # (T, S)
-    den = att.exps @ kept.T + e_slot[:, None] * slots((1.0 - kept).sum(1))[None, :]  # (T, S)
+    lengths = np.ones(len(att.labels)) if att.lengths is None else att.lengths  # (M,)
+    den = att.exps @ kept.T + e_slot[:, None] * slots((1.0 - kept) @ lengths)[None, :]  # (T, S)
     return (num / den).sum(0)
 
 

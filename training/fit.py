@@ -25,6 +25,7 @@ from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
 from .config import TrainConfig
 from .evaluate import judgments_from_rows, model_rankings
 from .groups import TrainingGroups, make_groups, sample_negatives, split_queries
+from .length_unit import with_length_unit
 from .synonyms import learned_synonyms
 
 if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchrun starts
@@ -83,6 +84,8 @@ class FitReport:
     # the strongest click synonyms served, per head, and how many the held-aside queries confirm
     # (`training.synonyms.learned_synonyms`; {} without held-aside queries)
     synonyms: dict = field(default_factory=dict)
+    # the unit item lengths count in and the figures it was chosen on (`training.length_unit`)
+    length_unit: dict = field(default_factory=dict)
 
 
 def fit_model(
@@ -538,9 +541,14 @@ def untrained_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: Train
 def untrained_model(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig) -> tuple[FacetScorer, Featurizer]:
     """`untrained_recommender`'s model and featurizer, before its scoring index is built."""
     featurizer = build_featurizer(catalog, train_rows, cfg)
-    model = new_model(featurizer, cfg.seed)
+    return start_model(featurizer, cfg.seed), featurizer
+
+
+def start_model(featurizer: Featurizer, seed: int) -> FacetScorer:
+    """The model before any step of training, over `featurizer`'s tables."""
+    model = new_model(featurizer, seed)
     _drop_attribute_vectors(model)
-    return model.eval(), featurizer
+    return model.eval()
 
 
 def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig,
@@ -550,12 +558,14 @@ def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConf
     queries is set aside to decide when to stop and how far to move from the lexical start; the
     word table and evidence tables are built from the other queries alone, so that the held-aside
     queries are as new to the model as a shopper's will be."""
+    cfg, length_choice = with_length_unit(catalog, cfg)  # the start's, kept by the fit
     rng = np.random.default_rng(cfg.seed + 2)
     positives = train_rows.loc[train_rows["label"] > 0, "query"]
     if positives.nunique() < MIN_QUERIES_FOR_VALIDATION:
         # nothing could show that a step helps, so none is taken: the lexical start is the model
         rule = "no positives" if positives.empty else "too few queries to check a step"
-        return untrained_recommender(catalog, train_rows, cfg), FitReport([], [], 0.0, 0.0, rule)
+        return untrained_recommender(catalog, train_rows, cfg), FitReport([], [], 0.0, 0.0, rule,
+                                                                          length_unit=length_choice.to_json())
     _, val_q = split_queries(positives, cfg.validation_fraction, rng)
     all_rows = train_rows
     val_rows = train_rows[train_rows["query"].isin(val_q)]
@@ -574,6 +584,7 @@ def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConf
     report = fit_model(model, featurizer, groups, cfg, on_step, validation, judged, replicas,
                        more_splits if cfg.recheck_splits > 0 else None)
     report.synonyms = learned_synonyms(featurizer, val_rows)
+    report.length_unit = length_choice.to_json()
     if replicas is not None:
         replicas.check_same(model, groups, validation, fitted=True)
     interactions = train_rows["count"].sum() if "count" in train_rows else len(train_rows)

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 import torch
 
 from ..catalog import Catalog
+from ..encoding import item_lengths
 from ..formula import quantized_length
 from ..model import FacetScorer
 
@@ -79,17 +80,20 @@ class AttributeSets:
         facets = model.cfg.facets
         self.tables: dict[str, FacetTables] = {}
         # BM25's length normalisation of the no-match slot, per head: (b, mean length), and with
-        # one length per item (`FacetScorer.slot_lengths`) every item's whole length (its count
-        # of attributes over all facets), as it is and rounded
+        # one length per item (`FacetScorer.slot_lengths`) every item's whole length (the sum of
+        # its attributes' lengths over all facets: 1 each, or their words), as it is and rounded
         self._length_norm = {f: (float(model.head(f).length_b().detach()),
                                  float(getattr(model, f"attr_mean_count_{f}"))) for f in facets}
         # the same per head, in facet order: (b, mean) arrays of (H,) (`items_multiplicity`)
         self.head_norms = tuple(np.array(x, dtype=np.float64) for x in zip(*self._length_norm.values()))
         self.per_item = model.cfg.length_per_item
-        self._total_length = catalog.attribute_counts(facets)  # (n_items,)
+        # (sum V,) what each attribute adds to an item's length, facet after facet
+        # (`FacetScorer.facet_length`): what an erased attribute takes off; and per facet, views
+        self.attr_length = np.concatenate([getattr(model, f"attr_length_{f}").numpy() for f in facets])
+        ends = np.cumsum([model.cfg.vocab_sizes[f] for f in facets])
+        self._attr_length = {f: self.attr_length[end - model.cfg.vocab_sizes[f]:end] for f, end in zip(facets, ends)}
+        self._total_length = item_lengths(catalog, self._attr_length)  # (n_items,)
         self.item_slot_length = quantized_length(self._total_length)  # (n_items,) used when per_item
-        # ... and once one attribute is erased (what an explanation's erasure worths read)
-        self.item_slot_length_erased = quantized_length(self._total_length - 1.0)
         prior = np.zeros(catalog.n_items, dtype=np.float32)
         with torch.no_grad():
             word_vectors = model.attribute_word_vectors()
@@ -99,7 +103,7 @@ class AttributeSets:
                 if self.per_item:
                     sets, item_set, set_length = _split_by_length(sets, item_set, self.item_slot_length)
                 else:
-                    set_length = np.diff(sets.indptr).astype(np.float64)
+                    set_length = sets @ self._attr_length[f]  # each set's own length
                 counts = np.maximum(np.diff(sets.indptr), 1)
                 set_prior = ((sets @ attr_prior.numpy().astype(np.float64)) / counts).astype(np.float32)
                 self.tables[f] = FacetTables(keys, values.numpy(), bias, sets, item_set, set_prior, set_length)
@@ -140,15 +144,20 @@ class AttributeSets:
         b, mean = self._length_norm[facet]
         return _multiplicity(b, mean, length)
 
-    def items_multiplicity(self, items: np.ndarray, per_head: np.ndarray, removed: float = 0.0) -> np.ndarray:
-        """(n, H) `slot_multiplicity` of each of `items` in every head once `removed` of its
-        attributes are erased (0: as it is; the batched form of `slot_after`), `per_head` (n, H)
-        its attribute counts there: what batched explanations read, in a few numpy calls."""
+    def items_multiplicity(self, items: np.ndarray, per_head: np.ndarray, removed: np.ndarray | float = 0.0,
+                           heads: np.ndarray | None = None) -> np.ndarray:
+        """`slot_multiplicity` of `items` (n,) in each of `heads` (n,) (None: every head, (n, H))
+        once `removed` (n,) of their length is erased (0: as it is; the batched form of
+        `slot_after`), `per_head` their lengths there, of the same shape: what batched
+        explanations read, in a few numpy calls."""
         b, mean = self.head_norms
+        if heads is not None:
+            b, mean = b[heads], mean[heads]
+        removed = np.asarray(removed, dtype=np.float64)
         if self.per_item:
-            whole = {0.0: self.item_slot_length, 1.0: self.item_slot_length_erased}.get(removed)
-            length = (whole[items] if whole is not None
-                      else quantized_length(self._total_length[items] - removed))[:, None]
+            whole = self._total_length[items]
+            length = self.item_slot_length[items] if not removed.any() else quantized_length(whole - removed)
+            length = length if heads is not None else length[:, None]
         else:
             length = np.asarray(per_head, dtype=np.float64) - removed
         return _multiplicity(b, mean, length)
@@ -159,6 +168,11 @@ class AttributeSets:
         assert length is not None  # set by __init__
         return length
 
+    def attribute_length(self, facet: str) -> np.ndarray:
+        """(V,) what each of the facet's attributes adds to an item's length."""
+        lengths: np.ndarray = self._attr_length[facet]
+        return lengths
+
     def slot_length(self, own: np.ndarray) -> np.ndarray:
         """The length a slot is normalised by for items whose attributes add up to `own`, in one
         facet, and that have nothing else: itself per head, else rounded
@@ -166,17 +180,17 @@ class AttributeSets:
         return quantized_length(own) if self.per_item else np.asarray(own, dtype=np.float64)
 
     def total_length(self, items: np.ndarray) -> np.ndarray:
-        """(n,) each item's count of attributes over every facet (`Catalog.attribute_counts`)."""
+        """(n,) each item's length over every facet (the sum of its attributes')."""
         lengths: np.ndarray = self._total_length[items]
         return lengths
 
     def slot_after(self, facet: str, item_idx: int, removed: np.ndarray) -> np.ndarray:
         """(S,) the no-match slot's multiplicity for one item in `facet` once each `removed` (S,)
-        count of its attributes is erased from it (0: as it is)."""
+        of its length is erased from it (0: as it is; the erased attributes' lengths added up)."""
         removed = np.asarray(removed, dtype=np.float64)
         if self.per_item:
             return self.slot_multiplicity(facet, quantized_length(self._total_length[item_idx] - removed))
-        own = float(len(self._catalog.attributes_of(item_idx, facet)))
+        own = float(self._attr_length[facet][self._catalog.attributes_of(item_idx, facet)].sum())
         return self.slot_multiplicity(facet, own - removed)
 
     def ratios(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:

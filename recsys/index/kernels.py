@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..formula import EXACT, N_KINDS
+from ..formula import EXACT, LENGTH_LEVELS, LENGTH_STEPS, MIN_LENGTH_STEP, N_KINDS
 
 try:
     import numba
@@ -118,7 +118,8 @@ def _warm_up(kernels: Kernels) -> None:
     for words in (1, 2):
         logits = np.zeros((words, 3), dtype=f32)
         kernels.explain_pass(logits[:, :2], logits[:, 2:], np.zeros(1, dtype=i64), np.array([0, 1], dtype=i32),
-                             np.zeros(1, dtype=i32), v, True, ones, ones, ones, ones, v[:1], 0.1)
+                             np.zeros(1, dtype=i32), v, True, ones, ones, np.ones(2, dtype=f64), LENGTH_LEVELS,
+                             ones, ones, v[:1], 0.1)
 
 
 @_jit
@@ -727,37 +728,43 @@ def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A,
 
 
 @_jit
+def _level(length: float, levels: A) -> float:
+    """`formula.quantized_length` of one length, read off the same table (`LENGTH_LEVELS`)."""
+    step = np.int64(np.round(np.log2(max(length, 0.25)) * LENGTH_STEPS)) - MIN_LENGTH_STEP
+    return float(levels[min(step, levels.shape[0] - 1)])
+
+
+@_jit
 def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, per_item: bool, length: A,
-                  erased_length: A, b: A, mean: A, head_weights: A, threshold: float) -> tuple[A, A, A, A, A, A]:
+                  raw_length: A, col_length: A, levels: A, b: A, mean: A, head_weights: A, threshold: float
+                  ) -> tuple[A, A, A, A, A, A]:
     """The numbers of `explain.explain_items` in one pass (its numpy path, `_explain_numpy`, does
     the same in the same order of operations): from a query's flat logits (T, sum V) and
     no-match logits (T, H), the items (n,), the catalogue's item rows (`ItemRows`: ptr, cols,
     values), what the no-match slot's multiplicity reads (`AttributeSets.items_multiplicity`:
-    whether an item's whole length counts, every item's slot length as it is and with one
-    attribute erased, each head's b and mean length) and the head weights (H,) -> each item's
-    head outputs before their
-    weights (n, H), then per listed match (attention share >= threshold, token after token,
-    then in the items' attribute order): its token, segment (item * H + head), flat column,
-    attention weight and erasure worth (`HeadAttention.without`, times the head's weight)."""
+    whether an item's whole length counts, every item's slot length rounded and as it is, each
+    attribute's length (sum V,), the rounded lengths' table, each head's b and mean length) and
+    the head weights (H,) -> each item's head outputs before their weights (n, H), then per
+    listed match (attention share >= threshold, token after token, then in the items'
+    attribute order): its token, segment (item * H + head), flat column, attention weight and
+    erasure worth (`HeadAttention.without`, times the head's weight: the item loses the
+    attribute's length with it)."""
     t_count, n_heads, n = flat.shape[0], flat_nm.shape[1], items.shape[0]
     n_seg = n * n_heads
     lo = np.empty(n_seg, dtype=np.int64)
     hi = np.empty(n_seg, dtype=np.int64)
+    own = np.zeros(n_seg)  # each segment's own length (the head's, when not per item)
     before = np.empty((n, n_heads))
-    after = np.empty((n, n_heads))
     total = 0
     for s in range(n_seg):
         i, h = s // n_heads, s % n_heads
         first = items[i] * n_heads + h
         lo[s], hi[s] = ptr[first], ptr[first + 1]
         total += hi[s] - lo[s]
-        if per_item:
-            whole, erased = length[items[i]], erased_length[items[i]]
-        else:
-            whole = np.float64(hi[s] - lo[s])
-            erased = whole - 1.0
+        for p in range(lo[s], hi[s]):
+            own[s] += col_length[cols[p]]
+        whole = length[items[i]] if per_item else own[s]
         before[i, h] = 1.0 - b[h] + b[h] * whole / mean[h]  # `attribute_sets._multiplicity`
-        after[i, h] = 1.0 - b[h] + b[h] * erased / mean[h]
     exps = np.empty((t_count, total))
     den = np.empty((t_count, n_seg))
     numer = np.empty((t_count, n_seg))
@@ -796,7 +803,11 @@ def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, per
             for p in range(lo[s], hi[s]):
                 w = exps[t, g] / den[t, s]
                 if w >= threshold:
-                    change = after[i, h] - before[i, h]
+                    if per_item:
+                        left = _level(raw_length[items[i]] - col_length[cols[p]], levels)
+                    else:
+                        left = own[s] - col_length[cols[p]]
+                    change = (1.0 - b[h] + b[h] * left / mean[h]) - before[i, h]
                     erased = 0.0
                     for r in range(t_count):
                         e = exps[r, g]

@@ -106,6 +106,11 @@ class ScoringIndex:
         """The no-match slot's multiplicity at an item's length (`AttributeSets.slot_multiplicity`)."""
         return self.sets.slot_multiplicity(facet, length)
 
+    @property
+    def length_unit(self) -> str:
+        """What an item's length counts (`ModelOptions.length_unit`): what explanations say."""
+        return self.model.cfg.length_unit
+
     def clear_caches(self) -> None:
         """Forget every per-word row and ratio: the next queries start cold."""
         self.queries.word_rows.clear()
@@ -248,14 +253,14 @@ class ScoringIndex:
     def nbytes(self) -> int:
         """Bytes of the arrays serving keeps per catalogue (not the model's embedding tables nor
         the per-word caches), the explanations' among them: every item's length as it is and
-        rounded, with and without one attribute (`kernels._explain_pass`), and its attributes'
-        columns once built (`AttributeSets.item_rows`; a `Recommender` builds them at load).
+        rounded, each attribute's (`kernels._explain_pass`), and its attributes' columns once
+        built (`AttributeSets.item_rows`; a `Recommender` builds them at load).
         Each block of memory counts once, however many arrays view it."""
         sets, grouped = self.sets, self.grouped
         arrays: list[np.ndarray | None] = [
             self.prior, self.vocab_offsets, self._merged_sets, sets.set_prior, sets.values, sets.set_offsets,
             *sets.tree(), sets.all_sets.data, sets.all_sets.indices, sets.all_sets.indptr, *sets.head_norms,
-            sets._total_length, sets.item_slot_length, sets.item_slot_length_erased]
+            sets._total_length, sets.item_slot_length, sets.attr_length]
         if sets._item_rows is not None:
             arrays += [sets._item_rows.ptr, sets._item_rows.cols, sets._item_rows.values]
         for f in self.facets:

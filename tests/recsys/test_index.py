@@ -27,6 +27,7 @@ from recsys.index.query import QueryState, WordCache
 from recsys.index.scoring import ScoringIndex
 from recsys.index.topk import fast_top_k
 from recsys.io.readers import read_items
+from recsys.model_config import ModelOptions
 from recsys.query_match import QueryMatches
 from recsys.synonyms import SynonymBook, parse_synonyms
 from recsys.tokenize import match_key
@@ -70,7 +71,7 @@ def _items(copies: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _index(tmp_path, items: pd.DataFrame, seed: int = 0) -> ScoringIndex:
+def _index(tmp_path, items: pd.DataFrame, seed: int = 0, length_unit: str = "attributes") -> ScoringIndex:
     path = tmp_path / "items.csv"
     items.to_csv(path, index=False)
     df, _ = read_items(path)
@@ -83,7 +84,8 @@ def _index(tmp_path, items: pd.DataFrame, seed: int = 0) -> ScoringIndex:
         "label": rng.integers(0, 3, 200).astype(np.float32),
         "weight": np.ones(200, dtype=np.float32),
     })
-    featurizer = build_featurizer(catalog, rows, TrainConfig(epochs=1, seed=seed))
+    featurizer = build_featurizer(catalog, rows, TrainConfig(epochs=1, seed=seed,
+                                                             model=ModelOptions(length_unit=length_unit)))
     model = new_model(featurizer, seed)
     torch.manual_seed(seed)
     with torch.no_grad():

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recsys.known_item import TIE_TOLERANCE
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "known_item.py"
 _spec = importlib.util.spec_from_file_location("known_item", SCRIPT)
 ki = importlib.util.module_from_spec(_spec)
@@ -49,14 +51,14 @@ def test_a_word_only_one_item_has_finds_it_in_every_system(tmp_path, monkeypatch
 
     monkeypatch.setattr(ki, "TopicSampler", Unique)
     result = ki.run_dataset("planted", tmp_path, [0], 40, 0.0)
-    for system in ("start", "bm25", "bm25s_plain"):
+    for system in ("start", "start_other_unit", "bm25", "bm25s_plain"):
         assert result["mean"][system]["mrr"] == 1.0
         assert result["mean"][system]["success@10"] == 1.0
     assert "planted" in ki.table([result])
 
 
 def test_tie_aware_reciprocal_rank_averages_over_the_tied_orders():
-    scores = np.array([3.0, 2.0, 2.0, 2.0 * (1 + ki.TIE_TOLERANCE / 2), 0.0, 1.0])
+    scores = np.array([3.0, 2.0, 2.0, 2.0 * (1 + TIE_TOLERANCE / 2), 0.0, 1.0])
     # item 1 ties with 2 and 3 (within the tolerance) below item 0: ranks 2, 3, 4 equally likely
     assert ki.tie_aware_rr(scores, 1) == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
     assert ki.tie_aware_rr(scores, 0) == 1.0

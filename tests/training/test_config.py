@@ -34,7 +34,7 @@ def test_an_old_manifests_config_loads_as_the_options_it_was_trained_with():
     assert cfg.facets == ("quality", "color", "style", "other")
     # the same flat form
     assert cfg.to_json() == {**OLD_CONFIG, "description_weight": 1.0, "length_per_item": False, "partial_worth": False,
-                             "unmatched_offset": 0.0}
+                             "unmatched_offset": 0.0, "length_unit": "attributes"}
 
 
 def test_the_model_config_is_the_training_runs_options_plus_the_catalogues_sizes():

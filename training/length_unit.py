@@ -1,0 +1,97 @@
+"""Which unit an item's length counts in the start of a catalogue (`ModelOptions.length_unit`),
+chosen on the catalogue's own known-item topics.
+
+BM25 counts an item's words; the start counts its distinct attributes unless told otherwise.
+Neither ranks every catalogue's known items better: words do where items differ in how much text
+each attribute holds (spec lists, long titles), attributes where a long repetitive description
+would cost an item its colour and type matches (the generators). So `recsys train` ranks a few
+hundred known-item topics drawn from the catalogue's texts (`recsys.known_item`, a fixed seed)
+with both units' untrained starts, side by side, and keeps words only when they win clearly
+(`TrainConfig.length_unit_z` and `length_unit_margin`): attributes' index is the faster one.
+The trained model keeps the chosen unit.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+from recsys.catalog import Catalog
+from recsys.encoding import Featurizer
+from recsys.known_item import NOISE, TopicSampler, tie_aware_rr
+from recsys.recommender import Recommender
+
+from .config import TrainConfig
+from .groups import InteractionCounts
+
+# the topics' seed: fixed, so that the choice is the catalogue's and not the run's, and apart
+# from the seeds benchmarks/known_item.py measures with (0-4)
+TOPIC_SEED = 20_261_204
+
+
+@dataclass
+class LengthChoice:
+    unit: str  # the unit chosen
+    # tie-aware known-item MRR of the untrained start in each unit ({} when not compared)
+    mrr: dict[str, float]
+    topics: int
+    gain_z: float  # words' gain over attributes in standard errors of the per-topic differences
+    seconds: float
+    rule: str  # why: "compared", "given" (no topics asked for), "no topics" (no item had 3 words)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def describe(choice: dict) -> str:
+    """The one line `recsys train` prints: the unit chosen and the figures it was chosen on."""
+    unit = choice["unit"]
+    if choice["rule"] != "compared":
+        why = "as configured" if choice["rule"] == "given" else "no item has three words to draw a topic from"
+        return f"item lengths in {unit} ({why})"
+    mrr = choice["mrr"]
+    other = "attributes" if unit == "words" else "words"
+    return (f"item lengths in {unit}: the start's known-item MRR {mrr[unit]:.4f} in {unit} against "
+            f"{mrr[other]:.4f} in {other} ({choice['topics']} topics from the catalogue, "
+            f"{choice['gain_z']:+.1f} standard errors for words, {choice['seconds']:.1f} s)")
+
+
+def choose_length_unit(catalog: Catalog, cfg: TrainConfig) -> LengthChoice:
+    """The unit the start of `catalog` should count lengths in (see the module's docstring)."""
+    t0 = time.perf_counter()
+    given = cfg.model.length_unit
+    if cfg.length_unit_topics <= 0:
+        return LengthChoice(given, {}, 0, 0.0, 0.0, "given")
+    topics = TopicSampler(catalog.texts).sample(np.random.default_rng(TOPIC_SEED), cfg.length_unit_topics, NOISE)
+    if not topics:
+        return LengthChoice("attributes", {}, 0, 0.0, time.perf_counter() - t0, "no topics")
+    rr = {unit: np.array([tie_aware_rr(np.asarray(rec.scores(q), dtype=np.float64), item) for q, item in topics])
+          for unit, rec in _starts(catalog, cfg).items()}
+    gain = rr["words"] - rr["attributes"]
+    se = float(gain.std(ddof=1) / np.sqrt(len(gain))) if len(gain) > 1 else 0.0
+    z = float(gain.mean() / se) if se > 0 else 0.0
+    mrr = {unit: float(r.mean()) for unit, r in rr.items()}
+    clear = z > cfg.length_unit_z and mrr["words"] > mrr["attributes"] * (1.0 + cfg.length_unit_margin)
+    return LengthChoice("words" if clear else "attributes", mrr, len(topics), z, time.perf_counter() - t0,
+                        "compared")
+
+
+def with_length_unit(catalog: Catalog, cfg: TrainConfig) -> tuple[TrainConfig, LengthChoice]:
+    """`cfg` with the model's length unit chosen for `catalog`, and the choice."""
+    choice = choose_length_unit(catalog, cfg)
+    return replace(cfg, model=replace(cfg.model, length_unit=choice.unit)), choice
+
+
+def _starts(catalog: Catalog, cfg: TrainConfig) -> dict[str, Recommender]:
+    """The untrained start in each unit, on the catalogue's text alone (no interactions): one
+    word table and evidence, two configs."""
+    from .fit import build_featurizer, start_model  # fit trains with the unit this module chooses
+
+    base = build_featurizer(catalog, InteractionCounts().rows(), cfg)
+    out = {}
+    for unit in ("attributes", "words"):
+        featurizer = Featurizer(catalog, base.words, base.evidence, replace(base.cfg, length_unit=unit))
+        out[unit] = Recommender(start_model(featurizer, cfg.seed), featurizer)
+    return out
