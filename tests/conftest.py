@@ -121,7 +121,10 @@ def _marked_processes() -> dict[int, str]:
 def no_process_left_behind():
     """At the end of the session: every process the tests started has exited; those that have
     not are killed and named, and the session fails."""
+    from tests import zygote
+
     yield
+    zygote.close()  # what the servers were forked from (tests/zygote.py) goes first
     # a server stopped by the last teardown may still be exiting (PostgreSQL's backends follow
     # their postmaster): a moment's grace before anything counts as left behind
     deadline = time.monotonic() + 5

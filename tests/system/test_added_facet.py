@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from recsys.errors import ArtifactError, InputError
 from recsys.io.readers import read_items
 from recsys.io.schema import Schema
 from recsys.reindex import with_catalog
+from tests import zygote
 from tests.planted import MATERIALS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,8 +30,9 @@ QUERY = "wool dress"
 
 
 def recsys(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    # forked from a warm interpreter (tests/zygote.py): the imports of a fresh one are 3-4 s of CPU
+    return zygote.run([str(ROOT / "cli" / "main.py"), *args], {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+                      cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

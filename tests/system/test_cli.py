@@ -14,6 +14,7 @@ from cli.main import main
 from recsys.errors import DataError
 from recsys.io.readers import read_interactions, read_items
 from recsys.io.schema import Schema
+from tests import zygote
 
 BAD = Path(__file__).parents[1] / "fixtures" / "bad"
 GOOD = Path(__file__).parents[1] / "fixtures" / "good"
@@ -23,9 +24,9 @@ ITEM_IDS = {"A1", "A2", "A3"}
 def recsys(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "RECSYS_ARTIFACTS_DIR": str(cwd / "artifacts") if cwd else "artifacts",
            "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True,
-                          text=True, cwd=cwd, env={**env, "PYTHONPATH": str(Path(__file__).parents[2])},
-                          timeout=600)
+    # forked from a warm interpreter (tests/zygote.py): the imports of a fresh one are 3-4 s of CPU
+    return zygote.run([str(Path(__file__).parents[2] / "cli" / "main.py"), *args],
+                      {**env, "PYTHONPATH": str(Path(__file__).parents[2])}, cwd=cwd)
 
 
 def test_generate_writes_the_four_files(tmp_path):

@@ -14,18 +14,23 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import zygote
 from tests.live_server import RECSYS, clean_env, free_port, wait_ready
 from tests.live_server import stop as stop_process
+from tests.zygote import ForkedProcess
 
 from api_support import make_artifacts
 
 __all__ = ["free_port", "running", "start", "stop", "wait_ready"]  # the other server tests' helpers
 
 
-def start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+def start(args: list[str], env: dict, log: Path, exec_script: bool = False) -> subprocess.Popen | ForkedProcess:
     """`recsys serve ARGS`; its store is a SQLite file next to `log` unless `env` names one. In a
-    process group of its own, so that `kill_all` reaches its workers and training processes."""
+    process group of its own, so that `kill_all` reaches its workers and training processes.
+    Forked from the test process's warm interpreter (tests/zygote.py) unless `exec_script`."""
     env = {"RECSYS_DATABASE_URL": f"sqlite:///{log.parent / 'store.db'}", **env}
+    if not exec_script:
+        return zygote.popen([RECSYS, "serve", *args], clean_env(**env), log, new_session=True)
     with open(log, "wb") as fh:
         return subprocess.Popen([RECSYS, "serve", *args], env=clean_env(**env), stdout=fh,
                                 stderr=subprocess.STDOUT, start_new_session=True)
@@ -47,11 +52,12 @@ def stop(proc: subprocess.Popen, log: Path) -> None:
 
 
 @contextlib.contextmanager
-def running(args: list[str], env: dict, log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+def running(args: list[str], env: dict, log: Path,
+            exec_script: bool = False) -> Iterator[tuple[str, subprocess.Popen | ForkedProcess]]:
     """`recsys serve ARGS` on a free port of 127.0.0.1: (base URL, process); its process group is
     killed at the end (whatever of it still runs)."""
     port = free_port()
-    proc = start(["--host", "127.0.0.1", "--port", str(port), *args], env, log)
+    proc = start(["--host", "127.0.0.1", "--port", str(port), *args], env, log, exec_script)
     try:
         yield f"http://127.0.0.1:{port}", proc
     finally:  # a failed or timed-out test too: nothing of the server outlives it
@@ -62,7 +68,9 @@ def running(args: list[str], env: dict, log: Path) -> Iterator[tuple[str, subpro
 def server(tmp_path, v1, data_dir):
     artifacts = make_artifacts(tmp_path / "artifacts", v1)
     log = tmp_path / "server.log"
-    with running(["--model", str(artifacts)], {"RECSYS_DATA_DIR": str(data_dir)}, log) as (base, proc):
+    # from the console script itself, as a user starts it; the other server tests fork theirs
+    with running(["--model", str(artifacts)], {"RECSYS_DATA_DIR": str(data_dir)}, log,
+                 exec_script=True) as (base, proc):
         yield base, proc, log
 
 
