@@ -20,7 +20,7 @@ Each system ranks the whole catalogue and the rank of the sampled item is read: 
 top 100, a miss counts 0) and success@10; for the start and the project's BM25 also a tie-aware
 MRR (`tie_aware_rr`), since BM25 ties colour variants of one product exactly and breaks them by
 catalogue order, which plain MRR rewards or punishes by luck. Systems, side by side on the same topics:
-``start`` (the model as ``recsys train`` starts it: ``training.fit.untrained_recommender`` with no
+``start`` (the model as ``recsys train`` starts it: ``training.start.untrained_recommender`` with no
 interactions), ``bm25`` (the project's baseline, ``recsys.baselines.BM25Ranker``: bm25s, Snowball
 stems, the project's stop words) and ``bm25s_plain`` (bm25s with its own tokeniser and English stop
 words, no stemming).
@@ -59,8 +59,9 @@ from recsys.catalog import Catalog  # noqa: E402
 from recsys.io.readers import read_items  # noqa: E402
 from recsys.io.schema import Schema  # noqa: E402
 from recsys.known_item import DEPTH, NOISE, TopicSampler, tie_aware_rr  # noqa: E402
-from training.fit import TrainConfig, untrained_recommender  # noqa: E402
+from training.fit import TrainConfig  # noqa: E402
 from training.length_unit import describe, with_length_unit  # noqa: E402
+from training.start import untrained_recommender  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 FASHION_SCHEMA = ROOT / "data" / "fashion_schema.toml"

@@ -40,8 +40,9 @@ from recsys.catalog import Catalog  # noqa: E402
 from recsys.io.readers import read_interactions, read_items  # noqa: E402
 from recsys.metrics import evaluate_rankings  # noqa: E402
 from training.evaluate import judgments_from_rows, make_baselines, model_rankings  # noqa: E402
-from training.fit import TrainConfig, train_recommender, untrained_recommender  # noqa: E402
+from training.fit import TrainConfig, train_recommender  # noqa: E402
 from training.groups import split_queries  # noqa: E402
+from training.start import untrained_recommender  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 DEFAULT_COUNTS = ("0", "30", "100", "300", "1000", "all")

@@ -28,7 +28,8 @@ from recsys.catalog import Catalog  # noqa: E402
 from recsys.profile import HistoryEvent, Profile, build_profile  # noqa: E402
 from recsys.recommender import Recommender  # noqa: E402
 from recsys.synthetic import generate  # noqa: E402
-from training.fit import TrainConfig, untrained_recommender  # noqa: E402
+from training.fit import TrainConfig  # noqa: E402
+from training.start import untrained_recommender  # noqa: E402
 
 NO_EVENTS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Series([], dtype=np.int64),
                           "label": pd.Series([], dtype=np.float32), "weight": pd.Series([], dtype=np.float32)})

@@ -47,7 +47,7 @@ def index_step(data: Path, n_queries: int) -> dict:
     import pandas as pd
 
     from training.config import TrainConfig
-    from training.fit import untrained_recommender
+    from training.start import untrained_recommender
     from training.train import TrainInputs, load_training_data
 
     catalog, rows, _ = load_training_data(TrainInputs(data / "items.csv", data / "interactions.csv"))

@@ -49,9 +49,10 @@ from recsys.known_item import NOISE, TopicSampler
 from recsys.recommender import Recommender, top_k
 from recsys.synthetic import generate
 from recsys.tokenize import match_keys
-from training.fit import TrainConfig, build_featurizer, fit_model, new_model, untrained_model
+from training.fit import TrainConfig, fit_model
 from training.groups import InteractionCounts, make_groups
 from training.length_unit import describe, with_length_unit
+from training.start import build_featurizer, new_model, untrained_model
 from training.train import TrainInputs, load_training_data, read_catalog
 
 K = 10

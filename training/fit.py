@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -14,18 +14,17 @@ from torch import nn
 
 from recsys.catalog import Catalog
 from recsys.encoding import EncodedQueries, Featurizer
-from recsys.evidence import Evidence, build_association, build_exact, catalog_word_keys
 from recsys.formula import ASSOC
 from recsys.metrics import ndcg_at_k
 from recsys.model import FacetScorer
-from recsys.model_config import ModelConfig
 from recsys.recommender import Recommender
-from recsys.words import UNSEEN_WORD_BUCKET, WordTable, query_tokens
+from recsys.words import UNSEEN_WORD_BUCKET
 
 from .config import TrainConfig
 from .evaluate import judgments_from_rows, model_rankings
 from .groups import TrainingGroups, make_groups, sample_negatives, split_queries
 from .length_unit import with_length_unit
+from .start import build_featurizer, drop_attribute_vectors, new_model, untrained_recommender
 from .synonyms import learned_synonyms
 
 if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchrun starts
@@ -34,27 +33,6 @@ if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchru
 # fewer distinct queries with a positive than this: none is held aside, and the lexical start
 # is served (see ALPHAS in training/config.py)
 MIN_QUERIES_FOR_VALIDATION = 50
-
-
-def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig) -> Featurizer:
-    """Word table, evidence tables and model config for this catalogue and training split."""
-    catalog_keys = catalog_word_keys(catalog)
-    query_keys = {t.key for q in train_rows["query"].unique() for t in query_tokens(q, catalog_keys)}
-    table = WordTable.from_keys(catalog_keys, query_keys)
-    mass = (train_rows["label"] * train_rows["weight"]).to_numpy(dtype=np.float32)
-    model_cfg = ModelConfig.for_catalog(cfg.model, {f: len(v) for f, v in catalog.vocab.items()})
-    association = build_association(catalog, table, train_rows["query"].tolist(),
-                                    train_rows["item_idx"].to_numpy(), mass)
-    evidence = Evidence(exact=build_exact(catalog, table, model_cfg), assoc=association.lift,
-                        partial=model_cfg.partial_worth, confident=association.confident,
-                        support=association.support)
-    return Featurizer(catalog, table, evidence, model_cfg)
-
-
-def new_model(featurizer: Featurizer, seed: int) -> FacetScorer:
-    torch.manual_seed(seed)
-    buffers = featurizer.attribute_buffers()
-    return FacetScorer(featurizer.cfg, *buffers)
 
 
 @dataclass
@@ -260,7 +238,7 @@ def start_assoc_ndcg(model: FacetScorer, featurizer: Featurizer, judged: Mapping
     where clicks carry the synonyms (the synthetic catalogues), it must stay strong."""
     with torch.no_grad():
         state = {k: v.clone() for k, v in model.state_dict().items()}
-        _drop_attribute_vectors(model)  # the start as it would be served
+        drop_attribute_vectors(model)  # the start as it would be served
         model.eval()
         served = {k: v.clone() for k, v in model.state_dict().items()}
         out: dict[float, np.ndarray] = {}
@@ -380,21 +358,10 @@ def _blend(model: FacetScorer, pairs: dict, start: tuple[dict, dict], fitted: tu
                 else fitted[0][k] for k in fitted[0]},
                {f: start[1][f] + alpha * (fitted[1][f] - start[1][f]) for f in fitted[1]})
     _restore(model, pairs, blended)
-    _drop_attribute_vectors(model)
+    drop_attribute_vectors(model)
     model.eval()
     for f, values in pairs.items():
         featurizer.evidence.assoc[f].data[:] = values.detach()[featurizer.assoc_ties(f)].numpy()
-
-
-def _drop_attribute_vectors(model: FacetScorer) -> None:
-    """Zero the attributes' own vectors once the fit is done. They soak up what is peculiar to
-    the training queries' chosen items, so that the shared word vectors, projections and evidence
-    weights learn what carries over to new queries; served, they only add that memorisation back.
-    Dropping them raised held-out NDCG@10 on all three datasets measured (Home Depot 0.385 ->
-    0.407, synthetic 0.966 -> 0.970, furniture 0.892 -> 0.896), when it was introduced."""
-    with torch.no_grad():
-        for emb in model.attr_emb.values():
-            cast(nn.Embedding, emb).weight.zero_()
 
 
 def _optimizers(model: FacetScorer, pairs: dict, cfg: TrainConfig) -> list:
@@ -530,25 +497,6 @@ def start_and_fitted(catalog: Catalog, rows: pd.DataFrame, held: set[str], cfg: 
     fit_model(model, featurizer, make_groups(fit_rows, catalog.n_items), one, None,
               make_groups(val_rows, catalog.n_items), judgments_from_rows(val_rows), replicas, per_query=found)
     return found[start], found[("alpha", 1.0)]
-
-
-def untrained_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig) -> Recommender:
-    """The lexical start: the model as it is before any step of training, with the evidence
-    tables of these rows (none at all is fine: a shop with no logged searches yet)."""
-    return Recommender(*untrained_model(catalog, train_rows, cfg))
-
-
-def untrained_model(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig) -> tuple[FacetScorer, Featurizer]:
-    """`untrained_recommender`'s model and featurizer, before its scoring index is built."""
-    featurizer = build_featurizer(catalog, train_rows, cfg)
-    return start_model(featurizer, cfg.seed), featurizer
-
-
-def start_model(featurizer: Featurizer, seed: int) -> FacetScorer:
-    """The model before any step of training, over `featurizer`'s tables."""
-    model = new_model(featurizer, seed)
-    _drop_attribute_vectors(model)
-    return model.eval()
 
 
 def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfig,

@@ -25,6 +25,7 @@ from recsys.recommender import Recommender
 
 from .config import TrainConfig
 from .groups import InteractionCounts
+from .start import build_featurizer, start_model
 
 # the topics' seed: fixed, so that the choice is the catalogue's and not the run's, and apart
 # from the seeds benchmarks/known_item.py measures with (0-4)
@@ -87,8 +88,6 @@ def with_length_unit(catalog: Catalog, cfg: TrainConfig) -> tuple[TrainConfig, L
 def _starts(catalog: Catalog, cfg: TrainConfig) -> dict[str, Recommender]:
     """The untrained start in each unit, on the catalogue's text alone (no interactions): one
     word table and evidence, two configs."""
-    from .fit import build_featurizer, start_model  # fit trains with the unit this module chooses
-
     base = build_featurizer(catalog, InteractionCounts().rows(), cfg)
     out = {}
     for unit in ("attributes", "words"):

@@ -18,7 +18,8 @@ from recsys.profile import NO_HISTORY, NOT_SURE
 from store.db import Database
 from tests.recsys.test_profile import BOUGHT, SURE_EXTRA, clothing, navy_linen
 from tests.recsys.test_similar import NO_EVENTS
-from training.fit import TrainConfig, untrained_recommender
+from training.fit import TrainConfig
+from training.start import untrained_recommender
 
 from api_support import ADMIN_TOKEN, EVENTS_APP_TOKEN, make_settings
 

@@ -34,7 +34,8 @@ from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
 from recsys.model_config import ModelOptions
 from recsys.tokenize import STOPWORDS, words
-from training.fit import TrainConfig, untrained_recommender
+from training.fit import TrainConfig
+from training.start import untrained_recommender
 
 NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Series([], dtype="int64"),
                         "label": pd.Series([], dtype="float32"), "weight": pd.Series([], dtype="float32")})

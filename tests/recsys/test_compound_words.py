@@ -10,7 +10,8 @@ from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
 from recsys.spelling import NearWords
 from recsys.words import query_tokens
-from training.fit import TrainConfig, untrained_recommender
+from training.fit import TrainConfig
+from training.start import untrained_recommender
 
 from .test_lexical_start import NO_ROWS
 

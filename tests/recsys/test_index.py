@@ -31,7 +31,8 @@ from recsys.model_config import ModelOptions
 from recsys.query_match import QueryMatches
 from recsys.synonyms import SynonymBook, parse_synonyms
 from recsys.tokenize import match_key
-from training.fit import TrainConfig, build_featurizer, new_model
+from training.fit import TrainConfig
+from training.start import build_featurizer, new_model
 
 from ..reference import sorted_top_k, ties_at_the_cut
 

@@ -25,9 +25,10 @@ from recsys.model_config import ModelOptions
 from recsys.recommender import Recommender
 from training.config import TrainConfig
 from training.faithfulness import outputs_with, slot_curve
-from training.fit import train_recommender, untrained_recommender
+from training.fit import train_recommender
 from training.groups import InteractionCounts
 from training.length_unit import choose_length_unit, describe
+from training.start import untrained_recommender
 
 from ..training.test_faithfulness_eraser import _reference_contribution
 from .test_explain import _same

@@ -12,14 +12,8 @@ from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
 from recsys.metrics import ndcg_at_k
 from recsys.model_config import ModelOptions
-from training.fit import (
-    TrainConfig,
-    choose_served,
-    choose_step,
-    other_splits,
-    train_recommender,
-    untrained_recommender,
-)
+from training.fit import TrainConfig, choose_served, choose_step, other_splits, train_recommender
+from training.start import untrained_recommender
 
 NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=str), "item_idx": np.zeros(0, dtype=np.int64),
                         "label": np.zeros(0, dtype=np.float32), "weight": np.zeros(0, dtype=np.float32)})

@@ -11,7 +11,7 @@ from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
 from recsys.match_evidence import CellEvidence
 from training.config import TrainConfig
-from training.fit import untrained_recommender
+from training.start import untrained_recommender
 
 
 def cells(query: str, item_id: str) -> dict[tuple[str, str], str]:

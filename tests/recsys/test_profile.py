@@ -27,7 +27,8 @@ from recsys.profile import (
 from recsys.recommender import HISTORY_LABEL
 from recsys.synonyms import SynonymBook, parse_synonyms
 from tests.recsys.test_similar import NO_EVENTS
-from training.fit import TrainConfig, untrained_recommender
+from training.fit import TrainConfig
+from training.start import untrained_recommender
 
 CATEGORIES, COLOURS, MATERIALS, BRANDS = ("shirt", "trousers", "dress"), ("navy", "red", "white"), \
     ("linen", "cotton", "wool"), ("Ostra", "Velde")

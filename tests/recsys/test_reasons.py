@@ -102,7 +102,8 @@ def varied_start():
 
     from recsys.catalog import Catalog
     from recsys.lexicon import LexiconConfig
-    from training.fit import TrainConfig, untrained_recommender
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
 
     titles = ["red dress", "red summer dress", "red cotton summer dress with long sleeves and a belt",
               "dress in deep red for evening parties and weddings", "red silk dress", "crimson dress",

@@ -15,7 +15,8 @@ from fastapi.testclient import TestClient
 from cli.main import main
 from recsys.catalog import Catalog
 from recsys.similar import MAX_WORDS, item_query
-from training.fit import TrainConfig, untrained_recommender
+from training.fit import TrainConfig
+from training.start import untrained_recommender
 
 CATEGORIES, WOODS, STYLES, BRANDS = ("chair", "table", "sofa"), ("walnut", "oak", "pine"), \
     ("scandi", "industrial", "rustic"), ("Nordhem", "Brickyard")

@@ -92,7 +92,8 @@ def test_short_misspelled_words_rank_what_they_mean():
 
     from recsys.catalog import Catalog
     from recsys.lexicon import LexiconConfig
-    from training.fit import TrainConfig, untrained_recommender
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
 
     titles = ["crimson casual dress", "crimson casual sweater", "crimson casual jeans", "blue casual dress",
               "red formal dress", "crimson wool sweater", "navy casual jeans", "crimson silk scarf"]

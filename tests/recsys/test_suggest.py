@@ -85,7 +85,8 @@ def test_over_http_searches_join_once_two_shoppers_made_them(tmp_path, monkeypat
     from api.config import Settings
     from cli.app import create_app
     from tests.recsys.test_similar import NO_EVENTS, furniture
-    from training.fit import TrainConfig, untrained_recommender
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
 
     rec = untrained_recommender(Catalog.build(furniture()), NO_EVENTS, TrainConfig(seed=0))
     settings = Settings(artifacts_dir=tmp_path / "artifacts", data_dir=tmp_path / "data",

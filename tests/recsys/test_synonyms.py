@@ -17,7 +17,8 @@ from recsys.synonyms import (
     parse_synonyms,
     read_synonyms_file,
 )
-from training.fit import TrainConfig, untrained_recommender
+from training.fit import TrainConfig
+from training.start import untrained_recommender
 
 from ..planted import furniture_items
 

@@ -19,8 +19,9 @@ from torch import nn
 from tests.conftest import FAST
 from training.config import TrainConfig
 from training.distributed import Replicas
-from training.fit import _step, build_featurizer, new_model
+from training.fit import _step
 from training.groups import make_groups
+from training.start import build_featurizer, new_model
 from training.train import TrainInputs, load_training_data
 
 # the batch the gradients are compared on: the first groups of the planted log

@@ -17,7 +17,8 @@ from recsys.artifact import save_version
 from recsys.catalog import Catalog
 from tests.recsys.test_profile import clothing
 from tests.recsys.test_similar import NO_EVENTS
-from training.fit import TrainConfig, untrained_recommender
+from training.fit import TrainConfig
+from training.start import untrained_recommender
 
 from api_support import ADMIN_TOKEN
 from test_server import running, wait_ready

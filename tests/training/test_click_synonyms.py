@@ -26,7 +26,8 @@ from recsys.lexicon import LexiconConfig
 from recsys.recommender import Recommender
 from recsys.tokenize import match_key
 from training.config import TrainConfig
-from training.fit import FitReport, build_featurizer, train_recommender, untrained_recommender
+from training.fit import FitReport, train_recommender
+from training.start import build_featurizer, untrained_recommender
 
 COLORS = ["red", "blue", "green", "black", "white", "yellow", "purple"]  # purple: never asked for
 CATEGORIES = ["lamp", "chair", "sofa", "rug", "table"]

@@ -29,7 +29,8 @@ from training.faithfulness import (
     slot_curve,
     unnamed_head_share,
 )
-from training.fit import TrainConfig, untrained_recommender
+from training.fit import TrainConfig
+from training.start import untrained_recommender
 from training.train import TrainInputs, load_training_data
 
 from ..planted import CATEGORIES, COLORS, planted_items, planted_judgments

@@ -236,7 +236,8 @@ def test_a_catalogue_with_no_search_log_trains_from_its_items_alone(shop, tmp_pa
     reports it on known-item searches drawn from the items' own words."""
     from recsys.artifact import current_version, load_version
     from recsys.catalog import Catalog
-    from training.fit import TrainConfig, untrained_recommender
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
 
     products, _ = shop
     out = tmp_path / "art"

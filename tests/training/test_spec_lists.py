@@ -8,7 +8,8 @@ import pytest
 
 from recsys.baselines import BM25Ranker
 from recsys.catalog import Catalog, spec_pairs
-from training.fit import TrainConfig, untrained_recommender
+from training.fit import TrainConfig
+from training.start import untrained_recommender
 
 NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Series([], dtype="int64"),
                         "label": pd.Series([], dtype="float32"), "weight": pd.Series([], dtype="float32")})

@@ -8,7 +8,8 @@ import pandas as pd
 
 from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
-from training.fit import TrainConfig, build_featurizer, choose_served, new_model, start_assoc_ndcg
+from training.fit import TrainConfig, choose_served, start_assoc_ndcg
+from training.start import build_featurizer, new_model
 
 TITLES = (["oak table", "oak side table", "pine table", "glass table", "low table", "tall table"]
           + ["walnut chair", "walnut dining chair", "walnut desk chair"]
