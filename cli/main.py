@@ -285,7 +285,7 @@ def cmd_train(args) -> int:
     if args.nproc != 1:
         if args.events is not None:
             raise InputError("--nproc goes with --interactions: training from events runs in one process")
-        from .distributed import launch
+        from .launch import launch
 
         return launch(args.nproc, _options(args.parser, args, leave_out={"nproc"}))
     from cli.render import print_metrics, progress_bar
