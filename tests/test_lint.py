@@ -1,13 +1,18 @@
 """ruff, mypy and import-linter, as configured in pyproject.toml ([tool.ruff], [tool.mypy]: strict on
 recsys/; [tool.importlinter]: which package may import which) pass over the project. Run with this
 venv's own tools, from the repository's root; mypy keeps its cache in .mypy_cache (ignored by
-git), so a second run takes a few seconds."""
+git), so a second run takes a few seconds. And no module imports itself through others, lazy
+imports included."""
 
 from __future__ import annotations
 
+import ast
+import graphlib
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,3 +58,75 @@ def test_a_forbidden_import_breaks_the_contracts(tmp_path):
     assert out.returncode != 0
     assert "api imports neither training nor cli BROKEN" in out.stdout
     assert "api.forbidden -> training.config" in out.stdout
+
+
+# ---- no import cycles, lazy imports included -----------------------------------------------------
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The dotted names an import statement can load (a `from` import's names may be modules)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    base = node.module or ""
+    if node.level:
+        package = module.split(".") if is_package else module.split(".")[:-1]
+        package = package[:len(package) - node.level + 1]
+        base = ".".join(package + ([node.module] if node.module else []))
+    return [base] + [f"{base}.{a.name}" for a in node.names]
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """ids of the imports under `if TYPE_CHECKING:` (never run, so never a cycle)."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            found |= {id(n) for b in node.body for n in ast.walk(b)}
+    return found
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the project's modules it imports anywhere (functions too), at `root`."""
+    paths = {_module_name(root, p): p for name in PACKAGES if (root / name).is_dir()
+             for p in (root / name).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        tree = ast.parse(path.read_text())
+        skip = _type_checking_only(tree)
+        deps: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skip:
+                for name in _imported(module, path.name == "__init__.py", node):
+                    while name and name not in paths:  # a function or class: its module
+                        name = name.rpartition(".")[0]
+                    if name and name != module:
+                        deps.add(name)
+        graph[module] = deps
+    return graph
+
+
+def test_no_module_imports_itself_through_others():
+    """A cycle, even through an import inside a function, means two modules that cannot be read,
+    tested or moved apart: one of them holds what both need, or belongs in a module of its own."""
+    try:
+        tuple(graphlib.TopologicalSorter(import_graph(ROOT)).static_order())
+    except graphlib.CycleError as error:
+        raise AssertionError(f"an import cycle: {' -> '.join(error.args[1])}") from None
+
+
+def test_a_lazy_import_cycle_is_found(tmp_path):
+    (tmp_path / "training").mkdir()
+    (tmp_path / "training" / "__init__.py").write_text("")
+    (tmp_path / "training" / "a.py").write_text("from .b import g\n\ndef f():\n    return g()\n")
+    (tmp_path / "training" / "b.py").write_text("def g():\n    from training.a import f\n    return f\n")
+    (tmp_path / "training" / "c.py").write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                                "    from .a import f\n")
+    graph = import_graph(tmp_path)
+    assert graph == {"training": set(), "training.a": {"training.b"}, "training.b": {"training.a"},
+                     "training.c": set()}
+    with pytest.raises(graphlib.CycleError):
+        tuple(graphlib.TopologicalSorter(graph).static_order())
