@@ -73,6 +73,8 @@ NOT_SURE = (f"no word of this shopper's history is sure enough for a typed query
 # (query, catalogue indices of an answer's items) -> per item, the labels of its attributes a word
 # of the query names, as `similar.item_query` names them (`Recommender.matched_attributes`)
 Matched = Callable[[str, Sequence[int]], Sequence[Collection[str]]]
+# (word, the labels of the attributes that drew it) -> whether an answer's query left it free
+Free = Callable[[str, list[str]], bool]
 
 
 @dataclass(frozen=True)
@@ -157,14 +159,29 @@ def build_profile(catalog: Catalog, events: Sequence[HistoryEvent],
     (`matched`; None: only the query's own words are taken out); at most `max_words` words with
     more than MIN_SHARE of the strongest's lift, strongest first (ties: first seen in the newest
     events first), the sure ones of them `confident` (the module's docstring)."""
-    asked: dict[int, ItemQuery] = {}
+    answers = _answers(catalog, events)
+    tally = _Tally(catalog, attribute_df)
+    for answer in answers:
+        if answer.chosen:  # the lift is of what a choice says: no choice, nothing to weigh
+            tally.add(answer, *_read(answer, matched))
+    tally.add_blind(catalog.n_items)
+    lift = {w: tally.chosen[w] - tally.expected[w] for w in tally.chosen}
+    counted = sum(len(a.chosen) for a in answers)
+    ranked = sorted((w for w in lift if lift[w] > 0 and tally.support[w] >= MIN_ANSWERS),
+                    key=lambda w: -lift[w])  # stable: first seen first
+    if not ranked:
+        return Profile([], {}, {}, counted, NO_HISTORY)
+    kept = [w for w in ranked[:max_words] if lift[w] > MIN_SHARE * lift[ranked[0]]]
+    sure = [w for w in kept
+            if tally.support[w] >= CONFIDENT_ANSWERS and tally.chosen[w] >= CONFIDENT_LIFT * tally.expected[w]]
+    return Profile(kept, {w: round(lift[w], 6) for w in kept}, {w: tally.drawn_by[w] for w in kept}, counted,
+                   confident=sure)
 
-    def item_words(item_idx: int) -> ItemQuery:
-        if item_idx not in asked:
-            asked[item_idx] = item_query(catalog, item_idx, attribute_df)
-        return asked[item_idx]
 
-    answers: dict[str, _Answer] = {}  # an event without its request is an answer of its own
+def _answers(catalog: Catalog, events: Sequence[HistoryEvent]) -> list[_Answer]:
+    """The events grouped by the answer they were of, newest first; an event without its request
+    is an answer of its own."""
+    answers: dict[str, _Answer] = {}
     for order, e in enumerate(sorted(events, key=lambda e: e.age_days)):
         if 0 <= e.item_idx < catalog.n_items:
             answer = answers.setdefault(e.request or f"#{order}", _Answer(e.query))
@@ -172,56 +189,63 @@ def build_profile(catalog: Catalog, events: Sequence[HistoryEvent],
                 answer.shown[e.item_idx] = examined(e.position)
             elif event_weight(e.kind, e.age_days) > 0:
                 answer.chosen.append(e)
-    chosen: defaultdict[str, float] = defaultdict(float)  # word -> weight of the chosen items saying it
-    expected: defaultdict[str, float] = defaultdict(float)  # word -> what exposure predicts of it
-    support: Counter[str] = Counter()  # answers in which the shopper chose an item saying the word
-    drawn_by: dict[str, list[str]] = {}
-    df: dict[str, float] = {}  # word -> items of the catalogue saying it
-    blind: list[tuple[float, Callable[[str, list[str]], bool]]] = []  # answers without impressions
-    for answer in answers.values():
-        if not answer.chosen:  # the lift is of what a choice says: no choice, nothing to weigh
-            continue
-        free, peers = _read(answer, matched)
+    return list(answers.values())
+
+
+class _Tally:
+    """Per word, what the shopper's choices said of it and what their exposure predicts."""
+
+    def __init__(self, catalog: Catalog, attribute_df: Callable[[str], np.ndarray]):
+        self.catalog, self.attribute_df = catalog, attribute_df
+        self.asked: dict[int, ItemQuery] = {}
+        self.chosen: defaultdict[str, float] = defaultdict(float)  # weight of the chosen items saying it
+        self.expected: defaultdict[str, float] = defaultdict(float)  # what exposure predicts of it
+        self.support: Counter[str] = Counter()  # answers in which a chosen item said the word
+        self.drawn_by: dict[str, list[str]] = {}
+        self.df: dict[str, float] = {}  # items of the catalogue saying the word
+        self.blind: list[tuple[float, Free]] = []  # answers without impressions
+
+    def item_words(self, item_idx: int) -> ItemQuery:
+        if item_idx not in self.asked:
+            self.asked[item_idx] = item_query(self.catalog, item_idx, self.attribute_df)
+        return self.asked[item_idx]
+
+    def add(self, answer: _Answer, free: Free, peers: list[int]) -> None:
+        """One answer's choices, and (with impressions) what its examined peers said."""
         choices = answer.choices()
         total = sum(choices.values())
         saying: set[str] = set()
         for i, weight in choices.items():
-            item = item_words(i)
+            item = self.item_words(i)
             for word, labels in item.drawn_by.items():
                 if free(word, labels):
-                    chosen[word] += weight
+                    self.chosen[word] += weight
                     saying.add(word)
-                    df[word] = item.df[word]
-                    known = drawn_by.setdefault(word, [])
+                    self.df[word] = item.df[word]
+                    known = self.drawn_by.setdefault(word, [])
                     known.extend(label for label in labels if label not in known)
-        support.update(saying)
+        self.support.update(saying)
         if not answer.shown:
-            blind.append((total, free))
-            continue
+            self.blind.append((total, free))
+            return
         said: Counter[str] = Counter()  # peers saying each word, each as often as examined
         for i in peers:
             p = answer.shown[i]
-            said.update({w: p for w, labels in item_words(i).drawn_by.items() if free(w, labels)})
+            said.update({w: p for w, labels in self.item_words(i).drawn_by.items() if free(w, labels)})
         seen = sum(answer.shown[i] for i in peers)
         for word, n in said.items():
-            expected[word] += total * n / seen
-    for total, free in blind:  # the catalogue was the exposure: each chosen word by its share
-        for word in chosen:
-            if free(word, drawn_by[word]):
-                expected[word] += total * df[word] / catalog.n_items
-    lift = {w: chosen[w] - expected[w] for w in chosen}
-    counted = sum(len(a.chosen) for a in answers.values())
-    ranked = sorted((w for w in lift if lift[w] > 0 and support[w] >= MIN_ANSWERS),
-                    key=lambda w: -lift[w])  # stable: first seen first
-    if not ranked:
-        return Profile([], {}, {}, counted, NO_HISTORY)
-    kept = [w for w in ranked[:max_words] if lift[w] > MIN_SHARE * lift[ranked[0]]]
-    sure = [w for w in kept if support[w] >= CONFIDENT_ANSWERS and chosen[w] >= CONFIDENT_LIFT * expected[w]]
-    return Profile(kept, {w: round(lift[w], 6) for w in kept}, {w: drawn_by[w] for w in kept}, counted,
-                   confident=sure)
+            self.expected[word] += total * n / seen
+
+    def add_blind(self, n_items: int) -> None:
+        """The answers without impressions: the catalogue was the exposure, each chosen word by
+        its share of it (after every answer, so that every chosen word is known)."""
+        for total, free in self.blind:
+            for word in self.chosen:
+                if free(word, self.drawn_by[word]):
+                    self.expected[word] += total * self.df[word] / n_items
 
 
-def _read(answer: _Answer, matched: Matched | None) -> tuple[Callable[[str, list[str]], bool], list[int]]:
+def _read(answer: _Answer, matched: Matched | None) -> tuple[Free, list[int]]:
     """What the answer's query left free, and the shown items to weigh its choices against.
 
     A word of an item, drawn by its attributes' named `labels`, is free when it is not one of the
