@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -107,6 +108,7 @@ class Zygote:
             self.proc.kill()
             self.proc.wait()
         self._log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 _zygote: list[Zygote] = []
