@@ -23,6 +23,7 @@ tests/system/test_server.py's own first test always does.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -126,24 +127,29 @@ def popen(args: list[str], env: dict[str, str], log: Path,
     return _zygote[0].popen(args, env, log, new_session)
 
 
-def run(args: list[str], env: dict[str, str], cwd: Path | None = None,
+def run(module: str, args: list[str], env: dict[str, str], cwd: Path | None = None,
         timeout: float = 600) -> subprocess.CompletedProcess:
-    """`args` (a console script's path first) to its end, as `subprocess.run(args, capture_output=True,
-    text=True)` returns it, forked from this test process's zygote."""
+    """`python -m MODULE ARGS` to its end, as `subprocess.run(..., capture_output=True, text=True)`
+    returns it: forked from this test process's zygote (sys.argv as `-m` sets it), or executed
+    when TESTS_EXEC_SERVERS=1."""
     if os.environ.get("TESTS_EXEC_SERVERS") == "1":
-        return subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run([sys.executable, "-m", module, *args], env=env, cwd=cwd, capture_output=True,
+                              text=True, timeout=timeout)
     if not _zygote:
         _zygote.append(Zygote())
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin, f"no module {module}"
+    argv = [spec.origin, *args]
     with tempfile.TemporaryDirectory(prefix="recsys-run-") as folder:
         out, err = Path(folder, "stdout"), Path(folder, "stderr")
-        proc = _zygote[0].popen(args, env, out, cwd=cwd, err=err)
+        proc = _zygote[0].popen(argv, env, out, cwd=cwd, err=err)
         try:
             code = proc.wait(timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
             raise
-        return subprocess.CompletedProcess(args, code, out.read_text(errors="replace"),
+        return subprocess.CompletedProcess(argv, code, out.read_text(errors="replace"),
                                            err.read_text(errors="replace"))
 
 
@@ -172,8 +178,6 @@ def _reap(folder: Path) -> None:
 def _serve(folder: Path) -> dict | None:
     """Fork a child per request until the test process is gone: in the parent None at the end,
     in a child its request (the child returns out of the loop, so nothing of it runs there)."""
-    import importlib
-
     for name in PRELOAD:
         importlib.import_module(name)
     parent = os.getppid()

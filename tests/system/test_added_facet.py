@@ -31,8 +31,7 @@ QUERY = "wool dress"
 
 def recsys(*args: str) -> subprocess.CompletedProcess:
     # forked from a warm interpreter (tests/zygote.py): the imports of a fresh one are 3-4 s of CPU
-    return zygote.run([str(ROOT / "cli" / "main.py"), *args], {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
-                      cwd=ROOT)
+    return zygote.run("cli.main", list(args), {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,7 @@ def recsys(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "RECSYS_ARTIFACTS_DIR": str(cwd / "artifacts") if cwd else "artifacts",
            "COLUMNS": "200"}
     # forked from a warm interpreter (tests/zygote.py): the imports of a fresh one are 3-4 s of CPU
-    return zygote.run([str(Path(__file__).parents[2] / "cli" / "main.py"), *args],
-                      {**env, "PYTHONPATH": str(Path(__file__).parents[2])}, cwd=cwd)
+    return zygote.run("cli.main", list(args), {**env, "PYTHONPATH": str(Path(__file__).parents[2])}, cwd=cwd)
 
 
 def test_generate_writes_the_four_files(tmp_path):
