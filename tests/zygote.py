@@ -195,16 +195,27 @@ def _serve(folder: Path) -> dict | None:
         with conn:
             conn.settimeout(10)
             request = json.loads(conn.makefile().readline())
+            started_r, started_w = os.pipe()
             pid = os.fork()
             if pid == 0:
                 listener.close()
+                os.close(started_r)
+                _prepare(request)
+                os.close(started_w)
                 return request
+            os.close(started_w)
+            # its pid only once it has its session and files (as Popen returns after the exec):
+            # a killpg right after the start must reach it (EOF also when it failed)
+            os.read(started_r, 1)
+            os.close(started_r)
             conn.sendall(f"{pid}\n".encode())
     return None
 
 
-def _become(request: dict) -> None:
-    """In the forked child: the process the console script would have started."""
+def _prepare(request: dict) -> None:
+    """In the forked child, before its parent answers: the session, files, folder and
+    environment the console script would have started with."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the zygote's own handler is not its
     if request["session"]:
         os.setsid()
     null = os.open(os.devnull, os.O_RDONLY)
@@ -220,6 +231,10 @@ def _become(request: dict) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = request["argv"]
+
+
+def _become(request: dict) -> None:
+    """In the forked child: what the console script runs."""
     import types
 
     sys.modules["__main__"] = types.ModuleType("__main__")  # spawned workers import no main module
@@ -234,5 +249,4 @@ if __name__ == "__main__":
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     req = _serve(Path(sys.argv[1]))
     if req is not None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         _become(req)
