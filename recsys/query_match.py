@@ -44,9 +44,6 @@ class QueryMatches:
         # the items of each set of any facet, for the compiled pass: global set s holds
         # _set_items[_set_ptr[s]:_set_ptr[s + 1]] (int32), so a word marks its matched items alone
         global_sets = np.concatenate([offset + item_set for offset, item_set in self._item_sets])
-        # and each item's global set row per facet, (n_items, H) int32, for counting a selection's
-        self._item_global_sets = np.ascontiguousarray(global_sets.reshape(len(self._item_sets), -1).T,
-                                                      dtype=np.int32)
         self._set_items = (np.argsort(global_sets, kind="stable") % max(index.n_items, 1)).astype(np.int32)
         self._set_ptr = np.concatenate([[0], np.cumsum(np.bincount(global_sets, minlength=len(self._slot)))])
         self.word_items: WordCache[np.ndarray] = WordCache(
@@ -87,18 +84,6 @@ class QueryMatches:
                 if free[i]:
                     self.word_items.put(state.tokens[i].cache_key, items)
         return [m for m in masks if m is not None]
-
-    def set_counts(self, selected: np.ndarray) -> np.ndarray:
-        """(sum U,) float64 how many of the items `selected` ((n_items,) bool) hold each set of
-        any facet (facet h's sets at the index's set_offsets[h]:set_offsets[h + 1]): what facet
-        counts count values from. Compiled in one pass (`kernels._set_counts`), else a bincount
-        per facet."""
-        kernels = self.index.kernels()
-        if kernels is not None:
-            return kernels.set_counts(selected, self._item_global_sets, len(self._slot))
-        items = np.flatnonzero(selected)
-        return np.concatenate([np.bincount(item_set[items], minlength=self.index.tables[f].sets.shape[0])
-                               for (_, item_set), f in zip(self._item_sets, self.index.facets)]).astype(np.float64)
 
     def _word_items(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
         """(m, n_items) bool: the items each of m words matches, from its logits (m, sum V) and

@@ -783,24 +783,3 @@ def test_the_compiled_word_items_equal_the_numpy_ones(big_index):
     finally:
         index.use_kernel = True
     assert seen > 0  # some words match some items: not only empty masks compared
-
-
-def test_the_compiled_set_counts_equal_the_numpy_ones(big_index):
-    """`QueryMatches.set_counts` (what facet counts count values from): the compiled pass and a
-    bincount per facet give the same counts for any selection, and they add up to the items
-    selected in every facet."""
-    if compiled() is None:
-        pytest.skip("numba is not installed")
-    matches, index = QueryMatches(big_index), big_index
-    rng = np.random.default_rng(3)
-    try:
-        for selected in _masks(index.n_items, rng)[1:]:
-            index.use_kernel = True
-            fast = matches.set_counts(selected)
-            index.use_kernel = False
-            slow = matches.set_counts(selected)
-            np.testing.assert_array_equal(fast, slow)
-            per_facet = np.add.reduceat(fast, index.set_offsets[:-1])
-            assert per_facet.tolist() == [float(selected.sum())] * len(index.facets)
-    finally:
-        index.use_kernel = True
