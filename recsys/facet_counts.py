@@ -30,7 +30,7 @@ from .facets import DESCRIPTION, TITLE
 from .index.kernels import Kernels
 from .index.query import CACHE_BYTES, QueryState, WordCache
 from .index.scoring import ScoringIndex
-from .query_match import QueryMatches
+from .query_match import QueryMatches, count_items, pack_items
 
 MAX_VALUES = 100  # values listed per key, the most counted first; `more` says how many are left out
 COUNTS_CACHED = 512  # queries' answers kept (`FacetCounter.answers`): up to MAX_VALUES values a key
@@ -40,10 +40,9 @@ TEXT_KEYS = (TITLE, DESCRIPTION)  # words of the text: filterable, but no listin
 # list does, and takes at most 4 times the memory its list would here (n / 8 against 4 bytes
 # an item)
 DENSE_SHARE = 1 / 128
-_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], dtype=np.uint8)  # set bits of each byte
 
 
-@dataclass
+@dataclass(slots=True)  # a listing makes a hundred of them
 class FacetValue:
     value: str
     count: int
@@ -81,19 +80,10 @@ class _KeyTable:
         if kernels is not None:
             return kernels.value_counts(packed, self.bits, self.dense, self.ptr, self.items)
         out = np.zeros(len(self.values), dtype=np.int64)
-        out[self.dense] = _BYTE_BITS[(self.bits & packed).view(np.uint8)].sum(axis=1, dtype=np.int64)
+        out[self.dense] = count_items(self.bits & packed)
         held = (packed[self.items >> 6] >> (self.items & 63).astype(np.uint64)) & np.uint64(1)
         owner = np.repeat(np.arange(len(self.values)), np.diff(self.ptr))
         return out + np.bincount(owner, weights=held, minlength=len(self.values)).astype(np.int64)
-
-
-def pack_items(mask: np.ndarray) -> np.ndarray:
-    """(ceil(n / 64),) uint64: the (n,) bool `mask` as bits, item i at bit i % 64 of word
-    i // 64 (the bits past n are zero)."""
-    packed = np.packbits(mask, bitorder="little")
-    words = np.zeros(-(-len(mask) // 64) * 8, dtype=np.uint8)
-    words[: len(packed)] = packed
-    return words.view("<u8").astype(np.uint64, copy=False)
 
 
 class FacetCounter:
@@ -105,17 +95,17 @@ class FacetCounter:
         self.matches = QueryMatches(index)
         self._tables: dict[str, _KeyTable] = {}
         self._default_keys: list[str] | None = None
-        # (filter key, its values) -> (n_items,) bool: a listing's filters repeat, and a mask
+        # (filter key, its values) -> its items as bits: a listing's filters repeat, and a mask
         # costs a pass over the key's attribute columns (bounded by bytes, as the word caches)
         self.filter_masks: WordCache[np.ndarray] = WordCache(
-            "filter masks", max(16, CACHE_BYTES // max(self.catalog.n_items, 1)))
+            "filter masks", max(16, CACHE_BYTES // max(self.catalog.n_items // 8, 1)))
         # a query's counts under its filters: listings repeat (the same search, the next page, a
         # filter undone), and counting passes over every matching item where ranking does not
         # (`count`'s `listing_key`; an answer is at most MAX_VALUES values a key)
         self.answers: WordCache[FacetCounts] = WordCache("facet counts", COUNTS_CACHED)
 
     def is_warm(self, query: str) -> bool:
-        """Every word of `query` has its item mask cached (`QueryMatches.is_warm`): counting costs
+        """Every word of `query` has its items cached (`QueryMatches.is_warm`): counting costs
         passes over the selected items alone."""
         return self.matches.is_warm(self.matches.index.query_state(query))
 
@@ -142,14 +132,14 @@ class FacetCounter:
 
     def filter_mask(self, key: str, values: FilterValues,
                     compute: Callable[[str, FilterValues], np.ndarray]) -> np.ndarray:
-        """The mask of filter `key` = `values`, from `filter_masks`, or `compute(key, values)` (which
-        checks them) and kept."""
+        """The items filter `key` = `values` selects, as bits (`pack_items`), from `filter_masks`,
+        or `compute(key, values)` ((n_items,) bool; it checks them) and kept."""
         name = self.filter_name(key, values)
-        mask = self.filter_masks.get(name)
-        if mask is None:
-            mask = compute(key, values)
-            self.filter_masks.put(name, mask)
-        return mask
+        bits = self.filter_masks.get(name)
+        if bits is None:
+            bits = pack_items(compute(key, values))
+            self.filter_masks.put(name, bits)
+        return bits
 
     def key(self, name: str) -> str:
         """The catalogue's key `name` names (any spelling a filter takes), or an InputError."""
@@ -162,9 +152,10 @@ class FacetCounter:
     def count(self, state: QueryState, keys: Sequence[str] | None, eligible: np.ndarray | None,
               filter_masks: Mapping[str, np.ndarray], listing_key: str | None = None) -> FacetCounts:
         """Counts of `keys` (None: `default_keys`) over the items matching `state` that are
-        `eligible` (exclusions and candidates; None: all) and pass `filter_masks` (filter key ->
-        (n_items,) bool), each key's own filter left out. `listing_key` names what `eligible` and
-        `filter_masks` select (the caller's `filter_name`s and exclusions): given, the answer is
+        `eligible` ((n_items,) bool: exclusions and candidates; None: all) and pass `filter_masks`
+        (filter key -> its items as bits, `filter_mask`), each key's own filter left out.
+        `listing_key` names what `eligible` and `filter_masks` select (the caller's
+        `filter_name`s and exclusions): given, the answer is
         kept in `answers` under it, the query's words in their context and the keys, and read
         from there when they come again (the same object: not to be changed)."""
         asked = self.default_keys() if keys is None else list(dict.fromkeys(self.key(k) for k in keys))
@@ -182,32 +173,29 @@ class FacetCounter:
     def _count(self, state: QueryState, asked: list[str], eligible: np.ndarray | None,
                filter_masks: Mapping[str, np.ndarray]) -> FacetCounts:
         by_key = {self.key(k): m for k, m in filter_masks.items()}
-        base = self.matches.mask(state)
+        base = self.matches.bits(state)
         if eligible is not None:
-            base &= eligible
+            base &= pack_items(eligible)
         kernels = self.index.kernels()
-        selected: dict[str | None, np.ndarray] = {}  # the filter left out -> the items selected, as bits
-
-        def mask_of(left_out: str | None) -> np.ndarray:
-            mask = base
-            for k, m in by_key.items():
-                if k != left_out:
-                    mask = mask & m  # a new array: `base` serves every filter left out
-            return mask
+        selected: dict[str | None, np.ndarray] = {}  # the filter left out -> the items selected
 
         def bits_of(left_out: str | None) -> np.ndarray:
             if left_out not in selected:
-                selected[left_out] = pack_items(mask_of(left_out))
+                bits = base
+                for k, m in by_key.items():
+                    if k != left_out:
+                        bits = bits & m  # a new array: `base` serves every filter left out
+                selected[left_out] = bits
             return selected[left_out]
 
         facets = [self._facet(key, bits_of(key if key in by_key else None), kernels) for key in asked]
-        return FacetCounts(int(np.count_nonzero(mask_of(None))), facets)
+        return FacetCounts(int(count_items(bits_of(None))), facets)
 
     def _facet(self, key: str, packed: np.ndarray, kernels: Kernels | None) -> FacetCount:
         table = self._table(key)
         counts = table.counts(packed, kernels)
-        nonzero = np.flatnonzero(counts)
-        order = nonzero[np.argsort(-counts[nonzero], kind="stable")]  # values are sorted: ties by value
+        # the values are sorted: ties by value; the values counted nowhere come last
+        order = np.argsort(-counts, kind="stable")[: np.count_nonzero(counts)]
         shown = order[:MAX_VALUES]
         listed = [FacetValue(table.values[g], c) for g, c in zip(shown.tolist(), counts[shown].tolist())]
         return FacetCount(key, listed, max(len(order) - MAX_VALUES, 0))

@@ -13,8 +13,9 @@ import pytest
 
 from recsys.errors import InputError
 from recsys.explain import explain_items
-from recsys.facet_counts import FacetCounter, _key_table, pack_items
+from recsys.facet_counts import FacetCounter, _key_table
 from recsys.index.kernels import compiled
+from recsys.query_match import pack_items
 from recsys.synonyms import SynonymBook, parse_synonyms
 from tests.planted import CATEGORIES, COLORS, STYLES
 
