@@ -12,8 +12,8 @@ attributes of that facet + the no-match slot), so whether the word matches depen
 item's attribute set in each facet alone: it is found once per distinct set
 (`AttributeSets.all_sets`, its largest e^l against its denominator, in float64 as
 `explain.explain_items` computes weights) and read per item through each facet's set ids. A
-word's item mask is cached by word when no other query word couples to it
-(`QueryState.context_free`), as the index caches its ratios.
+word's items are cached by word, as bits (`pack_items`), when no other query word couples to
+it (`QueryState.context_free`), as the index caches its ratios.
 """
 
 from __future__ import annotations
