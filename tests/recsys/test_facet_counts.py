@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import recsys.query_match as query_match
 from recsys.errors import InputError
 from recsys.explain import explain_items
 from recsys.facet_counts import FacetCounter, _key_table
 from recsys.index.kernels import compiled
-from recsys.query_match import pack_items
+from recsys.query_match import count_items, pack_items, unpack_items
 from recsys.synonyms import SynonymBook, parse_synonyms
 from tests.planted import CATEGORIES, COLORS, STYLES
 
@@ -71,6 +72,21 @@ def test_value_counts_equal_a_count_item_by_item(planted_model, use_kernel, dens
             assert table.counts(pack_items(selected), kernels).tolist() == expected, (key, dense_share)
     assert kinds == {"bits": {"bits"}, "both": {"bits", "lists"}, "lists": {"lists"}}[
         {0.0: "bits", 0.3: "both", 2.0: "lists"}[dense_share]]
+
+
+@pytest.mark.parametrize("popcount", [True, False], ids=["bitwise_count", "unpacked"])
+def test_items_are_counted_from_their_bits(monkeypatch, popcount):
+    """`count_items` (how many a selection holds; a dense value's count in numpy) gives the same
+    counts by numpy 2's popcount and by unpacking the bits; 130 items leave a word part-filled."""
+    if not popcount:
+        monkeypatch.setattr(query_match, "_BIT_COUNT", None)
+    elif query_match._BIT_COUNT is None:
+        pytest.skip("numpy before 2.0 has no bitwise_count")
+    masks = np.random.default_rng(7).random((4, 130)) < np.array([[0.0], [0.3], [0.9], [1.0]])
+    bits = np.stack([pack_items(m) for m in masks])
+    assert count_items(bits).tolist() == masks.sum(axis=1).tolist() == [0, *masks.sum(axis=1)[1:3], 130]
+    assert [int(count_items(b)) for b in bits] == masks.sum(axis=1).tolist()
+    assert all((unpack_items(b, 130) == m).all() for b, m in zip(bits, masks))
 
 
 def test_a_query_that_matches_nothing_counts_every_item(planted_model):
