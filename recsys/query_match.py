@@ -12,8 +12,8 @@ attributes of that facet + the no-match slot), so whether the word matches depen
 item's attribute set in each facet alone: it is found once per distinct set
 (`AttributeSets.all_sets`, its largest e^l against its denominator, in float64 as
 `explain.explain_items` computes weights) and read per item through each facet's set ids. A
-word's item mask is cached by word when no other query word couples to it
-(`QueryState.context_free`), as the index caches its ratios.
+word's items are cached by word, as bits (`pack_items`), when no other query word couples to
+it (`QueryState.context_free`), as the index caches its ratios.
 """
 
 from __future__ import annotations
@@ -44,36 +44,37 @@ class QueryMatches:
         # the items of each set of any facet, for the compiled pass: global set s holds
         # _set_items[_set_ptr[s]:_set_ptr[s + 1]] (int32), so a word marks its matched items alone
         global_sets = np.concatenate([offset + item_set for offset, item_set in self._item_sets])
-        # and each item's global set row per facet, (n_items, H) int32, for counting a selection's
-        self._item_global_sets = np.ascontiguousarray(global_sets.reshape(len(self._item_sets), -1).T,
-                                                      dtype=np.int32)
         self._set_items = (np.argsort(global_sets, kind="stable") % max(index.n_items, 1)).astype(np.int32)
         self._set_ptr = np.concatenate([[0], np.cumsum(np.bincount(global_sets, minlength=len(self._slot)))])
-        self.word_items: WordCache[np.ndarray] = WordCache(
-            "word items", max(16, CACHE_BYTES // max(index.n_items, 1)))
+        self.word_items: WordCache[np.ndarray] = WordCache(  # each word's items as bits
+            "word items", max(16, CACHE_BYTES // max(index.n_items // 8, 1)))
+        self._every = pack_items(np.ones(index.n_items, dtype=bool))
 
     def is_warm(self, state: QueryState) -> bool:
-        """Every word's item mask is cached: `mask` costs an OR per word."""
+        """Every word's items are cached: `bits` costs an OR per word."""
         free = state.context_free
         return all(free is not None and bool(free[i]) and t.cache_key in self.word_items
                    for i, t in enumerate(state.tokens))
 
-    def mask(self, state: QueryState) -> np.ndarray:
-        """(n_items,) bool: the items matching the query (every item when none does)."""
-        n = self.index.n_items
-        out = np.zeros(n, dtype=bool)
-        for word in self._word_masks(state):
+    def bits(self, state: QueryState) -> np.ndarray:
+        """(W,) uint64 (`pack_items`): the items matching the query (every item when none does),
+        a new array. Words' items are kept as bits: an OR of 64 items an operation, and eight
+        times the words in a cache's bytes."""
+        out = np.zeros(-(-self.index.n_items // 64), dtype=np.uint64)
+        for word in self._word_bits(state):
             out |= word
-        if not out.any():
-            out[:] = True
-        return out
+        return out if out.any() else self._every.copy()
 
-    def _word_masks(self, state: QueryState) -> list[np.ndarray]:
+    def mask(self, state: QueryState) -> np.ndarray:
+        """(n_items,) bool: `bits` item by item."""
+        return unpack_items(self.bits(state), self.index.n_items)
+
+    def _word_bits(self, state: QueryState) -> list[np.ndarray]:
         t = len(state.tokens)
         free = state.context_free if state.context_free is not None else np.zeros(t, dtype=bool)
-        masks: list[np.ndarray | None] = [self.word_items.get(tok.cache_key) if free[i] else None
+        found: list[np.ndarray | None] = [self.word_items.get(tok.cache_key) if free[i] else None
                                           for i, tok in enumerate(state.tokens)]
-        missing = [i for i in range(t) if masks[i] is None]
+        missing = [i for i in range(t) if found[i] is None]
         if missing:
             flat, flat_nm = state.flat_logits, state.flat_no_match
             if flat is None:  # a state built by hand
@@ -82,23 +83,10 @@ class QueryMatches:
             assert flat_nm is not None  # set with flat_logits
             new = self._word_items(flat[missing], flat_nm[missing])  # (m, n_items)
             for j, i in enumerate(missing):
-                items = new[j].copy()  # cached alone: it keeps no other word's row alive
-                masks[i] = items
+                bits = found[i] = pack_items(new[j])
                 if free[i]:
-                    self.word_items.put(state.tokens[i].cache_key, items)
-        return [m for m in masks if m is not None]
-
-    def set_counts(self, selected: np.ndarray) -> np.ndarray:
-        """(sum U,) float64 how many of the items `selected` ((n_items,) bool) hold each set of
-        any facet (facet h's sets at the index's set_offsets[h]:set_offsets[h + 1]): what facet
-        counts count values from. Compiled in one pass (`kernels._set_counts`), else a bincount
-        per facet."""
-        kernels = self.index.kernels()
-        if kernels is not None:
-            return kernels.set_counts(selected, self._item_global_sets, len(self._slot))
-        items = np.flatnonzero(selected)
-        return np.concatenate([np.bincount(item_set[items], minlength=self.index.tables[f].sets.shape[0])
-                               for (_, item_set), f in zip(self._item_sets, self.index.facets)]).astype(np.float64)
+                    self.word_items.put(state.tokens[i].cache_key, bits)
+        return [m for m in found if m is not None]
 
     def _word_items(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
         """(m, n_items) bool: the items each of m words matches, from its logits (m, sum V) and
@@ -130,3 +118,30 @@ class QueryMatches:
         den = den + slot * self._slot[self._filled]
         out[:, self._filled] = best / den >= MATCH_THRESHOLD
         return out
+
+
+def pack_items(mask: np.ndarray) -> np.ndarray:
+    """(ceil(n / 64),) uint64: the (n,) bool `mask` as bits, item i at bit i % 64 of word
+    i // 64 (the bits past n are zero)."""
+    packed = np.packbits(mask, bitorder="little")
+    words = np.zeros(-(-len(mask) // 64) * 8, dtype=np.uint8)
+    words[: len(packed)] = packed
+    return words.view("<u8").astype(np.uint64, copy=False)
+
+
+def unpack_items(bits: np.ndarray, n: int) -> np.ndarray:
+    """(n,) bool: the items `bits` (`pack_items`) selects."""
+    return np.unpackbits(bits.astype("<u8", copy=False).view(np.uint8), count=n, bitorder="little").astype(bool)
+
+
+def count_items(bits: np.ndarray) -> np.ndarray:
+    """How many items `bits` (`pack_items`; or rows of them, (D, W)) selects: () or (D,) int64.
+    A popcount a word with numpy 2 (7 us at 100k items), else the bits unpacked (20-60 us)."""
+    if _BIT_COUNT is not None:
+        counted: np.ndarray = _BIT_COUNT(bits).sum(axis=-1, dtype=np.int64)
+        return counted
+    unpacked: np.ndarray = np.count_nonzero(np.unpackbits(bits.view(np.uint8), axis=-1), axis=-1)
+    return unpacked
+
+
+_BIT_COUNT = getattr(np, "bitwise_count", None)  # numpy >= 2.0

@@ -53,7 +53,7 @@ class Kernels:
     pair_evidence: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
     explain_pass: Callable[..., tuple[np.ndarray, ...]]
     word_items: Callable[..., np.ndarray]
-    set_counts: Callable[..., np.ndarray]
+    value_counts: Callable[..., np.ndarray]
 
 
 _KERNELS: list[Kernels | None] = []
@@ -68,7 +68,7 @@ def compiled() -> Kernels | None:
             try:
                 kernels = Kernels(_query_logits, _word_record, _word_tables, _weighted_tables, _top_k_kernel,
                                   _top_k_plain, _pair_evidence, _explain_pass, _word_items,
-                                  _set_counts)
+                                  _value_counts)
                 _warm_up(kernels)
             except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
                 warnings.warn(f"recsys.index.kernels: compiled scoring unavailable ({exc}); using numpy",
@@ -110,7 +110,9 @@ def _warm_up(kernels: Kernels) -> None:
     kernels.word_items(np.array([-1], dtype=i32), np.zeros(1, dtype=i32), np.zeros(1, dtype=i32),
                        np.ones(1, dtype=np.float64), set_facet, np.zeros((1, 1), dtype=f32),
                        np.zeros((1, 1), dtype=f32), 0.5, np.array([0, 1], dtype=i64), np.zeros(1, dtype=i32), 1)
-    kernels.set_counts(np.ones(1, dtype=np.bool_), np.zeros((1, 1), dtype=i32), 1)
+    u64 = np.uint64
+    kernels.value_counts(np.ones(1, dtype=u64), np.ones((1, 1), dtype=u64), np.zeros(1, dtype=i64),
+                         np.array([0, 0, 1], dtype=i64), np.zeros(1, dtype=i32))
     f64 = np.float64
     ones = np.ones(1, dtype=f64)
     # the query state's flat logits are column views of one array: of one word numba sees them
@@ -302,16 +304,35 @@ def _word_items(parent: A, attr: A, set_node: A, slot: A, set_facet: A, flat: A,
 
 
 @_jit
-def _set_counts(mask: A, item_sets: A, n_sets: int) -> A:
-    """(n_sets,) float64 how many of the items `mask` selects hold each set of any facet, from
-    each item's global set row per facet, item_sets (n_items, H) (`QueryMatches.set_counts`):
-    the mask is read in order, and only the selected items' sets are touched."""
-    out = np.zeros(n_sets, dtype=np.float64)
-    n_heads = item_sets.shape[1]
-    for i in range(len(mask)):
-        if mask[i]:
-            for h in range(n_heads):
-                out[item_sets[i, h]] += 1.0
+def _popcount(x: np.uint64) -> np.uint64:
+    """The set bits of a 64-bit word (LLVM makes it the popcnt instruction)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@_jit
+def _value_counts(packed: A, bits: A, dense: A, ptr: A, items: A) -> A:
+    """(G,) int64 how many of the items selected by `packed` ((W,) uint64, item i at bit i % 64
+    of word i // 64) hold each of a key's G values (`facet_counts._KeyTable`): value dense[r]'s
+    items are the bits of row r of bits (D, W), counted by AND and popcount a word at a time;
+    value g's other items are items[ptr[g]:ptr[g + 1]] (int32), each one's bit read."""
+    n_values = len(ptr) - 1
+    out = np.zeros(n_values, dtype=np.int64)
+    for r in range(bits.shape[0]):
+        row = bits[r]
+        held = np.uint64(0)
+        for w in range(len(packed)):
+            held += _popcount(row[w] & packed[w])
+        out[dense[r]] += np.int64(held)
+    one = np.uint64(1)
+    for g in range(n_values):
+        held = np.uint64(0)
+        for j in range(ptr[g], ptr[g + 1]):
+            i = items[j]
+            held += (packed[i >> 6] >> np.uint64(i & 63)) & one
+        out[g] += np.int64(held)
     return out
 
 

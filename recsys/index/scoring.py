@@ -61,6 +61,9 @@ class ScoringIndex:
         # the shop's synonyms every query state applies (`recsys.synonyms`); None: none. Set by
         # whoever serves (`Recommender.use_synonyms`): a reference, swapped whole
         self.synonyms: SynonymBook | None = None
+        # the last query's state, with what made it (`query_state`): a request reads its query's
+        # state up to three times (the ranking, its facet counts, whether their words are warm)
+        self._last_state: tuple[str, SynonymBook | None, bool, QueryState] | None = None
         compiled()  # compile (or load from numba's cache) now, not on the first request
         catalog = featurizer.catalog
         self.facets = model.cfg.facets  # the heads, in order
@@ -115,10 +118,18 @@ class ScoringIndex:
         """Forget every per-word row and ratio: the next queries start cold."""
         self.queries.word_rows.clear()
         self.word_parts.clear()
+        self._last_state = None
 
     def query_state(self, query: str) -> QueryState:
-        """The query's tokens and logits (`QueryTables.query_state`), with the synonyms in force."""
-        return self.queries.query_state(query, self.synonyms)
+        """The query's tokens and logits (`QueryTables.query_state`), with the synonyms in force;
+        the last query's again when it comes again under the same synonyms and path (a state
+        is read, never changed: its arrays are filled once, on first read)."""
+        last, synonyms = self._last_state, self.synonyms
+        if last is not None and last[0] == query and last[1] is synonyms and last[2] == self.use_kernel:
+            return last[3]
+        state = self.queries.query_state(query, synonyms)
+        self._last_state = (query, synonyms, self.use_kernel, state)  # one assignment: threads see all or none
+        return state
 
     # ---- scoring -------------------------------------------------------------------------------
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import recsys.query_match as query_match
 from recsys.errors import InputError
 from recsys.explain import explain_items
-from recsys.facet_counts import FacetCounter
+from recsys.facet_counts import FacetCounter, _key_table
 from recsys.index.kernels import compiled
+from recsys.query_match import count_items, pack_items, unpack_items
 from recsys.synonyms import SynonymBook, parse_synonyms
 from tests.planted import CATEGORIES, COLORS, STYLES
 
@@ -45,6 +47,46 @@ def test_matching_items_are_the_explanations_matched_ones(planted_model, query, 
     finally:
         rec.index.use_kernel = True
         rec.facet_counter.matches.word_items.clear()
+
+
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
+@pytest.mark.parametrize("dense_share", [0.0, 0.3, 2.0], ids=["bits", "both", "lists"])
+def test_value_counts_equal_a_count_item_by_item(planted_model, use_kernel, dense_share):
+    """A value's count (`_KeyTable.counts`) is how many selected items a filter on the value
+    selects, whether the value's items are kept as bits or as a list (a colour holds a quarter
+    of the items: a list at a share of 0.3, a category's third bits), compiled or in numpy."""
+    rec = planted_model
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
+    kernels = compiled() if use_kernel else None
+    n = rec.catalog.n_items
+    rng = np.random.default_rng(31)
+    selections = [np.ones(n, dtype=bool), np.zeros(n, dtype=bool), rng.random(n) < 0.5, rng.random(n) < 0.1]
+    kinds = set()
+    for key in [*rec.facet_counter.default_keys(), "other"]:
+        table = _key_table(rec.index, key, dense_share)
+        kinds |= {"bits"} if len(table.dense) else set()
+        kinds |= {"lists"} if len(table.items) else set()
+        for selected in selections:
+            expected = [int((selected & rec._filter_mask(key, [v])).sum()) for v in table.values]
+            assert table.counts(pack_items(selected), kernels).tolist() == expected, (key, dense_share)
+    assert kinds == {"bits": {"bits"}, "both": {"bits", "lists"}, "lists": {"lists"}}[
+        {0.0: "bits", 0.3: "both", 2.0: "lists"}[dense_share]]
+
+
+@pytest.mark.parametrize("popcount", [True, False], ids=["bitwise_count", "unpacked"])
+def test_items_are_counted_from_their_bits(monkeypatch, popcount):
+    """`count_items` (how many a selection holds; a dense value's count in numpy) gives the same
+    counts by numpy 2's popcount and by unpacking the bits; 130 items leave a word part-filled."""
+    if not popcount:
+        monkeypatch.setattr(query_match, "_BIT_COUNT", None)
+    elif query_match._BIT_COUNT is None:
+        pytest.skip("numpy before 2.0 has no bitwise_count")
+    masks = np.random.default_rng(7).random((4, 130)) < np.array([[0.0], [0.3], [0.9], [1.0]])
+    bits = np.stack([pack_items(m) for m in masks])
+    assert count_items(bits).tolist() == masks.sum(axis=1).tolist() == [0, *masks.sum(axis=1)[1:3], 130]
+    assert [int(count_items(b)) for b in bits] == masks.sum(axis=1).tolist()
+    assert all((unpack_items(b, 130) == m).all() for b, m in zip(bits, masks))
 
 
 def test_a_query_that_matches_nothing_counts_every_item(planted_model):

@@ -333,12 +333,36 @@ def test_a_query_of_cached_words_is_ranked_without_its_logits(index, monkeypatch
     computed = []
     original = index.queries._state_arrays
     monkeypatch.setattr(index.queries, "_state_arrays", lambda *args: computed.append(1) or original(*args))
-    again = index.query_state(query)
+    again = index.queries.query_state(query)  # a state of its own, not the index's last one
     items, scores = index.top_k(again, None, None, 5)
     assert computed == []  # every word's ratios were cached: no logits needed
     np.testing.assert_array_equal(items, expected[0])
     np.testing.assert_array_equal(scores, expected[1])
     assert again.logits["color"].shape == first.logits["color"].shape and computed == [1]
+
+
+def test_the_last_query_state_is_read_again_under_the_same_synonyms_and_path(index):
+    """A request reads its query's state up to three times: the index hands the last one out
+    again, and a new one for another query, other synonyms, the other path or cleared caches."""
+    first = index.query_state("navy dress")
+    assert index.query_state("navy dress") is first
+    assert index.query_state("red sofa") is not first and index.query_state("navy dress") is not first
+    last = index.query_state("navy dress")
+    try:
+        index.use_kernel = not index.use_kernel
+        assert index.query_state("navy dress") is not last
+    finally:
+        index.use_kernel = not index.use_kernel
+    last = index.query_state("navy dress")
+    try:
+        index.synonyms = SynonymBook(parse_synonyms("navy => blue\n"))
+        with_synonyms = index.query_state("navy dress")
+        assert with_synonyms is not last and with_synonyms.tokens[0].synonyms
+    finally:
+        index.synonyms = None
+    last = index.query_state("navy dress")
+    index.clear_caches()
+    assert index.query_state("navy dress") is not last
 
 
 def test_all_ones_head_weights_score_as_no_weights(index):
@@ -784,24 +808,3 @@ def test_the_compiled_word_items_equal_the_numpy_ones(big_index):
     finally:
         index.use_kernel = True
     assert seen > 0  # some words match some items: not only empty masks compared
-
-
-def test_the_compiled_set_counts_equal_the_numpy_ones(big_index):
-    """`QueryMatches.set_counts` (what facet counts count values from): the compiled pass and a
-    bincount per facet give the same counts for any selection, and they add up to the items
-    selected in every facet."""
-    if compiled() is None:
-        pytest.skip("numba is not installed")
-    matches, index = QueryMatches(big_index), big_index
-    rng = np.random.default_rng(3)
-    try:
-        for selected in _masks(index.n_items, rng)[1:]:
-            index.use_kernel = True
-            fast = matches.set_counts(selected)
-            index.use_kernel = False
-            slow = matches.set_counts(selected)
-            np.testing.assert_array_equal(fast, slow)
-            per_facet = np.add.reduceat(fast, index.set_offsets[:-1])
-            assert per_facet.tolist() == [float(selected.sum())] * len(index.facets)
-    finally:
-        index.use_kernel = True
