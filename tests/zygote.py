@@ -93,13 +93,14 @@ class Zygote:
               cwd: Path | None = None, err: Path | None = None) -> ForkedProcess:
         """`args` (the console script's path first) as a forked child, stdout to `log`, stderr
         there too unless to `err`."""
-        request = {"argv": [str(a) for a in args], "env": env, "log": str(log), "session": new_session,
+        argv = [str(a) for a in args]
+        request = {"argv": argv, "env": env, "log": str(log), "session": new_session,
                    "cwd": str(cwd or Path.cwd()), "err": str(err or log)}
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.connect(str(self.folder / "sock"))
             s.sendall(json.dumps(request).encode() + b"\n")
             pid = int(s.makefile().readline())
-        return ForkedProcess(pid, request["argv"], self.folder / f"{pid}.status")
+        return ForkedProcess(pid, argv, self.folder / f"{pid}.status")
 
     def close(self) -> None:
         self.proc.terminate()
@@ -115,16 +116,24 @@ class Zygote:
 _zygote: list[Zygote] = []
 
 
-def popen(args: list[str], env: dict[str, str], log: Path,
-          new_session: bool = False) -> subprocess.Popen | ForkedProcess:
-    """`args` started with stdout and stderr to `log`: forked from this test process's zygote,
-    or executed when TESTS_EXEC_SERVERS=1."""
-    if os.environ.get("TESTS_EXEC_SERVERS") == "1":
-        with open(log, "wb") as fh:
-            return subprocess.Popen(args, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=new_session)
+def _executed() -> bool:
+    return os.environ.get("TESTS_EXEC_SERVERS") == "1"
+
+
+def _the_zygote() -> Zygote:
     if not _zygote:
         _zygote.append(Zygote())
-    return _zygote[0].popen(args, env, log, new_session)
+    return _zygote[0]
+
+
+def popen(args: list[str], env: dict[str, str], log: Path, new_session: bool = False,
+          exec_script: bool = False) -> subprocess.Popen | ForkedProcess:
+    """`args` started with stdout and stderr to `log`: forked from this test process's zygote,
+    or executed when `exec_script` or TESTS_EXEC_SERVERS=1."""
+    if exec_script or _executed():
+        with open(log, "wb") as fh:
+            return subprocess.Popen(args, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=new_session)
+    return _the_zygote().popen(args, env, log, new_session)
 
 
 def run(module: str, args: list[str], env: dict[str, str], cwd: Path | None = None,
@@ -132,17 +141,15 @@ def run(module: str, args: list[str], env: dict[str, str], cwd: Path | None = No
     """`python -m MODULE ARGS` to its end, as `subprocess.run(..., capture_output=True, text=True)`
     returns it: forked from this test process's zygote (sys.argv as `-m` sets it), or executed
     when TESTS_EXEC_SERVERS=1."""
-    if os.environ.get("TESTS_EXEC_SERVERS") == "1":
+    if _executed():
         return subprocess.run([sys.executable, "-m", module, *args], env=env, cwd=cwd, capture_output=True,
                               text=True, timeout=timeout)
-    if not _zygote:
-        _zygote.append(Zygote())
     spec = importlib.util.find_spec(module)
     assert spec is not None and spec.origin, f"no module {module}"
     argv = [spec.origin, *args]
     with tempfile.TemporaryDirectory(prefix="recsys-run-") as folder:
         out, err = Path(folder, "stdout"), Path(folder, "stderr")
-        proc = _zygote[0].popen(argv, env, out, cwd=cwd, err=err)
+        proc = _the_zygote().popen(argv, env, out, cwd=cwd, err=err)
         try:
             code = proc.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -29,11 +29,7 @@ def start(args: list[str], env: dict, log: Path, exec_script: bool = False) -> s
     process group of its own, so that `kill_all` reaches its workers and training processes.
     Forked from the test process's warm interpreter (tests/zygote.py) unless `exec_script`."""
     env = {"RECSYS_DATABASE_URL": f"sqlite:///{log.parent / 'store.db'}", **env}
-    if not exec_script:
-        return zygote.popen([RECSYS, "serve", *args], clean_env(**env), log, new_session=True)
-    with open(log, "wb") as fh:
-        return subprocess.Popen([RECSYS, "serve", *args], env=clean_env(**env), stdout=fh,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+    return zygote.popen([RECSYS, "serve", *args], clean_env(**env), log, new_session=True, exec_script=exec_script)
 
 
 def kill_all(proc: subprocess.Popen) -> None:
