@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .catalog import Catalog
-from .evidence import Evidence, catalog_word_keys, term_document_frequency
+from .evidence import Evidence, catalog_word_keys, term_document_frequency, word_document_frequency
 from .formula import EVIDENCE_KINDS, bm25_idf
 from .model_config import LENGTH_UNITS, ModelConfig
 from .spelling import NearWords
@@ -50,11 +50,26 @@ class Featurizer:
 
     def near_words(self, key: str) -> list[tuple[int, float]]:
         """(word id, similarity) of the catalogue words spelled within a small edit distance, or
-        that a run-together word splits into (`NearWords.related`)."""
+        that a run-together word splits into (`NearWords.related`). A word the catalogue has is
+        taken as typed: a near spelling of it counts only where `ModelConfig.near_known_ratio`
+        times as many items say the near word ("fiberglas" in 2 titles, "fiberglass" in 300),
+        so "shirts" does not match "shorts" nor "khaki" a title's "khakhi"."""
         if self._speller is None:
             self._speller = NearWords(self.catalog_keys())
         near = self._speller.related(key)[:NEAR_PER_TOKEN]
+        ratio = self.cfg.near_known_ratio
+        if ratio > 0 and near:
+            df = self.word_document_frequency()
+            own = ratio * df.get(key, 0)
+            near = [(w, sim) for w, sim in near if df.get(w, 0) >= own]
         return [(self.words.id(w), sim) for w, sim in near if self.words.id(w) >= 0]
+
+    def word_document_frequency(self) -> dict[str, int]:
+        """How many items say each catalogue word (`evidence.word_document_frequency`), computed once."""
+        if "_word_df" not in self.__dict__:
+            self.__dict__["_word_df"] = word_document_frequency(self.catalog)
+        df: dict[str, int] = self.__dict__["_word_df"]
+        return df
 
     def catalog_keys(self) -> frozenset[str]:
         """The match keys of every word of the catalogue's attributes (computed once)."""

@@ -199,6 +199,28 @@ def catalog_word_keys(catalog: Catalog) -> set[str]:
     return {k for f in catalog.facets for a in catalog.vocab[f] for k in a.match_keys}
 
 
+def word_document_frequency(catalog: Catalog) -> dict[str, int]:
+    """How many items have each catalogue word (match key) in any attribute of any facet: an
+    item counts once, however many of its attributes say the word."""
+    keys: dict[str, int] = {}
+    pairs = {f: [(a_i, keys.setdefault(k, len(keys))) for a_i, a in enumerate(catalog.vocab[f]) for k in a.match_keys]
+             for f in catalog.facets}
+    per_word: sp.csr_matrix | None = None
+    for f, rows in pairs.items():
+        r = np.array([a for a, _ in rows], dtype=np.int64)
+        c = np.array([k for _, k in rows], dtype=np.int64)
+        # (V_f, n_keys): which words each attribute has
+        has = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (r, c)), shape=(len(catalog.vocab[f]), len(keys)))
+        said = catalog.item_attrs[f] @ has  # (n_items, n_keys)
+        per_word = said if per_word is None else per_word + said
+    if per_word is None or not keys:
+        return {}
+    per_word = per_word.tocsr()
+    per_word.data[:] = 1.0  # an item counts once, however many of its attributes say the word
+    df = np.asarray(per_word.sum(axis=0)).ravel().astype(np.int64)
+    return {k: int(df[i]) for k, i in keys.items()}
+
+
 def term_document_frequency(catalog: Catalog) -> dict[str, np.ndarray]:
     """facet -> (V_f,) float64 how many items have each attribute's term: an attribute of any
     facet with the same match keys (`Featurizer.attribute_df`)."""

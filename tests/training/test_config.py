@@ -28,13 +28,15 @@ OLD_CONFIG = {"vocab_sizes": {"quality": 8, "color": 13, "style": 9, "other": 59
 def test_an_old_manifests_config_loads_as_the_options_it_was_trained_with():
     cfg = ModelConfig.from_json(OLD_CONFIG)
     # the default options, except what later releases changed: descriptions were at par then,
-    # each head's length was its own attribute count, and a word of a phrase counted by its share
-    then = ModelOptions(description_weight=1.0, length_per_item=False, partial_worth=False)
+    # each head's length was its own attribute count, a word of a phrase counted by its share,
+    # unlinked attributes kept their capped logit and every near spelling of a word counted
+    then = ModelOptions(description_weight=1.0, length_per_item=False, partial_worth=False,
+                        unmatched_offset=0.0, near_known_ratio=0.0)
     assert cfg == ModelConfig.for_catalog(then, OLD_CONFIG["vocab_sizes"])
     assert cfg.facets == ("quality", "color", "style", "other")
     # the same flat form
     assert cfg.to_json() == {**OLD_CONFIG, "description_weight": 1.0, "length_per_item": False, "partial_worth": False,
-                             "unmatched_offset": 0.0, "length_unit": "attributes"}
+                             "unmatched_offset": 0.0, "length_unit": "attributes", "near_known_ratio": 0.0}
 
 
 def test_the_model_config_is_the_training_runs_options_plus_the_catalogues_sizes():
