@@ -86,14 +86,17 @@ class ModelOptions:
     # is what teaches a head to stay off unnamed attributes) and a share alpha of the way to
     # the fitted weights keeps (1 - alpha) of it (`training.fit`). 0: versions saved before.
     # The index subtracts it as `FacetHead.match_logits` does (`QueryTables._subtract_offsets`).
-    # At 12 (e^-19 of a match, below float32's resolution of a score) the start counts nothing
-    # for words an item lacks, as BM25 does, and items BM25 ties it ties too, broken by
+    # At 30 (e^-37 of a match: nothing a float32 score holds) the start counts nothing for
+    # words an item lacks, as BM25 does, and items BM25 ties it ties exactly, broken by
     # catalogue order as BM25 breaks them; the leak broke them toward items with rare unmatched
-    # attributes. Known items (benchmarks/known_item.py, seeds 0-4), start / BM25 MRR, with the
-    # near-spelling rule below: fashion 0.966 -> 0.995 (tie-aware 0.968 -> 1.001), CrowdFlower
-    # 1.013 -> 1.028, Home Depot 1.020 -> 1.009 (tie-aware 1.010 -> 1.009), synthetic 1.062 ->
-    # 1.028, furniture 1.080 -> 1.095. Judged, the learning curve: docs/results.md
-    unmatched_offset: float = 12.0
+    # attributes. At 12 a leak of 1e-7 remained: it still broke ties, and it spread thousands of
+    # tied items over a sliver the top-k cannot prune (the generated 100k catalogue's model p50
+    # +17%); exact ties the top-k's scan in index order stops on (`kernels._top_k_plain`). Known
+    # items (benchmarks/known_item.py, seeds 0-4), start / BM25 MRR, with the near-spelling rule
+    # below: fashion 0.966 -> 0.992 (tie-aware 0.968 -> 1.001), CrowdFlower 1.013 -> 1.028, Home
+    # Depot 1.020 -> 1.009 (tie-aware 1.010 -> 1.009), synthetic 1.062 -> 1.020, furniture 1.080
+    # -> 1.081. Judged, the learning curve: docs/results.md
+    unmatched_offset: float = 30.0
     # A query word the catalogue has is taken as typed: its near spellings (`Featurizer.
     # near_words`) count only when at least this many times as many items say them, as a typo
     # in a few titles is to the word it misspells. Known items are never misspelled, so there

@@ -479,6 +479,11 @@ def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, coun
                 break
     og = order[g]
     bg0 = by_id[g]
+    # seeds: the items of the entries at or above the cut, up to the entry that brings them to
+    # SEEDS (where the start ties thousands exactly, a cut cannot split them): an item is a seed,
+    # offered already, iff its entry e has tseed[e] >= cut and e <= last_seed
+    last_seed = n_ids - 1
+    offered = 0
     for c in range(n_ids):
         if tseed[c] >= cut:
             for j in range(pseed[c], pseed[c + 1]):
@@ -489,6 +494,10 @@ def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, coun
                 for q in range(1, n_groups):
                     s += tables[tab_off[q] + bg0[q, j]]
                 size = _offer(heap_s, heap_i, size, s, i)
+            offered += pseed[c + 1] - pseed[c]
+            if offered >= SEEDS and size == k:
+                last_seed = c
+                break
     pivot = -1
     thresholds = np.full(n_groups, -np.inf)
     if size == k:
@@ -508,8 +517,18 @@ def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, coun
             if items < fewest:
                 pivot, fewest = q, items
     if pivot < 0:
+        # the most any item can score, summed in the items' order (float32 addition rounds
+        # monotonically): once the heap's worst reaches it and comes before the scan, no later
+        # item can enter, so the scan in index order stops. A start that ties thousands of items
+        # exactly at the top (no leak onto unmatched attributes) finds its k in the first few
+        top_sum = tables[tab_off[0]] * np.float32(0.0) + np.float32(maxima[0])
+        for q in range(1, n_groups):
+            top_sum += np.float32(maxima[q])
         for i in range(n):
-            if tseed[ids[g, i]] >= cut or (use_eligible and not eligible[i]):
+            if size == k and heap_s[0] >= top_sum and heap_i[0] < i:
+                break
+            e = ids[g, i]
+            if (tseed[e] >= cut and e <= last_seed) or (use_eligible and not eligible[i]):
                 continue  # a seed: offered already
             s = tables[tab_off[0] + ids[0, i]]
             for q in range(1, n_groups):
@@ -527,7 +546,8 @@ def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, coun
             if tp[c] < thr:
                 continue
             for j in range(pp[c], pp[c + 1]):
-                if tseed[bp[g, j]] >= cut:
+                e = bp[g, j]
+                if tseed[e] >= cut and e <= last_seed:
                     continue  # a seed: offered already
                 s = tables[tab_off[0] + bp[0, j]]
                 for q in range(1, n_groups):

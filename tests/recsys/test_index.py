@@ -32,7 +32,7 @@ from recsys.query_match import QueryMatches
 from recsys.synonyms import SynonymBook, parse_synonyms
 from recsys.tokenize import match_key
 from training.fit import TrainConfig
-from training.start import build_featurizer, new_model
+from training.start import build_featurizer, new_model, start_model
 
 from ..reference import sorted_top_k, ties_at_the_cut
 
@@ -808,3 +808,43 @@ def test_the_compiled_word_items_equal_the_numpy_ones(big_index):
     finally:
         index.use_kernel = True
     assert seen > 0  # some words match some items: not only empty masks compared
+
+
+def test_top_k_equals_sorting_where_the_start_ties_thousands_exactly(tmp_path):
+    """The untrained start gives nothing for attributes a word does not match (`unmatched_offset`),
+    so a word half the catalogue has ties those items exactly: the compiled top-k's seeds stop at
+    SEEDS and its scan in index order stops once no later item can enter; both must still give
+    the stable sort's items and floats, with masks and every k."""
+    if compiled() is None:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(5)
+    n = 4000
+    items = pd.DataFrame({
+        "item_id": [f"T{i:05d}" for i in range(n)],
+        "title": [f"{rng.choice(['wool', 'silk', 'linen'])} {rng.choice(['scarf', 'shawl', 'wrap', 'stole'])}"
+                  for _ in range(n)],
+        "quality": rng.choice(["standard", "premium", ""], size=n, p=[0.5, 0.3, 0.2]),
+        "color": rng.choice(["red", "blue", "green", "black", "grey"], size=n),
+        "price": [f"{10 + i % 90}.00" for i in range(n)],
+    })
+    path = tmp_path / "items.csv"
+    items.to_csv(path, index=False)
+    df, _ = read_items(path)
+    catalog = Catalog.build(df)
+    no_rows = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Series([], dtype=np.int64),
+                            "label": pd.Series([], dtype=np.float32), "weight": pd.Series([], dtype=np.float32)})
+    featurizer = build_featurizer(catalog, no_rows, TrainConfig())
+    index = ScoringIndex(start_model(featurizer, 0), featurizer)
+    weights = np.ones(len(index.facets), dtype=np.float32)
+    tied = 0
+    for query in ("standard", "standard zzzz", "red", "standard red scarf", "wool"):
+        state = index.query_state(query)
+        scores = index.score(state, weights)
+        tied = max(tied, int((scores == scores.max()).sum()))
+        for mask in _masks(n, rng):
+            for k in (1, 10, 37):
+                got, got_scores = index.top_k(state, weights, mask, k)
+                expected = sorted_top_k(scores, mask, k)
+                np.testing.assert_array_equal(got, expected)
+                np.testing.assert_array_equal(got_scores, scores[expected])
+    assert tied > 1000  # the case the test is for: thousands of exact ties at the top
