@@ -199,25 +199,29 @@ def catalog_word_keys(catalog: Catalog) -> set[str]:
     return {k for f in catalog.facets for a in catalog.vocab[f] for k in a.match_keys}
 
 
+def _items_having(catalog: Catalog, links: dict[str, tuple[np.ndarray, np.ndarray]], n_terms: int) -> np.ndarray:
+    """(n_terms,) how many items have each term, an item counted once however many of its
+    attributes, forms and fields have it; `links`: facet -> (attribute, term) index pairs."""
+    none = np.zeros(0, dtype=np.int64)
+    per_term = sp.csr_matrix((np.zeros(0, dtype=np.float32), (none, none)), shape=(catalog.n_items, n_terms))
+    for f, (attrs, terms) in links.items():
+        has = sp.csr_matrix((np.ones(len(attrs), dtype=np.float32), (attrs, terms)),
+                            shape=(len(catalog.vocab[f]), n_terms))  # (V_f, n_terms)
+        per_term = per_term + catalog.item_attrs[f] @ has  # (n_items, n_terms)
+    per_term = per_term.tocsr()
+    per_term.data[:] = 1.0
+    counts: np.ndarray = np.asarray(per_term.sum(axis=0)).ravel() if n_terms else np.zeros(0)
+    return counts
+
+
 def word_document_frequency(catalog: Catalog) -> dict[str, int]:
-    """How many items have each catalogue word (match key) in any attribute of any facet: an
-    item counts once, however many of its attributes say the word."""
+    """How many items have each catalogue word (match key) in any attribute of any facet."""
     keys: dict[str, int] = {}
-    pairs = {f: [(a_i, keys.setdefault(k, len(keys))) for a_i, a in enumerate(catalog.vocab[f]) for k in a.match_keys]
-             for f in catalog.facets}
-    per_word: sp.csr_matrix | None = None
-    for f, rows in pairs.items():
-        r = np.array([a for a, _ in rows], dtype=np.int64)
-        c = np.array([k for _, k in rows], dtype=np.int64)
-        # (V_f, n_keys): which words each attribute has
-        has = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (r, c)), shape=(len(catalog.vocab[f]), len(keys)))
-        said = catalog.item_attrs[f] @ has  # (n_items, n_keys)
-        per_word = said if per_word is None else per_word + said
-    if per_word is None or not keys:
-        return {}
-    per_word = per_word.tocsr()
-    per_word.data[:] = 1.0  # an item counts once, however many of its attributes say the word
-    df = np.asarray(per_word.sum(axis=0)).ravel().astype(np.int64)
+    links = {}
+    for f in catalog.facets:
+        pairs = [(a_i, keys.setdefault(k, len(keys))) for a_i, a in enumerate(catalog.vocab[f]) for k in a.match_keys]
+        links[f] = (np.array([a for a, _ in pairs], dtype=np.int64), np.array([k for _, k in pairs], dtype=np.int64))
+    df = _items_having(catalog, links, len(keys))
     return {k: int(df[i]) for k, i in keys.items()}
 
 
@@ -227,14 +231,7 @@ def term_document_frequency(catalog: Catalog) -> dict[str, np.ndarray]:
     terms: dict[tuple[str, ...], int] = {}
     term_of = {f: np.array([terms.setdefault(a.match_keys, len(terms)) for a in catalog.vocab[f]],
                            dtype=np.int64) for f in catalog.facets}
-    none = np.zeros(0, dtype=np.int64)
-    per_term = sp.csr_matrix((np.zeros(0, dtype=np.float32), (none, none)), shape=(catalog.n_items, len(terms)))
-    for f in catalog.facets:
-        v = len(term_of[f])
-        group = sp.csr_matrix((np.ones(v, dtype=np.float32), (np.arange(v), term_of[f])), shape=(v, len(terms)))
-        per_term = per_term + catalog.item_attrs[f] @ group  # (n_items, n_terms)
-    per_term.data[:] = 1.0  # an item counts once, however many forms and fields have it
-    term_df = np.asarray(per_term.sum(axis=0)).ravel() if len(terms) else np.zeros(0)
+    term_df = _items_having(catalog, {f: (np.arange(len(t)), t) for f, t in term_of.items()}, len(terms))
     return {f: term_df[term_of[f]].astype(np.float64) for f in catalog.facets}
 
 

@@ -521,7 +521,7 @@ def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, coun
         # monotonically): once the heap's worst reaches it and comes before the scan, no later
         # item can enter, so the scan in index order stops. A start that ties thousands of items
         # exactly at the top (no leak onto unmatched attributes) finds its k in the first few
-        top_sum = tables[tab_off[0]] * np.float32(0.0) + np.float32(maxima[0])
+        top_sum = np.float32(maxima[0])
         for q in range(1, n_groups):
             top_sum += np.float32(maxima[q])
         for i in range(n):
