@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..formula import EXACT, LENGTH_LEVELS, LENGTH_STEPS, MIN_LENGTH_STEP, N_KINDS
+from ..formula import ASSOC, EXACT, LENGTH_LEVELS, LENGTH_STEPS, MIN_LENGTH_STEP, N_KINDS, NEAR
 
 try:
     import numba
@@ -45,6 +45,7 @@ def _jit(fn: F) -> F:
 @dataclass
 class Kernels:
     query_logits: Callable[..., tuple[np.ndarray, np.ndarray]]
+    offset_unlinked: Callable[..., None]
     word_record: Callable[..., np.ndarray]
     word_tables: Callable[..., np.ndarray]
     weighted_tables: Callable[..., np.ndarray]
@@ -66,7 +67,7 @@ def compiled() -> Kernels | None:
         kernels = None
         if numba is not None:
             try:
-                kernels = Kernels(_query_logits, _word_record, _word_tables, _weighted_tables, _top_k_kernel,
+                kernels = Kernels(_query_logits, _offset_unlinked, _word_record, _word_tables, _weighted_tables, _top_k_kernel,
                                   _top_k_plain, _pair_evidence, _explain_pass, _word_items,
                                   _value_counts)
                 _warm_up(kernels)
@@ -85,6 +86,8 @@ def _warm_up(kernels: Kernels) -> None:
     v = np.ones(2, dtype=f32)
     kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, True, np.zeros(1, dtype=f32),
                          np.arange(2, dtype=i64))
+    kernels.offset_unlinked(np.zeros((1, 3), dtype=f32), np.zeros((1, 2), dtype=f32), rows, v,
+                            np.arange(2, dtype=i64))
     set_facet = np.zeros(1, dtype=i64)
     members = (np.zeros(1, dtype=i32), np.array([0, 1], dtype=i64), np.ones(1, dtype=i64),
                np.array([0, 1], dtype=i64))
@@ -235,6 +238,23 @@ def _fill_tables(row: A, out: A, mem_rows: A, mem_off: A, mem_count: A, tab_off:
             more = mem_rows[base + i * size : base + (i + 1) * size]
             for j in range(size):
                 o[j] += row[more[j]]
+
+
+@_jit
+def _offset_unlinked(capped: A, exact: A, rows: A, unmatched: A, cols: A) -> None:
+    """Subtracts unmatched (sum V,) from each word's capped logits (T, sum V + H) where
+    `formula.unlinked` (no exact, association or near evidence), in place: the numpy path's
+    `QueryTables._subtract_offsets` in one call. Only `cols` (as `_query_logits` takes them) can be
+    linked; each cell is changed once, by one float32 subtraction, as there."""
+    t_count, v_total = exact.shape
+    linked = np.zeros((t_count, v_total), dtype=np.bool_)
+    for a in cols:
+        for t in range(t_count):
+            linked[t, a] = exact[t, a] > 0 or rows[t, 1 + ASSOC, a] > 0 or rows[t, 1 + NEAR, a] > 0
+    for t in range(t_count):
+        for a in range(v_total):
+            if not linked[t, a]:
+                capped[t, a] -= unmatched[a]
 
 
 @_jit

@@ -250,7 +250,9 @@ class QueryTables:
             raw = np.concatenate([match + self._bias, z[:, v_total:] + self._nm_bias], axis=1)
         cap = np.float32(self._cap)
         capped = np.tanh(raw / cap) * cap  # (T, sum V + H)
-        if self._any_unmatched:
+        if self._any_unmatched and kernels is not None:
+            kernels.offset_unlinked(capped, exact, rows, self._unmatched, cols)
+        elif self._any_unmatched:
             self._subtract_offsets(capped, exact, rows, evidence_cols)
         flat, flat_nm = capped[:, :v_total], capped[:, v_total:]
         logits, no_match = {}, {}

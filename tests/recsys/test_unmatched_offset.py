@@ -52,3 +52,31 @@ def test_the_index_scores_the_offset_as_the_reference_does(tmp_path):
         want, _ = reference(index, query)
         scale = max(1.0, float(np.abs(want).max()))
         np.testing.assert_allclose(index.score(index.query_state(query)), want, atol=2e-6 * scale, rtol=0)
+
+
+def test_the_compiled_offset_changes_the_same_cells_by_the_same_floats(tmp_path):
+    from recsys.index.kernels import compiled
+    kernels = compiled()
+    if kernels is None:
+        pytest.skip("numba cannot compile here: the numpy path alone serves")
+    index = _index(tmp_path, _items(copies=1))
+    index.model.cfg.unmatched_offset = 8.0
+    from recsys.index.scoring import ScoringIndex
+    tables = ScoringIndex(index.model, index.featurizer).queries
+    rng = np.random.default_rng(0)
+    t_count, v_total = 3, int(tables.vocab_offsets[-1])
+    rows = np.zeros((t_count, 1 + N_KINDS, v_total + len(tables.facets)), dtype=np.float32)
+    evidence_cols = []
+    for t in range(t_count):  # each word evidence of one kind or another at a few attributes
+        cols = np.sort(rng.choice(v_total, size=4, replace=False)).astype(np.int64)
+        for a, kind in zip(cols, (ASSOC, NEAR, EXACT, ASSOC)):
+            rows[t, 1 + kind, a] = rng.uniform(0.1, 1.0)
+        rows[t, 1 + ASSOC, cols[-1]] = -0.5  # contradicted: no link
+        evidence_cols.append(cols)
+    exact = rows[:, 1 + EXACT, :v_total].copy()
+    capped = rng.normal(size=(t_count, v_total + len(tables.facets))).astype(np.float32)
+    want, got = capped.copy(), capped.copy()
+    tables._subtract_offsets(want, exact, rows, evidence_cols)
+    kernels.offset_unlinked(got, exact, rows, tables._unmatched, np.concatenate(evidence_cols))
+    np.testing.assert_array_equal(got, want)
+    assert (got != capped).sum() == t_count * (v_total - 3)  # three linked cells per word kept
