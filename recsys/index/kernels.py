@@ -67,8 +67,8 @@ def compiled() -> Kernels | None:
         kernels = None
         if numba is not None:
             try:
-                kernels = Kernels(_query_logits, _offset_unlinked, _word_record, _word_tables, _weighted_tables, _top_k_kernel,
-                                  _top_k_plain, _pair_evidence, _explain_pass, _word_items,
+                kernels = Kernels(_query_logits, _offset_unlinked, _word_record, _word_tables, _weighted_tables,
+                                  _top_k_kernel, _top_k_plain, _pair_evidence, _explain_pass, _word_items,
                                   _value_counts)
                 _warm_up(kernels)
             except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
