@@ -648,6 +648,11 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
                 break
     og = order[g]
     bg0 = by_id[g]
+    # seeds: the items of the entries at or above the cut, up to the entry that brings them to
+    # SEEDS (as `_top_k_plain`: a cut cannot split thousands of exact ties); an item is a seed,
+    # offered already, iff its entry e reaches the cut and e <= last_seed
+    last_seed = n_ids - 1
+    offered = 0
     for c in range(n_ids):
         if _reach(tables, entry_max, has_offset, lo + c) >= cut:
             for j in range(pseed[c], pseed[c + 1]):
@@ -658,6 +663,10 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
                 for q in range(1, n_groups):
                     s += tables[tab_off[q] + bg0[q, j]]
                 size = _offer(heap_s, heap_i, size, np.float64(s) + offset[i] if has_offset else s, i)
+            offered += pseed[c + 1] - pseed[c]
+            if offered >= SEEDS and size == k:
+                last_seed = c
+                break
     for j in range(len(extra_items)):
         i = extra_items[j]
         s = tables[tab_off[0] + ids[0, i]]
@@ -684,8 +693,24 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
             if items < fewest:
                 pivot, fewest = q, items
     if pivot < 0:
+        # the most any item can score: the float32 sum of the group maxima in the items' order,
+        # plus the largest offset (float32 and float64 addition round monotonically); once the
+        # heap's worst reaches it and comes before the scan, no later item can enter
+        top_sum = np.float32(maxima[0])
+        for q in range(1, n_groups):
+            top_sum += np.float32(maxima[q])
+        top_all = np.float64(top_sum)
+        if has_offset:
+            off_max = -np.inf
+            for c in range(tab_off[g], tab_off[g + 1]):  # every item is in one entry of each group
+                off_max = max(off_max, entry_max[c])
+            top_all = top_all + off_max
         for i in range(n):
-            if _reach(tables, entry_max, has_offset, lo + ids[g, i]) >= cut or (use_eligible and not eligible[i]):
+            if size == k and heap_s[0] >= top_all and heap_i[0] < i:
+                break
+            e = ids[g, i]
+            if (_reach(tables, entry_max, has_offset, lo + e) >= cut and e <= last_seed) or \
+                    (use_eligible and not eligible[i]):
                 continue  # a seed: offered already
             s = tables[tab_off[0] + ids[0, i]]
             for q in range(1, n_groups):
@@ -704,7 +729,8 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
             if _reach(tables, entry_max, has_offset, start + c) < thr:
                 continue
             for j in range(pp[c], pp[c + 1]):
-                if _reach(tables, entry_max, has_offset, lo + bp[g, j]) >= cut:
+                e = bp[g, j]
+                if _reach(tables, entry_max, has_offset, lo + e) >= cut and e <= last_seed:
                     continue  # a seed: offered already
                 s = tables[tab_off[0] + bp[0, j]]
                 for q in range(1, n_groups):

@@ -813,8 +813,9 @@ def test_the_compiled_word_items_equal_the_numpy_ones(big_index):
 def test_top_k_equals_sorting_where_the_start_ties_thousands_exactly(tmp_path):
     """The untrained start gives nothing for attributes a word does not match (`unmatched_offset`),
     so a word half the catalogue has ties those items exactly: the compiled top-k's seeds stop at
-    SEEDS and its scan in index order stops once no later item can enter; both must still give
-    the stable sort's items and floats, with masks and every k."""
+    SEEDS and its scan in index order stops once no later item can enter; both kernels (with a
+    rule's offsets and without) must still give the stable sort's items and floats, with masks
+    and every k."""
     if compiled() is None:
         pytest.skip("numba is not installed")
     rng = np.random.default_rng(5)
@@ -836,15 +837,23 @@ def test_top_k_equals_sorting_where_the_start_ties_thousands_exactly(tmp_path):
     featurizer = build_featurizer(catalog, no_rows, TrainConfig())
     index = ScoringIndex(start_model(featurizer, 0), featurizer)
     weights = np.ones(len(index.facets), dtype=np.float32)
+    # a rule's offsets (the offsets kernel, the same stops): none at all; buries of a tenth of the
+    # items; those and a boost of a few items
+    buried = rng.choice(n, size=n // 10, replace=False)
+    boosted = rng.choice(n, size=5, replace=False)
+    offsets = [None, index.offsets(buried, np.full(len(buried), -0.5)),
+               index.offsets(np.concatenate([buried, boosted]),
+                             np.concatenate([np.full(len(buried), -0.5), np.full(5, 0.25)]))]
     tied = 0
     for query in ("standard", "standard zzzz", "red", "standard red scarf", "wool"):
         state = index.query_state(query)
         scores = index.score(state, weights)
         tied = max(tied, int((scores == scores.max()).sum()))
-        for mask in _masks(n, rng):
+        for mask, offset in itertools.product(_masks(n, rng), offsets):
+            want = scores if offset is None else scores.astype(np.float64) + offset.per_item
             for k in (1, 10, 37):
-                got, got_scores = index.top_k(state, weights, mask, k)
-                expected = sorted_top_k(scores, mask, k)
+                got, got_scores = index.top_k(state, weights, mask, k, offsets=offset)
+                expected = sorted_top_k(want, mask, k)
                 np.testing.assert_array_equal(got, expected)
-                np.testing.assert_array_equal(got_scores, scores[expected])
+                np.testing.assert_array_equal(got_scores, want[expected])
     assert tied > 1000  # the case the test is for: thousands of exact ties at the top
