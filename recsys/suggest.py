@@ -33,6 +33,7 @@ from .tokenize import STOPWORDS, words
 MIN_SHOPPERS = 2  # a logged search is suggested once this many distinct shoppers made it
 MIN_TYPO_CHARS = 3  # a shorter last word is not taken as a typo: too many words are one edit away
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+TYPO_MEMO = 4096  # last words whose typo prefixes are kept, per catalogue's terms (100 kB or so)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ class _Prefixes:
             levels.append(np.where(order[left] >= order[right], left, right).astype(np.int32))
             width *= 2
         self._levels = levels
+        # last word -> its typo prefixes (`Suggester._typo_prefixes`): the oldest dropped first
+        self.typo_memo: dict[str, list[str]] = {}
 
     def _best(self, lo: int, hi: int) -> int:
         """The index of the best entry in keys[lo:hi] (hi > lo)."""
@@ -163,7 +166,21 @@ class Suggester:
         return list(out.values())
 
     def _typo_prefixes(self, last: str) -> list[str]:
-        """Prefixes one edit from `last` that some term starts with."""
+        """Prefixes one edit from `last` that some term starts with: about 60 bisections per
+        letter of it (0.3-0.5 ms at 100k items), kept per word (the terms' `typo_memo`), as a
+        misspelling, like any word, comes back."""
+        memo = self.terms.typo_memo
+        found = memo.get(last)
+        if found is None:
+            found = memo[last] = self._typo_prefixes_of(last)
+            while len(memo) > TYPO_MEMO:
+                try:
+                    memo.pop(next(iter(memo)))
+                except (StopIteration, RuntimeError, KeyError):  # emptied or changed by another thread
+                    break
+        return found
+
+    def _typo_prefixes_of(self, last: str) -> list[str]:
         edits = {last[:i] + last[i + 1:] for i in range(len(last))}
         edits |= {last[:i] + last[i + 1] + last[i] + last[i + 2:] for i in range(len(last) - 1)}
         for i in range(len(last) + 1):

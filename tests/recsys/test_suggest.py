@@ -53,6 +53,22 @@ def test_a_typo_of_one_edit_is_forgiven_below_exact_completions():
     assert s.suggest("xq", 3) == []  # too short to be read as a typo
 
 
+def test_a_typos_prefixes_are_kept_per_word_the_same_and_bounded(monkeypatch):
+    import recsys.suggest as suggest
+
+    monkeypatch.setattr(suggest, "TYPO_MEMO", 3)
+    s = Suggester(TERMS)
+    typos = ("drss", "derss", "dresz", "dxess", "lmp", "lnen")
+    fresh = {t: s._typo_prefixes_of(t) for t in typos}
+    assert "dres" in fresh["drss"] and "lamp" in fresh["lmp"]  # the edits that lead to terms
+    for typed in typos:
+        assert s._typo_prefixes(typed) == fresh[typed]
+        assert s.terms.typo_memo[typed] is s._typo_prefixes(typed)  # the second time, the kept one
+        assert len(s.terms.typo_memo) <= 3
+    assert list(s.terms.typo_memo) == ["dxess", "lmp", "lnen"]  # the oldest dropped first
+    assert texts(s.suggest("lnen", 1)) == ["linen"]  # and completions read them as before
+
+
 def test_from_a_catalogue_counts_items_once_each():
     items = pd.DataFrame([
         {"item_id": "A", "title": "Navy blue linen dress", "color": "navy blue"},
