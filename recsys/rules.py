@@ -228,17 +228,28 @@ class Adjustments:
         if not moving:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         touched = _union([ix for _, ix in moving])
-        values = self.base.offset_of(touched) if self.base is not None else np.zeros(touched.size)
+        # summed on one array over the catalogue: a colour's thousands of items, each found by
+        # index rather than by binary search (a query's own layer cost 0.3-1 ms at 100k items)
+        summed = np.zeros(self.n_items, dtype=np.float64)
+        if self.base is not None:
+            summed[touched] = self.base.offset_of(touched)
         for delta, ix in moving:
-            values[np.searchsorted(touched, ix)] += delta
-        return touched, values
+            summed[ix] += delta  # a rule's items are distinct: each gets its delta once
+        return touched, summed[touched]
 
     def offset_of(self, items: np.ndarray) -> np.ndarray:
-        """(len(items),) float64 the summed boosts and buries of `items` (sorted)."""
-        out = self.base.offset_of(items) if self.base is not None else np.zeros(items.size)
-        here = _member(self.offset_items, items)
-        out[here] = self.offset_values[np.searchsorted(self.offset_items, items[here])]
-        return out
+        """(len(items),) float64 the summed boosts and buries of `items`."""
+        return self._summed()[items]
+
+    def _summed(self) -> np.ndarray:
+        """(n_items,) float64 every item's summed boosts and buries, built on first use (a
+        layer for any query is every query's base: its own layers read it)."""
+        summed = self.__dict__.get("_summed_items")
+        if summed is None:
+            summed = self.base._summed().copy() if self.base is not None else np.zeros(self.n_items)
+            summed[self.offset_items] = self.offset_values
+            self.__dict__["_summed_items"] = summed
+        return summed
 
     @property
     def empty(self) -> bool:
