@@ -239,12 +239,13 @@ class Adjustments:
 
     def offset_of(self, items: np.ndarray) -> np.ndarray:
         """(len(items),) float64 the summed boosts and buries of `items`."""
-        return self._summed()[items]
+        out: np.ndarray = self._summed()[items]
+        return out
 
     def _summed(self) -> np.ndarray:
         """(n_items,) float64 every item's summed boosts and buries, built on first use (a
         layer for any query is every query's base: its own layers read it)."""
-        summed = self.__dict__.get("_summed_items")
+        summed: np.ndarray | None = self.__dict__.get("_summed_items")
         if summed is None:
             summed = self.base._summed().copy() if self.base is not None else np.zeros(self.n_items)
             summed[self.offset_items] = self.offset_values
