@@ -6,9 +6,25 @@ import random
 import sys
 import threading
 
-import snowballstemmer
+from snowballstemmer.english_stemmer import EnglishStemmer
 
+from recsys import tokenize
 from recsys.tokenize import match_key
+
+
+def test_the_c_stemmer_is_used_and_stems_as_snowballs_python_one():
+    """PyStemmer (a dependency) is what snowballstemmer hands out when installed: the service's
+    stems must be the pure-Python Snowball English stems a model's words were made with."""
+    assert type(tokenize._STEMMER).__module__ == "Stemmer"
+    rng = random.Random(2)
+    suffixes = ["", "s", "es", "ies", "ing", "ed", "ly", "ness", "ational", "ization", "fulness", "'s"]
+    words = ["dresses", "lighting", "leds", "men's", "skies", "dying", "ugly", "news", "generously", "café",
+             "straße", "кофе", "日本語", "y", "ab", "showerhead", "fiberglass", "stainless", "cordless"]
+    words += ["".join(rng.choice("abcdefghijklmnoprstuvwyz") for _ in range(rng.randint(2, 12))) + rng.choice(suffixes)
+              for _ in range(20000)]
+    python = EnglishStemmer()
+    c = tokenize._STEMMER
+    assert [c.stemWord(w) for w in words] == [python.stemWord(w) for w in words]
 
 
 def test_concurrent_stemming_is_correct():
@@ -16,7 +32,7 @@ def test_concurrent_stemming_is_correct():
     suffixes = ["ing", "ed", "ness", "ational", "ies", "ly", "s", "fulness"]
     words = list({"".join(rng.choice("abcdefghilmnoprstuy") for _ in range(rng.randint(4, 12)))
                   + rng.choice(suffixes) for _ in range(6000)})
-    reference = snowballstemmer.stemmer("english")
+    reference = EnglishStemmer()
     expected = {w: reference.stemWord(w) for w in words}
     wrong, errors = [], []
 
