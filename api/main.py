@@ -69,15 +69,16 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
     standby = Standby(settings.artifacts_dir, settings.standby_versions)
     synonyms = ServedSynonyms(db, lambda: _served_models(app), read_synonyms(settings))
+    suggestions = Suggestions(db)
     versions = ServedVersions(settings.artifacts_dir, pinned=model_path,
-                       on_swap=lambda rec: _on_swap(rec, synonyms, telemetry), db=db,
+                       on_swap=lambda rec: _on_swap(rec, synonyms, suggestions, telemetry), db=db,
                        standby=standby if model_path is None else None)
     app = FastAPI(title="Explainable facet-attention recommender", version="0.1.0", lifespan=_lifespan,
                   docs_url=None, redoc_url=None)  # api.routes.docs: the same pages, without a CDN
     app.state.settings, app.state.telemetry, app.state.versions = settings, telemetry, versions
     app.state.db = db
     app.state.experiments = Experiments(versions, db, telemetry)
-    app.state.suggestions = Suggestions(db)
+    app.state.suggestions = suggestions
     app.state.rules = ServedRules(db, versions)
     app.state.synonyms = synonyms
     app.state.profiles = Profiles(db, settings.profile_ttl_s, settings.profile_users, settings.profile_events)
@@ -161,9 +162,11 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         log.info("service stopped")
 
 
-def _on_swap(rec: Recommender, synonyms: ServedSynonyms, telemetry: Telemetry) -> None:
-    """A model installed: served with the synonyms in force, and said so."""
+def _on_swap(rec: Recommender, synonyms: ServedSynonyms, suggestions: Suggestions, telemetry: Telemetry) -> None:
+    """A model installed: served with the synonyms in force, its suggestions built in the
+    background, and said so."""
     synonyms.apply(rec)
+    suggestions.prepare(rec)
     telemetry.model_served(rec.version)
 
 

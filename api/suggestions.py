@@ -24,6 +24,8 @@ class Suggestions:
         self._lock = threading.Lock()
         self._built: tuple[str, Suggester, float] | None = None  # (version, suggester, searches read at)
         self._refreshing = False
+        self._terms_lock = threading.Lock()
+        self._terms: tuple[str, Suggester] | None = None  # (version, its catalogue terms alone)
 
     def ready_for(self, rec: Recommender) -> Suggester | None:
         """The suggester of `rec`'s version if it is built (starting a background re-read of the
@@ -36,12 +38,34 @@ class Suggestions:
             threading.Thread(target=self._refresh, args=(built,), name="suggestions", daemon=True).start()
         return built[1]
 
+    def prepare(self, rec: Recommender) -> None:
+        """Read `rec`'s catalogue terms in the background (a version just installed): the
+        first shopper with a word no item matches then waits for none of it (about 1 s at 100k
+        items, which the request's time budget would pay). The searches are read when first
+        asked for, as before."""
+        def run() -> None:
+            try:
+                self._catalogue_terms(rec)
+            except Exception:  # a request reads them again, and says why if it fails there too
+                log.exception("reading the catalogue's terms for suggestions failed",
+                              extra={"model_version": rec.version})
+
+        threading.Thread(target=run, name="suggestions-terms", daemon=True).start()
+
+    def _catalogue_terms(self, rec: Recommender) -> Suggester:
+        """`rec`'s catalogue terms, without searches: read once per version."""
+        with self._terms_lock:
+            terms = self._terms
+            if terms is None or terms[0] != rec.version:
+                terms = self._terms = (rec.version, Suggester.from_catalog(rec.catalog))
+            return terms[1]
+
     def build(self, rec: Recommender) -> Suggester:
         """The suggester of `rec`'s version, built now if it is not (catalogue terms and searches)."""
         with self._lock:
             built = self._built
             if built is None or built[0] != rec.version:
-                suggester = Suggester.from_catalog(rec.catalog, self._searches())
+                suggester = self._catalogue_terms(rec).with_searches(self._searches())
                 built = self._built = (rec.version, suggester, time.monotonic())
             return built[1]
 

@@ -135,3 +135,32 @@ def test_over_http_searches_join_once_two_shoppers_made_them(tmp_path, monkeypat
                 break
             time.sleep(0.05)
         assert found[0] == "oak table", found
+
+
+def test_a_served_versions_catalogue_terms_are_read_before_any_request(tmp_path):
+    """Installing a version reads its catalogue's terms in the background (`Suggestions.prepare`):
+    the first request with a word no item matches finds them, and the store's searches are read
+    then, as before."""
+    from api.config import Settings
+    from cli.app import create_app
+    from tests.recsys.test_similar import NO_EVENTS, furniture
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
+
+    rec = untrained_recommender(Catalog.build(furniture()), NO_EVENTS, TrainConfig(seed=0))
+    settings = Settings(artifacts_dir=tmp_path / "artifacts", data_dir=tmp_path / "data",
+                        default_data_dir=tmp_path / "data" / "default", watch_interval_s=0,
+                        database_url=f"sqlite:///{tmp_path / 'store.db'}", events_token="t")
+    app = create_app(settings, recommender=rec)
+    with TestClient(app) as c:
+        suggestions = app.state.suggestions
+        for _ in range(200):
+            if suggestions._terms is not None:
+                break
+            time.sleep(0.05)
+        assert suggestions._terms is not None and suggestions._terms[0] == rec.version
+        assert suggestions.ready_for(rec) is None  # no searches read yet: no request asked
+        terms = suggestions._terms[1].terms
+        body = c.post("/recommend", json={"query": "oak tbale", "k": 3}).json()
+        assert body["did_you_mean"] == ["oak table"], body.get("did_you_mean")
+        assert suggestions.ready_for(rec).terms is terms  # the terms read at install, not again
