@@ -109,7 +109,7 @@ def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
         hidden = [] if rules is None else [rec.catalog.item_ids[i] for i in rules.hidden.tolist()]
         counts = rec.facet_counts(req.query, keys, _filters(req), [*req.exclude, *hidden], req.candidates)
     offered = None
-    if result.unmatched_tokens:  # once per version, the first such query builds the suggester
+    if result.unmatched_tokens:  # the suggester's terms are read at install, its searches by the first such query
         offered = did_you_mean(req.query, result.unmatched_tokens, suggestions.ready_for(rec) or suggestions.build(rec),
                                lambda text: every_word_matches(rec.index, text))
     took_ms = (time.perf_counter() - start) * 1000
