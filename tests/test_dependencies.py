@@ -15,7 +15,8 @@ RUNTIME = ("recsys", "training", "api", "store", "cli")
 # declared, never imported by our code, needed all the same
 NOT_IMPORTED = {"python-multipart": "FastAPI parses the training uploads (forms) with it",
                 "fastapi-offline": "api/routes/docs.py serves its files, by package name",
-                "psycopg": "SQLAlchemy's postgresql+psycopg dialect loads it (store/db.py)"}
+                "psycopg": "SQLAlchemy's postgresql+psycopg dialect loads it (store/db.py)",
+                "pystemmer": "snowballstemmer hands out its C stemmers when installed (recsys/tokenize.py)"}
 OPTIONAL = {"tantivy"}  # `recsys bench` only: imported lazily, its absence is a one-line error
 
 
