@@ -194,6 +194,7 @@ class Adjustments:
                  base: Adjustments | None = None, indexed: bool = False):
         own = list(rules)
         self.base, self.n_items, self.indexed = base, n_items, indexed
+        self._summed_items: np.ndarray | None = None  # (n_items,) float64, `_summed`
         self.rules: list[Rule] = [*(base.rules if base is not None else ()), *own]
         self._effects = [effect_of(r) for r in own]
         hides = [ix for r, ix in zip(own, items) if r.kind == "hide"]
@@ -245,12 +246,11 @@ class Adjustments:
     def _summed(self) -> np.ndarray:
         """(n_items,) float64 every item's summed boosts and buries, built on first use (a
         layer for any query is every query's base: its own layers read it)."""
-        summed: np.ndarray | None = self.__dict__.get("_summed_items")
-        if summed is None:
+        if self._summed_items is None:
             summed = self.base._summed().copy() if self.base is not None else np.zeros(self.n_items)
             summed[self.offset_items] = self.offset_values
-            self.__dict__["_summed_items"] = summed
-        return summed
+            self._summed_items = summed
+        return self._summed_items
 
     @property
     def empty(self) -> bool:

@@ -28,6 +28,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .facets import DESCRIPTION
+from .index.query import WordCache
 from .tokenize import STOPWORDS, words
 
 MIN_SHOPPERS = 2  # a logged search is suggested once this many distinct shoppers made it
@@ -72,8 +73,8 @@ class _Prefixes:
             levels.append(np.where(order[left] >= order[right], left, right).astype(np.int32))
             width *= 2
         self._levels = levels
-        # last word -> its typo prefixes (`Suggester._typo_prefixes`): the oldest dropped first
-        self.typo_memo: dict[str, list[str]] = {}
+        # last word -> its typo prefixes (`Suggester._typo_prefixes`)
+        self.typo_memo: WordCache[list[str]] = WordCache("typo prefixes", TYPO_MEMO)
 
     def _best(self, lo: int, hi: int) -> int:
         """The index of the best entry in keys[lo:hi] (hi > lo)."""
@@ -169,15 +170,10 @@ class Suggester:
         """Prefixes one edit from `last` that some term starts with: about 60 bisections per
         letter of it (0.3-0.5 ms at 100k items), kept per word (the terms' `typo_memo`), as a
         misspelling, like any word, comes back."""
-        memo = self.terms.typo_memo
-        found = memo.get(last)
+        found = self.terms.typo_memo.get(last)
         if found is None:
-            found = memo[last] = self._typo_prefixes_of(last)
-            while len(memo) > TYPO_MEMO:
-                try:
-                    memo.pop(next(iter(memo)))
-                except (StopIteration, RuntimeError, KeyError):  # emptied or changed by another thread
-                    break
+            found = self._typo_prefixes_of(last)
+            self.terms.typo_memo.put(last, found)
         return found
 
     def _typo_prefixes_of(self, last: str) -> list[str]:

@@ -423,6 +423,16 @@ def _offer(heap_s: A, heap_i: A, size: int, s: float, i: int) -> int:
 
 
 @_jit
+def _sum_f32(maxima: A) -> np.float32:
+    """The groups' maxima summed in float32, in the order an item's score sums its groups: as
+    float32 addition rounds monotonically, no item's score is above it (the top-k's exact stop)."""
+    total = np.float32(maxima[0])
+    for q in range(1, len(maxima)):
+        total += np.float32(maxima[q])
+    return total
+
+
+@_jit
 def _max_of(a: A) -> float:
     """a.max() of a non-empty float32 array without NaN, in eight running maxima: numba's own
     max checks every element for NaN in one dependent chain, 3x slower on a table of 30k."""
@@ -541,9 +551,7 @@ def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, coun
         # monotonically): once the heap's worst reaches it and comes before the scan, no later
         # item can enter, so the scan in index order stops. A start that ties thousands of items
         # exactly at the top (no leak onto unmatched attributes) finds its k in the first few
-        top_sum = np.float32(maxima[0])
-        for q in range(1, n_groups):
-            top_sum += np.float32(maxima[q])
+        top_sum = _sum_f32(maxima)
         for i in range(n):
             if size == k and heap_s[0] >= top_sum and heap_i[0] < i:
                 break
@@ -696,10 +704,7 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
         # the most any item can score: the float32 sum of the group maxima in the items' order,
         # plus the largest offset (float32 and float64 addition round monotonically); once the
         # heap's worst reaches it and comes before the scan, no later item can enter
-        top_sum = np.float32(maxima[0])
-        for q in range(1, n_groups):
-            top_sum += np.float32(maxima[q])
-        top_all = np.float64(top_sum)
+        top_all = np.float64(_sum_f32(maxima))
         if has_offset:
             off_max = -np.inf
             for c in range(tab_off[g], tab_off[g + 1]):  # every item is in one entry of each group
