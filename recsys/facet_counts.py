@@ -12,7 +12,8 @@ results. The keys are the catalogue's own (`Catalog.filter_keys`, by any name a 
 each key's items per value are found on its first count and kept (`_KeyTable`). Counting
 reads the selection as bits, one per item: a value many items hold is counted by AND and
 popcount against its own bits (64 items a word, whatever the selection's size), a rarer one by
-reading its items' bits (`kernels._value_counts`, compiled). A listing's answer is kept
+reading its items' bits (`kernels._value_counts`, compiled; every key counted over one
+selection in one pass over their tables joined). A listing's answer is kept
 (`FacetCounter.answers`): the same search, its next page or an undone filter is not counted again.
 """
 
@@ -33,6 +34,7 @@ from .index.scoring import ScoringIndex
 from .query_match import QueryMatches, count_items, pack_items
 
 MAX_VALUES = 100  # values listed per key, the most counted first; `more` says how many are left out
+JOINED_KEPT = 8  # tuples of keys kept joined: each copies its keys' tables (every key, a shop's lists)
 COUNTS_CACHED = 512  # queries' answers kept (`FacetCounter.answers`): up to MAX_VALUES values a key
 TEXT_KEYS = (TITLE, DESCRIPTION)  # words of the text: filterable, but no listing's facet
 # a value held by at least this share of the items is counted on bits: AND + popcount over a
@@ -85,6 +87,19 @@ class _KeyTable:
         return out + np.bincount(owner, weights=held, minlength=len(self.values)).astype(np.int64)
 
 
+def _joined(tables: Sequence[_KeyTable]) -> tuple[_KeyTable, np.ndarray]:
+    """The keys' tables end to end, as one table of all their values (so one compiled pass
+    counts every key a selection is counted for), and (K + 1,) int64 where each key's values
+    start in it."""
+    starts = np.cumsum([0] + [len(t.values) for t in tables]).astype(np.int64)
+    bits = np.concatenate([t.bits for t in tables])
+    dense = np.concatenate([t.dense + s for t, s in zip(tables, starts.tolist())])
+    item_starts = np.cumsum([0] + [len(t.items) for t in tables]).tolist()
+    ptr = np.concatenate([[0]] + [t.ptr[1:] + s for t, s in zip(tables, item_starts)]).astype(np.int64)
+    values = [v for t in tables for v in t.values]
+    return _KeyTable(values, bits, dense.astype(np.int64), ptr, np.concatenate([t.items for t in tables])), starts
+
+
 class FacetCounter:
     """Facet counts over one index's catalogue (see the module's docstring)."""
 
@@ -102,6 +117,8 @@ class FacetCounter:
         # filter undone), and counting passes over every matching item where ranking does not
         # (`count`'s `listing_key`; an answer is at most MAX_VALUES values a key)
         self.answers: WordCache[FacetCounts] = WordCache("facet counts", COUNTS_CACHED)
+        # keys' tables joined, per tuple of keys counted over one selection (`_joined`)
+        self._joined_tables: WordCache[tuple[_KeyTable, np.ndarray]] = WordCache("joined key tables", JOINED_KEPT)
 
     def is_warm(self, query: str) -> bool:
         """Every word of `query` has its items cached (`QueryMatches.is_warm`): counting costs
@@ -187,22 +204,52 @@ class FacetCounter:
                 selected[left_out] = bits
             return selected[left_out]
 
-        facets = [self._facet(key, bits_of(key if key in by_key else None), kernels) for key in asked]
-        return FacetCounts(int(count_items(bits_of(None))), facets)
-
-    def _facet(self, key: str, packed: np.ndarray, kernels: Kernels | None) -> FacetCount:
-        table = self._table(key)
-        counts = table.counts(packed, kernels)
-        # the values are sorted: ties by value; the values counted nowhere come last
-        order = np.argsort(-counts, kind="stable")[: np.count_nonzero(counts)]
-        shown = order[:MAX_VALUES]
-        listed = [FacetValue(table.values[g], c) for g, c in zip(shown.tolist(), counts[shown].tolist())]
-        return FacetCount(key, listed, max(len(order) - MAX_VALUES, 0))
+        # the keys counted over one selection (those without a filter of their own share it)
+        by_selection: dict[str | None, list[str]] = {}
+        for key in asked:
+            by_selection.setdefault(key if key in by_key else None, []).append(key)
+        counted: dict[str, FacetCount] = {}
+        for left_out, keys in by_selection.items():
+            table, starts = self._joined(tuple(keys))
+            counts = table.counts(bits_of(left_out), kernels)
+            counted.update(zip(keys, _facets(keys, table.values, counts, starts)))
+        return FacetCounts(int(count_items(bits_of(None))), [counted[key] for key in asked])
 
     def _table(self, key: str) -> _KeyTable:
         if key not in self._tables:
             self._tables[key] = _key_table(self.index, key)
         return self._tables[key]
+
+    def _joined(self, keys: tuple[str, ...]) -> tuple[_KeyTable, np.ndarray]:
+        """`_joined` of the keys' tables, kept per tuple of keys (a listing asks the same keys
+        again: every key, or the shop's own list)."""
+        if len(keys) == 1:
+            table = self._table(keys[0])
+            return table, np.array([0, len(table.values)], dtype=np.int64)
+        name = "\x1e".join(keys)
+        joined = self._joined_tables.get(name)
+        if joined is None:
+            joined = _joined([self._table(k) for k in keys])
+            self._joined_tables.put(name, joined)
+        return joined
+
+
+def _facets(keys: Sequence[str], values: Sequence[str], counts: np.ndarray, starts: np.ndarray) -> list[FacetCount]:
+    """Per key, its values with a count (values[starts[k]:starts[k + 1]], counts alike), the most
+    counted first and ties by value (the values are sorted), at most MAX_VALUES of them."""
+    key_of = np.repeat(np.arange(len(keys)), np.diff(starts))
+    order = np.lexsort((-counts, key_of))  # (G,) stable: by key, then the most counted, then by value
+    order = order[counts[order] > 0]
+    ends = np.searchsorted(key_of[order], np.arange(len(keys) + 1)).tolist()
+    shown_counts = counts[order].tolist()
+    positions = order.tolist()
+    out = []
+    for k, key in enumerate(keys):
+        first, end = ends[k], ends[k + 1]
+        last = min(end, first + MAX_VALUES)
+        listed = [FacetValue(values[g], c) for g, c in zip(positions[first:last], shown_counts[first:last])]
+        out.append(FacetCount(key, listed, end - last))
+    return out
 
 
 def _key_table(index: ScoringIndex, key: str, dense_share: float = DENSE_SHARE) -> _KeyTable:

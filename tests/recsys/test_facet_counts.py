@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import recsys.facet_counts as facet_counts
 import recsys.query_match as query_match
 from recsys.errors import InputError
 from recsys.explain import explain_items
-from recsys.facet_counts import FacetCounter, _key_table
+from recsys.facet_counts import FacetCount, FacetCounter, FacetValue, _joined, _key_table
 from recsys.index.kernels import compiled
 from recsys.query_match import count_items, pack_items, unpack_items
 from recsys.synonyms import SynonymBook, parse_synonyms
@@ -72,6 +73,35 @@ def test_value_counts_equal_a_count_item_by_item(planted_model, use_kernel, dens
             assert table.counts(pack_items(selected), kernels).tolist() == expected, (key, dense_share)
     assert kinds == {"bits": {"bits"}, "both": {"bits", "lists"}, "lists": {"lists"}}[
         {0.0: "bits", 0.3: "both", 2.0: "lists"}[dense_share]]
+
+
+def _one_key(key, table, counts, max_values) -> FacetCount:
+    """A key's listing as counted one key at a time: the most counted first, ties by value."""
+    order = np.argsort(-counts, kind="stable")[: np.count_nonzero(counts)]
+    shown = order[:max_values]
+    return FacetCount(key, [FacetValue(table.values[g], int(counts[g])) for g in shown],
+                      max(len(order) - max_values, 0))
+
+
+@pytest.mark.parametrize("max_values", [2, 100])
+def test_keys_counted_together_list_what_each_counted_alone_does(planted_model, monkeypatch, max_values):
+    """Keys counted over one selection are counted as one joined table (`_joined`, one compiled
+    pass): each key's listing (order, ties by value, what is cut past MAX_VALUES and how many)
+    equals its own table's."""
+    rec = planted_model
+    monkeypatch.setattr(facet_counts, "MAX_VALUES", max_values)
+    kernels = compiled()
+    keys = [*rec.facet_counter.default_keys(), "other"]
+    tables = [_key_table(rec.index, key, 0.3) for key in keys]  # both bits and lists
+    table, starts = _joined(tables)
+    rng = np.random.default_rng(5)
+    cut = []
+    for share in (1.0, 0.4, 0.05, 0.0):
+        packed = pack_items(rng.random(rec.catalog.n_items) < share)
+        got = facet_counts._facets(keys, table.values, table.counts(packed, kernels), starts)
+        assert got == [_one_key(k, t, t.counts(packed, kernels), max_values) for k, t in zip(keys, tables)]
+        cut.append(sum(f.more for f in got))
+    assert (cut[0] > 0) == (max_values == 2) and cut[-1] == 0  # four colours: two listed, two more
 
 
 @pytest.mark.parametrize("popcount", [True, False], ids=["bitwise_count", "unpacked"])
