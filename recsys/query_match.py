@@ -19,6 +19,7 @@ it (`QueryState.context_free`), as the index caches its ratios.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from .explain import MATCH_THRESHOLD
 from .index.query import CACHE_BYTES, QueryState, WordCache
@@ -46,6 +47,21 @@ class QueryMatches:
         global_sets = np.concatenate([offset + item_set for offset, item_set in self._item_sets])
         self._set_items = (np.argsort(global_sets, kind="stable") % max(index.n_items, 1)).astype(np.int32)
         self._set_ptr = np.concatenate([[0], np.cumsum(np.bincount(global_sets, minlength=len(self._slot)))])
+        # for the compiled pass, which sums only the sets holding an attribute that could be
+        # their best (`kernels._word_items`): the sets holding each attribute, each attribute's
+        # facet, and per facet the least e^l / e^l_slot a set's best attribute needs (its share
+        # e^l / (e^l + e^l_slot * slot) reaches MATCH_THRESHOLD only above it), a hair lower so
+        # that rounding never drops a set the exact test would keep
+        by_attr = sp.csc_matrix(self._sets)
+        by_attr.sort_indices()
+        self._attr_ptr, self._attr_sets = by_attr.indptr.astype(np.int64), by_attr.indices.astype(np.int32)
+        self._set_attr_ptr, self._set_attrs = self._sets.indptr.astype(np.int64), self._sets.indices.astype(np.int32)
+        self._attr_facet = np.repeat(np.arange(len(index.facets)),
+                                     [len(sets.tables[f].values) for f in index.facets])  # (sum V,)
+        least_slot = np.full(len(index.facets), np.inf)
+        np.minimum.at(least_slot, self._set_facet[self._filled], self._slot[self._filled])  # an empty set never matches
+        share = MATCH_THRESHOLD / (1.0 - MATCH_THRESHOLD) if MATCH_THRESHOLD < 1.0 else 0.0
+        self._candidate = np.where(np.isfinite(least_slot), share * least_slot * (1.0 - 1e-9), 0.0)
         self.word_items: WordCache[np.ndarray] = WordCache(  # each word's items as bits
             "word items", max(16, CACHE_BYTES // max(index.n_items // 8, 1)))
         self._every = pack_items(np.ones(index.n_items, dtype=bool))
@@ -81,28 +97,31 @@ class QueryMatches:
                 flat = np.concatenate([state.logits[f] for f in self.index.facets], axis=1)
                 flat_nm = np.stack([state.no_match[f] for f in self.index.facets], axis=1)
             assert flat_nm is not None  # set with flat_logits
-            new = self._word_items(flat[missing], flat_nm[missing])  # (m, n_items)
+            new = self._word_items(flat[missing], flat_nm[missing])  # (m, W)
             for j, i in enumerate(missing):
-                bits = found[i] = pack_items(new[j])
+                bits = found[i] = new[j]
                 if free[i]:
                     self.word_items.put(state.tokens[i].cache_key, bits)
         return [m for m in found if m is not None]
 
     def _word_items(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
-        """(m, n_items) bool: the items each of m words matches, from its logits (m, sum V) and
-        no-match logits (m, H); compiled in one pass when numba is here (`kernels._word_items`,
-        the same floats), else through `_matched_sets`."""
+        """(m, W) uint64 the items each of m words matches as bits (`pack_items`), from its
+        logits (m, sum V) and no-match logits (m, H); compiled when numba is here
+        (`kernels._word_items`: the same floats, summed over the sets a word could match
+        alone), else through `_matched_sets`."""
         kernels = self.index.kernels()
         if kernels is not None:
-            parent, attr, set_node, _, set_facet = self.index.sets.tree()
-            return kernels.word_items(parent, attr, set_node, self._slot, set_facet,
-                                            np.ascontiguousarray(flat), np.ascontiguousarray(flat_nm),
-                                            MATCH_THRESHOLD, self._set_ptr, self._set_items, self.index.n_items)
+            return kernels.word_items(np.ascontiguousarray(flat), np.ascontiguousarray(flat_nm), self._attr_facet,
+                                      self._candidate, self._attr_ptr, self._attr_sets, self._set_attr_ptr,
+                                      self._set_attrs, self._slot, self._set_facet, MATCH_THRESHOLD,
+                                      self._set_ptr, self._set_items, len(self._every))
         matched_sets = self._matched_sets(flat, flat_nm)  # (m, sum U)
-        out = np.zeros((len(flat), self.index.n_items), dtype=bool)
+        out = np.zeros((len(flat), len(self._every)), dtype=np.uint64)
         for j in range(len(flat)):
+            mask = np.zeros(self.index.n_items, dtype=bool)
             for offset, item_set in self._item_sets:
-                out[j] |= matched_sets[j, offset + item_set]
+                mask |= matched_sets[j, offset + item_set]
+            out[j] = pack_items(mask)
         return out
 
     def _matched_sets(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:

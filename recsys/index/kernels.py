@@ -110,9 +110,10 @@ def _warm_up(kernels: Kernels) -> None:
     kernels.pair_evidence(ids, ids[..., None], np.ones((1, 1, 1), dtype=f32), ids[..., None],
                           np.full((2, 1), -1, dtype=i64), np.zeros((2, 1), dtype=f32), v[:1], True,
                           np.zeros(2, dtype=i64), np.zeros(0, dtype=i64))
-    kernels.word_items(np.array([-1], dtype=i32), np.zeros(1, dtype=i32), np.zeros(1, dtype=i32),
-                       np.ones(1, dtype=np.float64), set_facet, np.zeros((1, 1), dtype=f32),
-                       np.zeros((1, 1), dtype=f32), 0.5, np.array([0, 1], dtype=i64), np.zeros(1, dtype=i32), 1)
+    span = np.array([0, 1], dtype=i64)
+    kernels.word_items(np.zeros((1, 1), dtype=f32), np.zeros((1, 1), dtype=f32), set_facet,
+                       np.ones(1, dtype=np.float64), span, np.zeros(1, dtype=i32), span, np.zeros(1, dtype=i32),
+                       np.ones(1, dtype=np.float64), set_facet, 0.5, span, np.zeros(1, dtype=i32), 1)
     u64 = np.uint64
     kernels.value_counts(np.ones(1, dtype=u64), np.ones((1, 1), dtype=u64), np.zeros(1, dtype=i64),
                          np.array([0, 0, 1], dtype=i64), np.zeros(1, dtype=i32))
@@ -283,43 +284,49 @@ def _word_record(parent: A, attr: A, set_node: A, slot_count: A, set_facet: A, f
 
 
 @_jit
-def _word_items(parent: A, attr: A, set_node: A, slot: A, set_facet: A, flat: A, flat_nm: A,
-                threshold: float, set_ptr: A, set_items: A, n_items: int) -> A:
-    """(m, n_items) bool: whether each of m words matches each item (`QueryMatches`): some
-    attribute of the item's set in some facet holds at least `threshold` of the word's attention
-    there, its e^l over the sum of e^l over the set plus the no-match slot's e^l times `slot`
-    (float64, (sum U,)). The sums run down the sets' prefix tree (`_set_ratios`) in float64, in
-    the order numpy's reduceat adds them; the items of global set s are
-    set_items[set_ptr[s]:set_ptr[s + 1]], so marking them costs the matched items alone."""
+def _word_items(flat: A, flat_nm: A, attr_facet: A, candidate: A, attr_ptr: A, attr_sets: A, set_ptr: A,
+                set_attrs: A, slot: A, set_facet: A, threshold: float, item_ptr: A, set_items: A, n_words: int) -> A:
+    """(m, n_words) uint64 the items each of m words matches, as bits (`query_match.pack_items`;
+    `QueryMatches`): some attribute of the item's set in some facet holds at least `threshold`
+    of the word's attention there, its e^l over the sum of e^l over the set plus the no-match
+    slot's e^l times `slot` (float64, (sum U,)), summed in the set's order as numpy's reduceat
+    adds them. Only sets holding a candidate are summed: an attribute whose e^l is at least
+    `candidate` (per facet) times the slot's e^l. The set's best attribute must be one (its
+    share is at most e^l / (e^l + e^l_slot * slot)), and a word has few. A set's attributes are
+    set_attrs[set_ptr[s]:set_ptr[s + 1]], the sets holding attribute a attr_sets[attr_ptr[a]:
+    attr_ptr[a + 1]], and set s's items set_items[item_ptr[s]:item_ptr[s + 1]]."""
     m, v_total = flat.shape
-    n_nodes, n_sets = len(parent), len(set_node)
-    out = np.zeros((m, n_items), dtype=np.bool_)
+    n_sets = len(set_ptr) - 1
+    out = np.zeros((m, n_words), dtype=np.uint64)
     e = np.empty(v_total, dtype=np.float64)
     e_nm = np.empty(flat_nm.shape[1], dtype=np.float64)
-    best = np.empty(n_nodes, dtype=np.float64)
-    den = np.empty(n_nodes, dtype=np.float64)
-    matched = np.zeros(n_sets, dtype=np.bool_)
+    seen = np.full(n_sets, -1, dtype=np.int64)  # the word that last summed each set
+    one = np.uint64(1)
     for t in range(m):
         for a in range(v_total):
             e[a] = np.exp(np.float64(flat[t, a]))
         for h in range(flat_nm.shape[1]):
             e_nm[h] = np.exp(np.float64(flat_nm[t, h]))
-        for n in range(n_nodes):
-            a, p = attr[n], parent[n]
-            if p < 0:
-                best[n] = e[a]
-                den[n] = e[a]
-            else:
-                best[n] = max(best[p], e[a])
-                den[n] = den[p] + e[a]
-        for s in range(n_sets):
-            n = set_node[s]
-            matched[s] = n >= 0 and best[n] / (den[n] + e_nm[set_facet[s]] * slot[s]) >= threshold
         row = out[t]
-        for s in range(n_sets):
-            if matched[s]:
-                for j in range(set_ptr[s], set_ptr[s + 1]):
-                    row[set_items[j]] = True
+        for a in range(v_total):
+            h = attr_facet[a]
+            if not e[a] >= candidate[h] * e_nm[h]:
+                continue
+            for j in range(attr_ptr[a], attr_ptr[a + 1]):
+                s = attr_sets[j]
+                if seen[s] == t:
+                    continue
+                seen[s] = t
+                best = np.float64(0.0)
+                den = np.float64(0.0)
+                for k in range(set_ptr[s], set_ptr[s + 1]):
+                    x = e[set_attrs[k]]
+                    den += x
+                    best = max(best, x)
+                if best / (den + e_nm[set_facet[s]] * slot[s]) >= threshold:
+                    for j2 in range(item_ptr[s], item_ptr[s + 1]):
+                        i = set_items[j2]
+                        row[i >> 6] |= one << np.uint64(i & 63)
     return out
 
 
