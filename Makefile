@@ -12,11 +12,8 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# setuptools tells every editable install it is one, as a warning: not news to a user.
-	# --no-compile: Python compiles a module when it is first imported; pip would compile every
-	# module of every package up front (88 s of a fresh install here, 32 s without; the first
-	# import of the service then takes 10 s instead of 4, once)
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet --no-compile -e '.[test,bench,docs]'
+	# setuptools tells every editable install it is one, as a warning: not news to a user
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e '.[test,bench,docs]'
 	touch $(STAMP)
 
 # Serve the embedded default: generates the synthetic catalogue and trains a model on first start.
