@@ -60,7 +60,7 @@ class QueryMatches:
                                      [len(sets.tables[f].values) for f in index.facets])  # (sum V,)
         least_slot = np.full(len(index.facets), np.inf)
         np.minimum.at(least_slot, self._set_facet[self._filled], self._slot[self._filled])  # an empty set never matches
-        share = MATCH_THRESHOLD / (1.0 - MATCH_THRESHOLD) if MATCH_THRESHOLD < 1.0 else 0.0
+        share = MATCH_THRESHOLD / (1.0 - MATCH_THRESHOLD)  # MATCH_THRESHOLD is below 1
         self._candidate = np.where(np.isfinite(least_slot), share * least_slot * (1.0 - 1e-9), 0.0)
         self.word_items: WordCache[np.ndarray] = WordCache(  # each word's items as bits
             "word items", max(16, CACHE_BYTES // max(index.n_items // 8, 1)))
