@@ -302,6 +302,11 @@ class SimilarOut(_Out):
     drawn_by: dict[str, list[str]] = Field(
         description="query word -> the attributes of the item it came from: with each result's "
                     "explanation, which of its attributes drew which attribute of the result")
+    kept_to: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="filter key -> the item's own values every result shares: its kind when "
+                    "`same` is not given (`{\"category\": [\"chair\"]}`), the keys `same` names, "
+                    "or nothing")
     model_version: str
     offset: int
     total: int = Field(description="items that passed filters and exclusions (the item excluded)")

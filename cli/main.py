@@ -168,9 +168,11 @@ def _parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("similar", help="items like an item, ranked by its own attributes")
     m.add_argument("item_id")
-    m.add_argument("--same", action="append", default=[], metavar="KEY",
+    m.add_argument("--same", action="append", default=None, metavar="KEY",
                    help="a filter key whose values the results share with the item, repeatable "
-                        "(--same category: a chair's like-this are chairs)")
+                        "(--same category: a chair's like-this are chairs); not given: the item's "
+                        "kind (its articleType, product_type, type, category, ... column), "
+                        "--same none: every item")
     _add_ranking_options(m)
     m.set_defaults(run=cmd_similar)
 
@@ -459,12 +461,16 @@ def cmd_similar(args) -> int:
     from cli.render import print_recommendation
 
     rec = _load(args)
-    asked, result = rec.similar(args.item_id, k=args.k, same=args.same)
+    from recsys.similar import same_keys
+
+    asked, result = rec.similar(args.item_id, k=args.k, same=same_keys(args.same))
     if args.json:
         print(json.dumps({**asdict(asked), "recommendation": asdict(result)}))
     else:
         drawn = "; ".join(f"{w} <- {', '.join(labels)}" for w, labels in asked.drawn_by.items())
         print(f"like {asked.item_id} ({rec.catalog.titles[rec.catalog.idx(asked.item_id)]}): {drawn}")
+        if asked.kept_to:
+            print("kept to its " + "; ".join(f"{key} {', '.join(v)}" for key, v in asked.kept_to.items()))
         print_recommendation(result)
     return 0
 

@@ -6,7 +6,7 @@ import difflib
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -35,7 +35,7 @@ from .index.scoring import ScoringIndex
 from .index.topk import ItemOffsets, fast_top_k
 from .model import FacetScorer
 from .rules import BASE_SETS, Adjustments, RuleEffect, place_pins, sum_effects
-from .similar import ItemQuery, item_query, named_label
+from .similar import ItemQuery, item_query, kind_filter, kind_keys, named_label
 from .synonyms import SynonymBook
 
 
@@ -353,28 +353,38 @@ class Recommender:
         filters: Mapping[str, FilterValues] | None = None,
         exclude: Sequence[str] = (),
         explain: bool = True,
-        same: Sequence[str] = (),
+        same: Sequence[str] | None = None,
         rules: Adjustments | None = None,
     ) -> tuple[ItemQuery, Recommendation]:
         """Items like `item_id` (never itself): its own attributes as the query
         (`similar.item_query`), ranked and explained as `recommend` does; the first part says
-        which of its attributes each query word came from. `same`: filter keys whose values the
-        results must share with the item (`["category"]`: a chair's like-this are chairs); a key
-        the item has no value of restricts nothing. `rules` act as on `recommend`."""
+        which of its attributes each query word came from, and which of its values the results
+        were kept to (`ItemQuery.kept_to`). `same`: filter keys whose values the results must
+        share with the item (`["category"]`: a chair's like-this are chairs; a key the item has
+        no value of restricts nothing); None: its kind (`similar.kind_filter`), unless `filters`
+        name a kind key; (): nothing. `rules` act as on `recommend`."""
         item_idx = self.catalog.idx(item_id)
         asked = item_query(self.catalog, item_idx, self.featurizer.attribute_df)
-        result = self.recommend(asked.query, k=k, offset=offset,
-                                filters=self._same_as(item_idx, same, filters),
+        kept = self._same_as(item_idx, same, filters)
+        result = self.recommend(asked.query, k=k, offset=offset, filters={**(filters or {}), **kept} or None,
                                 exclude=[*exclude, item_id], explain=explain, rules=rules)
-        return asked, result
+        return replace(asked, kept_to=kept), result
 
-    def _same_as(self, item_idx: int, same: Sequence[str],
-                 filters: Mapping[str, FilterValues] | None) -> Mapping[str, FilterValues] | None:
-        """`filters` with, for each key of `same`, the item's own values of it."""
-        if not same:
-            return filters
-        out: dict[str, FilterValues] = dict(filters or {})
-        given = {self.catalog.filter_key(k) for k in out}
+    @cached_property
+    def _attribute_items(self) -> dict[str, np.ndarray]:
+        """facet -> (V,) how many items have each attribute (`similar.kind_filter`)."""
+        return {f: np.diff(self.catalog.item_attrs[f].tocsc().indptr) for f in self.facets}
+
+    def _same_as(self, item_idx: int, same: Sequence[str] | None,
+                 filters: Mapping[str, FilterValues] | None) -> dict[str, list[str]]:
+        """The filters `same` adds to `filters`: for each of its keys, the item's own values of
+        it; for None, its kind's (`similar.kind_filter`) unless `filters` name a kind key."""
+        given = {self.catalog.filter_key(k) for k in filters or {}}
+        if same is None:
+            if given & set(kind_keys(self.catalog)):  # the caller chose the kind
+                return {}
+            return kind_filter(self.catalog, item_idx, self._attribute_items.__getitem__)
+        out: dict[str, list[str]] = {}
         for key in same:
             name = self.catalog.filter_key(key)
             if name is None:
@@ -386,7 +396,7 @@ class Recommender:
             values = self.catalog.item_filter_values(item_idx, name)
             if values:
                 out[name] = values
-        return out or None
+        return out
 
     def _top(self, query: str, k: int, offset: int, filters: Mapping[str, FilterValues] | None,
              exclude: Sequence[str], candidates: Sequence[str] | None,

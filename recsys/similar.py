@@ -10,11 +10,21 @@ each word once, stop words left out. Description words are left out while the it
 `MIN_WORDS` others: a description is long and loosely worded, and what a product page means by
 "like this" is its kind, colour, style and brand. The words are capped at `MAX_WORDS`, the rarest
 in the catalogue kept (a rare word says more about the item than one most items share).
+
+Asked nothing else, the results keep to the item's kind (`kind_filter`): a chair's like-this are
+chairs. In the item's query its kind is one word of about ten, weighed like its brand, so a
+ranking of the whole catalogue puts tables of the same brand and wood beside the chairs (on the
+simulated shops, 18-23% of the results were another kind of item, and overlap within the
+category beat it; docs/results.md, "Like this item"). A catalogue says what kind an item is in a
+column of one of the usual names (`KIND_KEYS`, matched as column names are: `Product Type`,
+`product_type` and `productType` are one); the finest such column whose value the item shares with
+at least `MIN_SAME_KIND` other items is the one kept to, so a kind of three items widens to its
+category, and a catalogue without such a column ranks every item.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +35,12 @@ from .tokenize import STOPWORDS, words
 
 MAX_WORDS = 16  # query words at most: a longer query would dilute every head's attention
 MIN_WORDS = 3  # below this many words from its other attributes, the description's are used too
+# filter keys that name an item's kind, finest first, in `_key_form` (fashion's articleType before
+# its subCategory before its masterCategory)
+KIND_KEYS = ("articletype", "producttype", "itemtype", "type", "kind", "subcategory", "productcategory",
+             "category", "department", "mastercategory")
+MIN_SAME_KIND = 10  # other items of the item's kind, at least, for the results to keep to it
+NO_SAME = "none"  # `same` naming this alone: like-this over every item, not kept to its kind
 
 
 @dataclass(frozen=True)
@@ -36,6 +52,8 @@ class ItemQuery:
     drawn_by: dict[str, list[str]]  # query word -> the item's attribute labels it came from
     # query word -> how many items say the rarest of its attributes (`attribute_df`)
     df: dict[str, float] = field(default_factory=dict)
+    # filter key -> the item's values the results were kept to (`Recommender.similar`'s `same`)
+    kept_to: dict[str, list[str]] = field(default_factory=dict)
 
 
 def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np.ndarray]) -> ItemQuery:
@@ -66,6 +84,34 @@ def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np
         chosen = [w for w in chosen if w in rarest]
     return ItemQuery(catalog.item_ids[item_idx], " ".join(chosen), {w: sources[w] for w in chosen},
                      {w: df[w] for w in chosen})
+
+
+def same_keys(given: Sequence[str] | None) -> Sequence[str] | None:
+    """`same` as a request or the command line gives it, as `Recommender.similar` takes it: not
+    given (None) keeps to the item's kind, `NO_SAME` alone to nothing."""
+    if given is not None and [key.strip().lower() for key in given] == [NO_SAME]:
+        return ()
+    return given
+
+
+def kind_keys(catalog: Catalog) -> list[str]:
+    """The catalogue's filter keys that name an item's kind (`KIND_KEYS`), finest first."""
+    keys = (catalog.filter_key(name) for name in KIND_KEYS)
+    return list(dict.fromkeys(key for key in keys if key is not None))
+
+
+def kind_filter(catalog: Catalog, item_idx: int, attribute_items: Callable[[str], np.ndarray]
+                ) -> dict[str, list[str]]:
+    """The filter that keeps item `item_idx`'s like-this to its kind (the module's docstring):
+    {key: the item's values} of the finest of `kind_keys` whose values the item shares with at
+    least `MIN_SAME_KIND` other items, or {} (no such key: every item is ranked).
+    `attribute_items(facet)` (V,) is how many items have each attribute."""
+    for key in kind_keys(catalog):
+        mine = [(f, a) for f, a in catalog.filter_attributes(key) if catalog.item_attrs[f][item_idx, a] > 0]
+        # items of any of its values (an item of two counts twice: a bound, and kinds are one value)
+        if mine and sum(int(attribute_items(f)[a]) for f, a in mine) - 1 >= MIN_SAME_KIND:
+            return {key: catalog.item_filter_values(item_idx, key)}
+    return {}
 
 
 def named_label(facet: str, label: str) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 
 from recsys.recommender import Recommender
+from recsys.similar import same_keys
 
 from ..deps import ModelDep, ScoringDep, SettingsDep
 from ..limits import check_recommend, within_budget
@@ -31,7 +33,11 @@ async def similar(
     same: Annotated[list[str] | None, Query(
         description="a filter key whose values the results share with the item, repeatable "
                     "(`?same=category`: a chair's like-this are chairs); a key the item has no "
-                    "value of restricts nothing")] = None,
+                    "value of restricts nothing. Not given: the item's kind (its value of the "
+                    "finest of the catalogue's `articleType`, `product_type`, `type`, "
+                    "`subcategory`, `category`, ... columns that at least 10 other items share; "
+                    "`kept_to` says which), unless `filter` names one of those keys; `?same=none`: every "
+                    "item")] = None,
 ) -> Response:
     """Items like `item_id` (never itself): the words of its own attributes are the query, ranked
     and explained head by head as `/recommend` does; `drawn_by` says which of its attributes
@@ -48,11 +54,11 @@ async def similar(
     req = RecommendRequest(query="", k=k, offset=offset, filters=as_request, exclude=exclude or [],
                            explain=explain)
     check_recommend(req, settings)  # the limits of /recommend
-    return await within_budget(_similar, item_id, filters, same or [], req, rec, request.app.state.rules,
+    return await within_budget(_similar, item_id, filters, same_keys(same), req, rec, request.app.state.rules,
                                s=settings, limiter=scoring)
 
 
-def _similar(item_id: str, filters: dict[str, list[str]], same: list[str], req: RecommendRequest,
+def _similar(item_id: str, filters: dict[str, list[str]], same: Sequence[str] | None, req: RecommendRequest,
              rec: Recommender, served_rules: ServedRules) -> Response:
     start = time.perf_counter()
     rules = served_rules.for_query("", rec)  # the rules for any query alone
@@ -60,7 +66,7 @@ def _similar(item_id: str, filters: dict[str, list[str]], same: list[str], req: 
                                 exclude=req.exclude, explain=req.explain, same=same, rules=rules)
     took_ms = round((time.perf_counter() - start) * 1000, 3)
     out = SimilarOut.model_validate({
-        "item_id": asked.item_id, "query": asked.query, "drawn_by": asked.drawn_by,
+        "item_id": asked.item_id, "query": asked.query, "drawn_by": asked.drawn_by, "kept_to": asked.kept_to,
         "model_version": result.model_version, "offset": req.offset, "total": result.total,
         "items": result.items, "took_ms": took_ms})
     return as_json(out, result.model_version)

@@ -50,7 +50,7 @@ def test_a_walnut_scandi_chair_is_like_walnut_or_scandi_chairs_first(rec):
     assert ids[0] == "F001"  # the same chair of the other brand: everything but the brand shared
     for row in rows[:3]:
         assert row["category"] == "chair" and (row["material"] == "walnut" or row["style"] == "scandi"), rows
-    assert result.total == len(furniture()) - 1
+    assert asked.kept_to == {"category": ["chair"]} and result.total == 17  # its kind: the other chairs
 
 
 def test_each_query_word_says_which_attribute_of_the_item_drew_it(rec):
@@ -132,6 +132,8 @@ def test_same_keeps_the_items_that_share_the_items_own_values(rec):
     _, both = rec.similar("F000", k=30, same=["category", "Material"])  # any spelling of a key
     assert {(_row(rec, i.item_id)["category"], _row(rec, i.item_id)["material"]) for i in both.items} == {
         ("chair", "walnut")} and both.total == 5
+    _, every = rec.similar("F000", k=30, same=())
+    assert every.total == len(furniture()) - 1  # nothing named: every item but itself
     from recsys.errors import InputError
     with pytest.raises(InputError, match="same: unknown key 'shape'"):
         rec.similar("F000", same=["shape"])
@@ -151,9 +153,48 @@ def test_same_over_http_and_the_cli(rec, tmp_path, capsys):
         r = c.get("/items/F000/similar", params={"k": 20, "same": "category", "explain": "false"})
         assert r.status_code == 200, r.text
         assert {_row(rec, i["item_id"])["category"] for i in r.json()["items"]} == {"chair"}
+        assert r.json()["kept_to"] == {"category": ["chair"]}
         bad = c.get("/items/F000/similar", params={"same": "shape"})
         assert bad.status_code == 422 and "same: unknown key 'shape'" in bad.json()["message"], bad.text
+        kind = c.get("/items/F000/similar", params={"k": 30, "explain": "false"}).json()
+        assert kind["kept_to"] == {"category": ["chair"]} and kind["total"] == 17
+        every = c.get("/items/F000/similar", params={"k": 30, "same": "none", "explain": "false"}).json()
+        assert every["kept_to"] == {} and every["total"] == len(furniture()) - 1
+        assert {_row(rec, i["item_id"])["category"] for i in every["items"]} == set(CATEGORIES)
     folder = save_version(rec, tmp_path / "art", {})
+    assert main(["similar", "F009", "--k", "2", "--model", str(folder)]) == 0
+    assert "kept to its category chair" in capsys.readouterr().out
+    assert main(["similar", "F009", "--k", "60", "--same", "none", "--json", "--model", str(folder)]) == 0
+    assert len(json.loads(capsys.readouterr().out)["recommendation"]["items"]) == len(furniture()) - 1
     assert main(["similar", "F009", "--k", "20", "--same", "category", "--json", "--model", str(folder)]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert {_row(rec, i["item_id"])["category"] for i in answer["recommendation"]["items"]} == {"chair"}
+
+
+def test_like_this_keeps_to_the_finest_kind_that_ten_other_items_share():
+    """A catalogue names an item's kind in a column of a usual name: the finest whose value at
+    least MIN_SAME_KIND other items share is kept to; a kind of a few items widens to the coarser
+    one, and a catalogue without such a column ranks every item."""
+    rows = [{"item_id": f"S{n:02d}", "title": f"{kind} {n}", "Product Type": kind, "department": "seating",
+             "colour": "red"} for n, kind in enumerate(["armchair"] * 10 + ["stool"] * 3)]
+    rows += [{"item_id": f"T{n:02d}", "title": f"table {n}", "Product Type": "table", "department": "tables",
+              "colour": "red"} for n in range(12)]
+    catalog = Catalog.build(pd.DataFrame(rows))
+    rec = untrained_recommender(catalog, NO_EVENTS, TrainConfig(seed=0))
+    asked, result = rec.similar("S00", k=30)  # an armchair: 9 other armchairs, not enough
+    assert asked.kept_to == {"department": ["seating"]} and result.total == 12
+    asked, result = rec.similar("S12", k=30)  # a stool: 2 other stools, so its department
+    assert asked.kept_to == {"department": ["seating"]} and result.total == 12
+    rows += [{"item_id": f"A{n:02d}", "title": f"armchair {n}", "Product Type": "armchair", "department": "seating",
+              "colour": "red"} for n in range(5)]
+    rec = untrained_recommender(Catalog.build(pd.DataFrame(rows)), NO_EVENTS, TrainConfig(seed=0))
+    asked, result = rec.similar("S00", k=30)  # 14 other armchairs: its product type
+    assert asked.kept_to == {"product type": ["armchair"]} and result.total == 14
+    assert {i.item_id[0] for i in result.items} <= {"S", "A"}
+    for kind in ({"department": ["tables"]}, {"product_type": ["table"]}):  # the caller chose a kind
+        asked, result = rec.similar("S00", k=30, filters=kind)
+        assert asked.kept_to == {} and result.total == 12
+    plain = [{"item_id": f"P{n}", "title": f"lamp {n}", "colour": "red"} for n in range(20)]
+    rec = untrained_recommender(Catalog.build(pd.DataFrame(plain)), NO_EVENTS, TrainConfig(seed=0))
+    asked, result = rec.similar("P0", k=30)
+    assert asked.kept_to == {} and result.total == 19
