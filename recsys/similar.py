@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .catalog import Catalog
+from .errors import InputError
 from .facets import DESCRIPTION
 from .tokenize import STOPWORDS, words
 
@@ -89,9 +90,13 @@ def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np
 def same_keys(given: Sequence[str] | None) -> Sequence[str] | None:
     """`same` as a request or the command line gives it, as `Recommender.similar` takes it: not
     given (None) keeps to the item's kind, `NO_SAME` alone to nothing."""
-    if given is not None and [key.strip().lower() for key in given] == [NO_SAME]:
-        return ()
-    return given
+    if given is None:
+        return None
+    named = [key.strip().lower() for key in given]
+    if NO_SAME in named and len(named) > 1:
+        raise InputError(f"same: {NO_SAME!r} ranks every item and stands alone; give it or the keys "
+                         f"{', '.join(repr(k) for k in given if k.strip().lower() != NO_SAME)}, not both")
+    return () if named == [NO_SAME] else given
 
 
 def kind_keys(catalog: Catalog) -> list[str]:

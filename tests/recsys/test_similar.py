@@ -161,6 +161,8 @@ def test_same_over_http_and_the_cli(rec, tmp_path, capsys):
         every = c.get("/items/F000/similar", params={"k": 30, "same": "none", "explain": "false"}).json()
         assert every["kept_to"] == {} and every["total"] == len(furniture()) - 1
         assert {_row(rec, i["item_id"])["category"] for i in every["items"]} == set(CATEGORIES)
+        both = c.get("/items/F000/similar", params={"same": ["none", "category"]})
+        assert both.status_code == 422 and "stands alone" in both.json()["message"], both.text
     folder = save_version(rec, tmp_path / "art", {})
     assert main(["similar", "F009", "--k", "2", "--model", str(folder)]) == 0
     assert "kept to its category chair" in capsys.readouterr().out
