@@ -368,10 +368,17 @@ class Catalog:
         self._filters()
         return self._key_attributes.get(self.filter_key(key) or key.strip().lower(), [])
 
+    def item_filter_attributes(self, item_idx: int, key: str) -> list[tuple[str, int]]:
+        """(facet, attribute idx) of item `item_idx`'s attributes that filter `key` can select:
+        `filter_attributes(key)` that the item has, read from its own few (a key of thousands of
+        values costs nothing more)."""
+        name = self.filter_key(key) or key.strip().lower()
+        return [(f, a) for f in self.facets for a in self.attributes_of(item_idx, f).tolist()
+                if f == name or self.vocab[f][a].key.lstrip("#") == name]
+
     def item_filter_values(self, item_idx: int, key: str) -> list[str]:
         """The values of filter `key` that item `item_idx` has, as the catalogue writes them."""
-        return sorted({self.vocab[f][a].value for f, a in self.filter_attributes(key)
-                       if self.item_attrs[f][item_idx, a] > 0})
+        return sorted({self.vocab[f][a].value for f, a in self.item_filter_attributes(item_idx, key)})
 
     def filter_values(self, key: str) -> list[str]:
         """The values filter `key` can take, as the catalogue writes them, sorted."""

@@ -112,10 +112,10 @@ def kind_filter(catalog: Catalog, item_idx: int, attribute_items: Callable[[str]
     least `MIN_SAME_KIND` other items, or {} (no such key: every item is ranked).
     `attribute_items(facet)` (V,) is how many items have each attribute."""
     for key in kind_keys(catalog):
-        mine = [(f, a) for f, a in catalog.filter_attributes(key) if catalog.item_attrs[f][item_idx, a] > 0]
+        mine = catalog.item_filter_attributes(item_idx, key)
         # items of any of its values (an item of two counts twice: a bound, and kinds are one value)
         if mine and sum(int(attribute_items(f)[a]) for f, a in mine) - 1 >= MIN_SAME_KIND:
-            return {key: catalog.item_filter_values(item_idx, key)}
+            return {key: sorted({catalog.vocab[f][a].value for f, a in mine})}
     return {}
 
 

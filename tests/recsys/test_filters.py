@@ -38,3 +38,26 @@ def test_a_value_nothing_resembles_lists_the_values(planted_model):
 def test_a_misspelt_value_gets_the_nearest_spelling(planted_model):
     with pytest.raises(InputError, match="did you mean 'formal'"):
         planted_model.recommend("gown", filters={"style": ["fromal"]})
+
+
+def test_an_items_own_filter_attributes_are_the_keys_attributes_it_has():
+    """`Catalog.item_filter_attributes` reads the item's own row; it must select what
+    `filter_attributes` does: facet names, columns and spec-list keys, any spelling."""
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+
+    items = pd.DataFrame([
+        {"item_id": "A", "title": "red linen shirt", "colour": "red", "Product Type": "shirt",
+         "attributes": "fabric:linen|fit:slim"},
+        {"item_id": "B", "title": "blue shoes", "colour": "navy blue", "Product Type": "shoes",
+         "attributes": "fit:wide"},
+        {"item_id": "C", "title": "plain thing", "colour": "", "Product Type": "", "attributes": ""},
+    ])
+    catalog = Catalog.build(items)
+    for key in sorted(catalog.filter_keys()) + ["COLOR", "product_type", "Fit"]:
+        for i in range(catalog.n_items):
+            want = {(f, a) for f, a in catalog.filter_attributes(key) if catalog.item_attrs[f][i, a] > 0}
+            assert set(catalog.item_filter_attributes(i, key)) == want, (key, i)
+    assert catalog.item_filter_values(0, "fit") == ["slim"] and catalog.item_filter_values(2, "colour") == []
+    assert catalog.item_filter_values(1, "Colour") == ["navy blue"]
