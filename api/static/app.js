@@ -571,6 +571,9 @@
       $("#similar-list").replaceChildren(...data.items.map((it) => el("li", { "data-item-id": it.item_id },
         el("button", { type: "button", class: "link", onclick: () => openItem(it.item_id) }, it.title || it.item_id),
         el("span", { class: "help" }, sharedWords(it) ? ` shares ${sharedWords(it)}` : ""))));
+      // what the results were kept to (the item's kind, GET /items/{id}/similar's `kept_to`)
+      const kept = Object.entries(data.kept_to || {}).map(([key, values]) => `${key}: ${values.join(", ")}`);
+      $("#similar-title").textContent = kept.length ? `More like this (${kept.join("; ")})` : "More like this";
       section.hidden = data.items.length === 0;
       section.dataset.itemId = itemId;
       section.dataset.state = "ready";

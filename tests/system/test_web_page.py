@@ -231,9 +231,13 @@ def test_an_open_item_lists_items_like_it(page: Page, http):
     page.wait_for_function("id => { const s = document.querySelector('#similar');"
                            " return s.dataset.state === 'ready' && s.dataset.itemId === id; }", arg=second)
     listed = page.eval_on_selector_all("#similar-list li", "ls => ls.map(l => l.dataset.itemId)")
-    like = http.get(f"/items/{second}/similar", params={"k": 4}).json()["items"]
+    answer = http.get(f"/items/{second}/similar", params={"k": 4}).json()
+    like = answer["items"]
     assert listed == [x["item_id"] for x in like] and second not in listed
     expect(page.locator("#similar")).to_be_visible()
+    # the default catalogue names each item's category: the heading says the results keep to it
+    (key, values), = answer["kept_to"].items()
+    expect(page.locator("#similar-title")).to_have_text(f"More like this ({key}: {', '.join(values)})")
     page.locator("#similar-list li button").first.click()
     _wait_detail(page, listed[0])
 
