@@ -122,6 +122,9 @@ class ServedVersions:
         # versions that failed to load: name -> (their files' signature, the problem); a version
         # rewritten in place since is tried again
         self._refused: dict[str, tuple[tuple, str]] = {}
+        # what `current` named when this process last served it: the watcher follows a move of
+        # the pointer, not a difference (`follow_pointer`)
+        self._pointer_seen: str | None = None
 
     @property
     def current(self) -> Recommender | None:
@@ -146,6 +149,8 @@ class ServedVersions:
         try:
             with self._lock:
                 self.install(self._load(self.pinned or self.artifacts_dir))
+                if self.pinned is None and self._current is not None:
+                    self._pointer_seen = self._current.version
         except ArtifactError as exc:
             self.error = exc.public
             log.error("model failed to load", extra={"error": str(exc)})
@@ -209,7 +214,7 @@ class ServedVersions:
         # older version (an activation read before `current` moved again, the process's first
         # load): then this follows again
         for _ in range(LATEST_TRIES):
-            self.follow_pointer()
+            self.follow_pointer(moved_only=False)
             name = current_version(self.artifacts_dir)
             served = self._current
             if name is None or (served is not None and served.version == name):
@@ -270,6 +275,7 @@ class ServedVersions:
                                             record_activation(self.db, version, reason))
             try:
                 set_current(self.artifacts_dir, version)
+                self._pointer_seen = version
             except (OSError, ArtifactError):
                 if self.db is not None and previous is not None:  # the record said otherwise
                     self._seen_activation = record_activation(
@@ -301,8 +307,17 @@ class ServedVersions:
                 log.error("the newest activation names no loadable version; still serving the old one",
                           extra={"version": latest[1], "error": str(exc)})
 
-    def follow_pointer(self) -> None:
-        """Serve what `current` names when something else (e.g. `recsys train`) moved it."""
+    def follow_pointer(self, moved_only: bool = True) -> None:
+        """Serve what `current` names when something else (e.g. `recsys train`) moved it.
+
+        An activation is recorded in the store before `current` moves, so for a moment a
+        process that followed the record (`follow_activations`) serves a newer version than
+        `current` names; following the difference then served the old version again until the
+        next poll (an activation through the load balancer: an answer of the old version after
+        one of the new, on the replica that did not take it). So the watcher follows only a
+        move of the pointer (`moved_only`); under the catalogue lock (`changing`), where no
+        change is half made, and for `latest`, `current` is followed whatever this process last
+        saw."""
         if self.pinned is not None:
             return
         try:
@@ -312,8 +327,11 @@ class ServedVersions:
             return
         served = self._current.version if self._current else None
         if name is None or name == served:
+            self._pointer_seen = name if name is not None else self._pointer_seen
             self.pointer_problem = None
             return
+        if moved_only and name == self._pointer_seen and self._changer != threading.get_ident():
+            return  # not moved since this process served it: what it serves now is newer
         known = self.refused(name)
         if known:
             self._pointer_refused(f"current names {name}, which was refused: {known}", known)
@@ -331,6 +349,7 @@ class ServedVersions:
                 log.exception("new current version failed to load; still serving the old one")
                 return
             self.install(rec)
+            self._pointer_seen = name
             self.pointer_problem = None
 
     def _pointer_refused(self, public: str, full: str) -> None:

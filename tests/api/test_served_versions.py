@@ -30,3 +30,41 @@ def test_a_served_model_is_out_of_the_collectors_reach(tmp_path, v1, v2):
         assert not _tracked(second.catalog.item_ids)
     finally:
         gc.unfreeze()
+
+
+def test_a_recorded_activation_is_not_undone_before_current_moves(tmp_path, v1, v2):
+    """An activation is recorded in the store before `current` moves. A process that follows the
+    record in that moment serves the new version; its watcher must not then follow the pointer's
+    old name back (an answer of the old version after one of the new, through the load
+    balancer), and it follows `current` once it moves. Under the catalogue lock, `current` is
+    followed whatever it names."""
+    from recsys.artifact import set_current
+    from store.db import Database
+    from store.records import record_activation
+    from tests.api.api_support import make_artifacts
+
+    artifacts = make_artifacts(tmp_path / "artifacts", v1, v2)
+    db = Database(f"sqlite:///{tmp_path / 'store.db'}")
+    db.upgrade()
+    versions = ServedVersions(artifacts, db=db)
+    try:
+        versions.load_initial()
+        assert versions.current.version == v1.name
+        record_activation(db, v2.name, "another process")  # its pointer has not moved yet
+        versions.follow_activations()
+        assert versions.current.version == v2.name
+        versions.follow_pointer()  # the watcher's next step: `current` still names v1
+        assert versions.current.version == v2.name
+        set_current(artifacts, v2.name)  # the other process moves it
+        versions.follow_pointer()
+        assert versions.current.version == v2.name
+        set_current(artifacts, v1.name)  # a move back (`recsys train --activate`, no record)
+        versions.follow_pointer()
+        assert versions.current.version == v1.name
+        record_activation(db, v2.name, "again")
+        versions.follow_activations()
+        with versions.changing():  # no change is half made under the lock: `current` rules
+            versions.follow_pointer()
+        assert versions.current.version == v1.name
+    finally:
+        gc.unfreeze()
