@@ -113,6 +113,9 @@ def _filter_form(value: str) -> str:
     return " ".join(match_key(w) for w in words(value)) or value.strip().lower()
 
 
+LABEL_CACHE_ITEMS = 1 << 15  # items whose labels `Catalog.attribute_labels` keeps (a few MB)
+
+
 def _key_form(key: str) -> str:
     """A filter key as column names are matched: case, separators and the spelling of colour left
     out (`Colour`, `colour` and `color` are one key, `base_colour` and `baseColor` another)."""
@@ -221,6 +224,9 @@ class Catalog:
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _label_views: list[tuple[str, memoryview, memoryview, list[str]]] = field(
         default_factory=list, repr=False, compare=False)
+    # item idx -> its labels per facet, for the items shown most (`attribute_labels`)
+    _label_cache: dict[int, tuple[tuple[str, tuple[str, ...]], ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
     # (filter key, value form) -> (facet, attribute idx) pairs; built on the first filter
     _filter_lookup: dict[tuple[str, str], list[tuple[str, int]]] = field(
         default_factory=dict, repr=False, compare=False)
@@ -271,15 +277,26 @@ class Catalog:
         return m.indices[m.indptr[item_idx] : m.indptr[item_idx + 1]]
 
     def attribute_labels(self, item_idx: int) -> dict[str, list[str]]:
-        # every ranked item is shown with these: read through memoryviews of the CSR arrays,
-        # which give Python ints at half the cost of numpy indexing
-        if not self._label_views:
-            # numpy's stubs do not declare ndarray's buffer protocol (__buffer__) for 3.11
-            self._label_views = [(f, memoryview(self.item_attrs[f].indptr),  # type: ignore[arg-type]
-                                  memoryview(self.item_attrs[f].indices),  # type: ignore[arg-type]
-                                  self.labels(f)) for f in self.facets]
-        return {f: [labels[a] for a in indices[indptr[item_idx] : indptr[item_idx + 1]]]
-                for f, indptr, indices, labels in self._label_views}
+        """Item `item_idx`'s attribute labels per facet, in the order they were read: what
+        every shown item carries. Kept for the last LABEL_CACHE_ITEMS items asked (the items a
+        shop shows recur), in fresh lists each time; read through memoryviews of the CSR arrays
+        otherwise, which give Python ints at half the cost of numpy indexing."""
+        kept = self._label_cache.pop(item_idx, None)
+        if kept is None:
+            if not self._label_views:
+                # numpy's stubs do not declare ndarray's buffer protocol (__buffer__) for 3.11
+                self._label_views = [(f, memoryview(self.item_attrs[f].indptr),  # type: ignore[arg-type]
+                                      memoryview(self.item_attrs[f].indices),  # type: ignore[arg-type]
+                                      self.labels(f)) for f in self.facets]
+            kept = tuple((f, tuple(labels[a] for a in indices[indptr[item_idx] : indptr[item_idx + 1]]))
+                         for f, indptr, indices, labels in self._label_views)
+            while len(self._label_cache) >= LABEL_CACHE_ITEMS:  # a race drops one more: harmless
+                try:
+                    self._label_cache.pop(next(iter(self._label_cache)), None)
+                except (StopIteration, RuntimeError):  # emptied or changed by another thread
+                    break
+        self._label_cache[item_idx] = kept  # the most recent last
+        return {f: list(labels) for f, labels in kept}
 
     def filter_mask(self, filters: Mapping[str, FilterValues]) -> np.ndarray:
         """Items that match every filter key (AND) with any of its values (OR), or whose number

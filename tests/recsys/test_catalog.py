@@ -318,3 +318,25 @@ def test_a_missing_description_gives_no_words_and_the_word_nan_is_a_word(tmp_pat
     # no description column at all: the title alone, without the empty description's space
     cat = Catalog.build(read.drop(columns="description"), lexicon=LexiconConfig(enabled=False))
     assert cat.texts == ["Wool Hat", "Wool Cap", "Wool Scarf"]
+
+
+def test_attribute_labels_are_each_items_own_whatever_the_cache_holds(monkeypatch):
+    """`attribute_labels` keeps the labels of the items asked last: every answer is the item's
+    own labels in the order read (as the catalogue's rows say), in fresh lists, however many
+    items have pushed it out of the cache since."""
+    import recsys.catalog as catalog_module
+
+    monkeypatch.setattr(catalog_module, "LABEL_CACHE_ITEMS", 3)
+    items = pd.DataFrame({"item_id": [f"i{n}" for n in range(8)],
+                          "title": [f"{c} cotton dress {n}" for n, c in enumerate(["red", "blue"] * 4)],
+                          "color": ["red", "blue"] * 4, "style": ["casual", "formal", "boho", "casual"] * 2})
+    catalog = Catalog.build(items)
+
+    def own(i: int) -> dict[str, list[str]]:
+        return {f: [catalog.labels(f)[a] for a in catalog.attributes_of(i, f)] for f in catalog.facets}
+
+    for i in [0, 1, 2, 0, 3, 4, 5, 0, 7, 6, 1, 1, 2]:
+        got = catalog.attribute_labels(i)
+        assert got == own(i), i
+        got["color"].append("mutated")  # a caller's change stays with the caller
+    assert catalog.attribute_labels(1) == own(1) and len(catalog._label_cache) <= 3
