@@ -327,7 +327,8 @@ class ServedVersions:
             return
         served = self._current.version if self._current else None
         if name is None or name == served:
-            self._pointer_seen = name if name is not None else self._pointer_seen
+            if name is not None:
+                self._pointer_seen = name
             self.pointer_problem = None
             return
         if moved_only and name == self._pointer_seen and self._changer != threading.get_ident():

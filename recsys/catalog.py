@@ -36,6 +36,7 @@ from .errors import InputError, UnknownItemError
 from .facets import DESCRIPTION, FACETS, TITLE, facet_for_column
 from .gc_pause import paused_gc
 from .lexicon import Lexicon, LexiconConfig
+from .lru import WordCache
 from .tokenize import STOPWORDS, match_key, words
 
 MULTI_VALUE_SEPARATOR = "|"
@@ -225,8 +226,11 @@ class Catalog:
     _label_views: list[tuple[str, memoryview, memoryview, list[str]]] = field(
         default_factory=list, repr=False, compare=False)
     # item idx -> its labels per facet, for the items shown most (`attribute_labels`)
-    _label_cache: dict[int, tuple[tuple[str, tuple[str, ...]], ...]] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+    _label_cache: WordCache[tuple[tuple[str, tuple[str, ...]], ...]] = field(
+        default_factory=lambda: WordCache("item labels", LABEL_CACHE_ITEMS), init=False, repr=False, compare=False)
+    # facet -> (V,) items per attribute (`items_per_attribute`), counted on first use
+    _items_per_attribute: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False,
+                                                        compare=False)
     # (filter key, value form) -> (facet, attribute idx) pairs; built on the first filter
     _filter_lookup: dict[tuple[str, str], list[tuple[str, int]]] = field(
         default_factory=dict, repr=False, compare=False)
@@ -281,7 +285,7 @@ class Catalog:
         every shown item carries. Kept for the last LABEL_CACHE_ITEMS items asked (the items a
         shop shows recur), in fresh lists each time; read through memoryviews of the CSR arrays
         otherwise, which give Python ints at half the cost of numpy indexing."""
-        kept = self._label_cache.pop(item_idx, None)
+        kept = self._label_cache.get(item_idx)
         if kept is None:
             if not self._label_views:
                 # numpy's stubs do not declare ndarray's buffer protocol (__buffer__) for 3.11
@@ -290,13 +294,15 @@ class Catalog:
                                       self.labels(f)) for f in self.facets]
             kept = tuple((f, tuple(labels[a] for a in indices[indptr[item_idx] : indptr[item_idx + 1]]))
                          for f, indptr, indices, labels in self._label_views)
-            while len(self._label_cache) >= LABEL_CACHE_ITEMS:  # a race drops one more: harmless
-                try:
-                    self._label_cache.pop(next(iter(self._label_cache)), None)
-                except (StopIteration, RuntimeError):  # emptied or changed by another thread
-                    break
-        self._label_cache[item_idx] = kept  # the most recent last
+            self._label_cache.put(item_idx, kept)
         return {f: list(labels) for f, labels in kept}
+
+    def items_per_attribute(self, facet: str) -> np.ndarray:
+        """(V,) how many items have each of `facet`'s attributes."""
+        counts = self._items_per_attribute.get(facet)
+        if counts is None:
+            counts = self._items_per_attribute[facet] = self.item_attrs[facet].getnnz(axis=0)
+        return counts
 
     def filter_mask(self, filters: Mapping[str, FilterValues]) -> np.ndarray:
         """Items that match every filter key (AND) with any of its values (OR), or whose number

@@ -29,8 +29,9 @@ from .catalog import Catalog, FilterValues
 from .errors import InputError
 from .facets import DESCRIPTION, TITLE
 from .index.kernels import Kernels
-from .index.query import CACHE_BYTES, QueryState, WordCache
+from .index.query import CACHE_BYTES, QueryState
 from .index.scoring import ScoringIndex
+from .lru import WordCache
 from .query_match import QueryMatches, count_items, pack_items
 
 MAX_VALUES = 100  # values listed per key, the most counted first; `more` says how many are left out

@@ -22,8 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .explain import MATCH_THRESHOLD
-from .index.query import CACHE_BYTES, QueryState, WordCache
+from .index.query import CACHE_BYTES, QueryState
 from .index.scoring import ScoringIndex
+from .lru import WordCache
 
 
 class QueryMatches:

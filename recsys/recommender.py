@@ -30,12 +30,13 @@ from .explain import (
     unmatched_tokens,
 )
 from .facet_counts import FacetCounter, FacetCounts
-from .index.query import QueryState, WordCache
+from .index.query import QueryState
 from .index.scoring import ScoringIndex
 from .index.topk import ItemOffsets, fast_top_k
+from .lru import WordCache
 from .model import FacetScorer
 from .rules import BASE_SETS, Adjustments, RuleEffect, place_pins, sum_effects
-from .similar import ItemQuery, item_query, kind_filter, kind_keys, named_label
+from .similar import ItemQuery, item_query, kind_filter, named_label
 from .synonyms import SynonymBook
 
 
@@ -370,20 +371,13 @@ class Recommender:
                                 exclude=[*exclude, item_id], explain=explain, rules=rules)
         return replace(asked, kept_to=kept), result
 
-    @cached_property
-    def _attribute_items(self) -> dict[str, np.ndarray]:
-        """facet -> (V,) how many items have each attribute (`similar.kind_filter`)."""
-        return {f: np.diff(self.catalog.item_attrs[f].tocsc().indptr) for f in self.facets}
-
     def _same_as(self, item_idx: int, same: Sequence[str] | None,
                  filters: Mapping[str, FilterValues] | None) -> dict[str, list[str]]:
         """The filters `same` adds to `filters`: for each of its keys, the item's own values of
         it; for None, its kind's (`similar.kind_filter`) unless `filters` name a kind key."""
         given = {self.catalog.filter_key(k) for k in filters or {}}
         if same is None:
-            if given & set(kind_keys(self.catalog)):  # the caller chose the kind
-                return {}
-            return kind_filter(self.catalog, item_idx, self._attribute_items.__getitem__)
+            return kind_filter(self.catalog, item_idx, given)
         out: dict[str, list[str]] = {}
         for key in same:
             name = self.catalog.filter_key(key)

@@ -24,7 +24,7 @@ category, and a catalogue without such a column ranks every item.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -106,17 +106,19 @@ def kind_keys(catalog: Catalog) -> list[str]:
     return list(dict.fromkeys(key for key in keys if key is not None))
 
 
-def kind_filter(catalog: Catalog, item_idx: int, attribute_items: Callable[[str], np.ndarray]
-                ) -> dict[str, list[str]]:
+def kind_filter(catalog: Catalog, item_idx: int, chosen: Collection[str | None] = ()) -> dict[str, list[str]]:
     """The filter that keeps item `item_idx`'s like-this to its kind (the module's docstring):
     {key: the item's values} of the finest of `kind_keys` whose values the item shares with at
-    least `MIN_SAME_KIND` other items, or {} (no such key: every item is ranked).
-    `attribute_items(facet)` (V,) is how many items have each attribute."""
-    for key in kind_keys(catalog):
+    least `MIN_SAME_KIND` other items, or {} (no such key: every item is ranked; or one of
+    `chosen`, the filter keys the caller gave, is a kind key: the caller chose the kind)."""
+    keys = kind_keys(catalog)
+    if any(key in chosen for key in keys):
+        return {}
+    for key in keys:
         mine = catalog.item_filter_attributes(item_idx, key)
         # items of any of its values (an item of two counts twice: a bound, and kinds are one value)
-        if mine and sum(int(attribute_items(f)[a]) for f, a in mine) - 1 >= MIN_SAME_KIND:
-            return {key: sorted({catalog.vocab[f][a].value for f, a in mine})}
+        if mine and sum(int(catalog.items_per_attribute(f)[a]) for f, a in mine) - 1 >= MIN_SAME_KIND:
+            return {key: catalog.item_filter_values(item_idx, key)}
     return {}
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .facets import DESCRIPTION
-from .index.query import WordCache
+from .lru import WordCache
 from .tokenize import STOPWORDS, words
 
 MIN_SHOPPERS = 2  # a logged search is suggested once this many distinct shoppers made it
@@ -134,8 +134,7 @@ class Suggester:
             for w in {w for w in words(text) if w not in STOPWORDS}:
                 counts[w] = counts.get(w, 0) + 1
         for facet in catalog.facets:
-            held = catalog.item_attrs[facet].getnnz(axis=0)  # (V,) items per attribute
-            for attr, items in zip(catalog.vocab[facet], held.tolist()):
+            for attr, items in zip(catalog.vocab[facet], catalog.items_per_attribute(facet).tolist()):
                 value = " ".join(words(attr.value))
                 if attr.key != DESCRIPTION and " " in value and items:
                     counts[value] = counts.get(value, 0) + items

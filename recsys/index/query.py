@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,13 +19,13 @@ import torch
 
 from ..encoding import Featurizer
 from ..formula import ASSOC, EXACT, N_KINDS, NEAR, covered, unlinked
+from ..lru import WordCache
 from ..model import FacetScorer
 from ..synonyms import SynonymBook
 from ..words import QueryToken
 from .kernels import Kernels
 
 CACHE_BYTES = 32 << 20  # bound of each per-word cache of an index (rows of floats per word)
-V = TypeVar("V")  # what a WordCache holds per word
 
 
 @dataclass
@@ -123,43 +123,6 @@ def _contexts(tokens: list[QueryToken], exact_columns: list[np.ndarray]) -> tupl
         keys.append(token.cache_key if len(context) == 1 else
                     "\x1e".join(tokens[u].cache_key for u in context) + f"\x1d{context.index(t)}")
     return np.array(free, dtype=bool), keys
-
-
-class WordCache(Generic[V]):
-    """Rows computed per query word, at most `capacity` words, the least recently used dropped
-    first (a dict keeps insertion order: a hit moves its word to the end). Safe to share
-    between threads: a race at worst drops a word or computes it twice. `name` says what it
-    holds (its owner's attribute: `QueryTables.word_rows`, `ScoringIndex.word_parts`)."""
-
-    def __init__(self, name: str, capacity: int):
-        self.name, self.capacity = name, capacity
-        self._rows: dict[str, V] = {}
-
-    def __repr__(self) -> str:
-        return f"WordCache({self.name!r}: {len(self._rows)} of {self.capacity} words)"
-
-    def get(self, key: str) -> V | None:
-        rows = self._rows.pop(key, None)
-        if rows is not None:
-            self._rows[key] = rows
-        return rows
-
-    def put(self, key: str, rows: V) -> None:
-        self._rows[key] = rows
-        while len(self._rows) > self.capacity:
-            try:
-                self._rows.pop(next(iter(self._rows)), None)
-            except (StopIteration, RuntimeError):  # emptied or changed by another thread
-                break
-
-    def clear(self) -> None:
-        self._rows.clear()
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._rows
 
 
 class QueryTables:

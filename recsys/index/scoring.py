@@ -39,11 +39,12 @@ from typing import cast
 import numpy as np
 
 from ..encoding import Featurizer
+from ..lru import WordCache
 from ..model import FacetScorer
 from ..synonyms import SynonymBook
 from .attribute_sets import AttributeSets
 from .kernels import Kernels, compiled
-from .query import CACHE_BYTES, QueryState, QueryTables, WordCache
+from .query import CACHE_BYTES, QueryState, QueryTables
 from .topk import GroupTables, ItemOffsets, _Group
 
 

@@ -23,10 +23,11 @@ from recsys.facets import FACETS
 from recsys.formula import bm25_idf, partial_worth
 from recsys.index.attribute_sets import _distinct_rows, _prefix_tree
 from recsys.index.kernels import compiled
-from recsys.index.query import QueryState, WordCache
+from recsys.index.query import QueryState
 from recsys.index.scoring import ScoringIndex
 from recsys.index.topk import fast_top_k
 from recsys.io.readers import read_items
+from recsys.lru import WordCache
 from recsys.model_config import ModelOptions
 from recsys.query_match import QueryMatches, count_items
 from recsys.synonyms import SynonymBook, parse_synonyms

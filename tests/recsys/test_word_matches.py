@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from recsys.explain import unmatched_tokens
-from recsys.index.query import WordCache
+from recsys.lru import WordCache
 from recsys.recommender import WORD_MATCHES
 
 # known words, unknown ones, a stop word, a repeat and words run together, in every order
