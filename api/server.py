@@ -96,8 +96,11 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None,
 
 
 def _uvicorn_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn.Config:
+    # http="httptools" by name: uvicorn's "auto" would fall back to h11 without a word if the
+    # package were missing, at twice the CPU a request (docs/results.md, "HTTP parser")
     return uvicorn.Config(app, host=host, port=port, workers=1, log_config=None, access_log=False,
-                          lifespan="on", timeout_graceful_shutdown=settings.graceful_timeout_s)
+                          lifespan="on", http="httptools",
+                          timeout_graceful_shutdown=settings.graceful_timeout_s)
 
 
 def _serve_here(settings: Settings, pinned: Path | None, host: str, port: int,

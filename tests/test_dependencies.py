@@ -16,7 +16,8 @@ RUNTIME = ("recsys", "training", "api", "store", "cli")
 NOT_IMPORTED = {"python-multipart": "FastAPI parses the training uploads (forms) with it",
                 "fastapi-offline": "api/routes/docs.py serves its files, by package name",
                 "psycopg": "SQLAlchemy's postgresql+psycopg dialect loads it (store/db.py)",
-                "pystemmer": "snowballstemmer hands out its C stemmers when installed (recsys/tokenize.py)"}
+                "pystemmer": "snowballstemmer hands out its C stemmers when installed (recsys/tokenize.py)",
+                "httptools": "uvicorn parses HTTP with it, named in api/server.py's config"}
 OPTIONAL = {"tantivy"}  # `recsys bench` only: imported lazily, its absence is a one-line error
 
 
