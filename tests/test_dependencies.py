@@ -17,7 +17,8 @@ NOT_IMPORTED = {"python-multipart": "FastAPI parses the training uploads (forms)
                 "fastapi-offline": "api/routes/docs.py serves its files, by package name",
                 "psycopg": "SQLAlchemy's postgresql+psycopg dialect loads it (store/db.py)",
                 "pystemmer": "snowballstemmer hands out its C stemmers when installed (recsys/tokenize.py)",
-                "httptools": "uvicorn parses HTTP with it, named in api/server.py's config"}
+                "httptools": "uvicorn parses HTTP with it, named in api/server.py's config",
+                "uvloop": "uvicorn runs its event loop on it, named in api/server.py's config"}
 OPTIONAL = {"tantivy"}  # `recsys bench` only: imported lazily, its absence is a one-line error
 
 
