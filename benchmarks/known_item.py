@@ -176,26 +176,48 @@ def run_dataset(name: str, data: Path, seeds: list[int], n_topics: int, noise: f
     }
     sampler = TopicSampler(catalog.texts)
     per_seed = []
+    # each topic's reciprocal rank, plain and tie-aware, of the start and BM25, every seed's
+    # topics in turn: what the ratio's interval resamples
+    rr: dict[str, list[float]] = {k: [] for k in ("start", "bm25", "start_tie_aware", "bm25_tie_aware")}
     for seed in seeds:
         topics = sampler.sample(np.random.default_rng(seed), n_topics, noise)
-        result = {sys_name: _scores([_rank_of(rank(q), item) for q, item in topics])
-                  for sys_name, rank in systems.items()}
+        ranks = {sys_name: [_rank_of(rank(q), item) for q, item in topics] for sys_name, rank in systems.items()}
+        result = {sys_name: _scores(r) for sys_name, r in ranks.items()}
+        for sys_name in ("start", "bm25"):
+            rr[sys_name] += [1.0 / r if r else 0.0 for r in ranks[sys_name]]
         for sys_name, score in (("start", start.scores), ("start_other_unit", other.scores), ("bm25", bm25.score)):
-            result[sys_name]["tie_aware_mrr"] = float(np.mean(
-                [tie_aware_rr(np.asarray(score(q), dtype=np.float64), item) for q, item in topics]))
+            tie_aware = [tie_aware_rr(np.asarray(score(q), dtype=np.float64), item) for q, item in topics]
+            result[sys_name]["tie_aware_mrr"] = float(np.mean(tie_aware))
+            if sys_name != "start_other_unit":
+                rr[f"{sys_name}_tie_aware"] += tie_aware
         per_seed.append({"seed": seed, "topics": len(topics), **result})
         print(f"  {name} seed {seed}: " + ", ".join(f"{s} {result[s]['mrr']:.4f}" for s in systems),
               file=sys.stderr, flush=True)
     mean = {s: {m: float(np.mean([r[s][m] for r in per_seed])) for m in per_seed[0][s]}
             for s in systems}
+    intervals = {"mrr": ratio_interval(np.array(rr["start"]), np.array(rr["bm25"])),
+                 "tie_aware_mrr": ratio_interval(np.array(rr["start_tie_aware"]), np.array(rr["bm25_tie_aware"]))}
     return {"dataset": name, "items": catalog.n_items, "length_unit": choice.to_json(), "per_seed": per_seed,
-            "mean": mean, "seconds": round(time.perf_counter() - t0, 1)}
+            "mean": mean, "start_over_bm25_95": intervals, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def ratio_interval(a: np.ndarray, b: np.ndarray, resamples: int = 2000, seed: int = 0) -> list[float]:
+    """The 95% paired bootstrap interval of mean(a) / mean(b), a and b one value a topic for
+    the same topics (topics resampled with replacement, a fixed seed): whether a start / BM25
+    ratio below 1 is below it or within what another draw of topics would give."""
+    if len(a) == 0:
+        return [float("nan"), float("nan")]
+    idx = np.random.default_rng(seed).integers(0, len(a), size=(resamples, len(a)))  # (R, n)
+    num, den = a[idx].mean(axis=1), b[idx].mean(axis=1)  # (R,)
+    ratios = num[den > 0] / den[den > 0]
+    lo, hi = np.percentile(ratios, [2.5, 97.5]) if len(ratios) else (float("nan"), float("nan"))
+    return [round(float(lo), 4), round(float(hi), 4)]
 
 
 def table(results: list[dict]) -> str:
     lines = [f"{'catalogue':<14} {'items':>7} {'unit':>10} {'start MRR':>9} {'BM25 MRR':>9} {'plain MRR':>9} "
              f"{'start/BM25':>10} {'other unit':>10} {'start s@10':>10} {'BM25 s@10':>9} "
-             f"{'tie-aware start/BM25':>20} {'other unit':>10}"]
+             f"{'tie-aware start/BM25':>20} {'other unit':>10} {'start/BM25 95%':>16} {'tie-aware 95%':>16}"]
     for r in results:
         m = r["mean"]
 
@@ -206,8 +228,14 @@ def table(results: list[dict]) -> str:
                      f"{m['bm25']['mrr']:>9.4f} {m['bm25s_plain']['mrr']:>9.4f} {ratio('start'):>10.3f} "
                      f"{ratio('start_other_unit'):>10.3f} {m['start']['success@10']:>10.3f} "
                      f"{m['bm25']['success@10']:>9.3f} {ratio('start', 'tie_aware_mrr'):>20.3f} "
-                     f"{ratio('start_other_unit', 'tie_aware_mrr'):>10.3f}")
+                     f"{ratio('start_other_unit', 'tie_aware_mrr'):>10.3f} "
+                     f"{_interval(r['start_over_bm25_95']['mrr']):>16} "
+                     f"{_interval(r['start_over_bm25_95']['tie_aware_mrr']):>16}")
     return "\n".join(lines)
+
+
+def _interval(bounds: list[float]) -> str:
+    return f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
 
 
 def main(argv: list[str] | None = None) -> int:

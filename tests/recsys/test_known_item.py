@@ -54,7 +54,19 @@ def test_a_word_only_one_item_has_finds_it_in_every_system(tmp_path, monkeypatch
     for system in ("start", "start_other_unit", "bm25", "bm25s_plain"):
         assert result["mean"][system]["mrr"] == 1.0
         assert result["mean"][system]["success@10"] == 1.0
+    assert result["start_over_bm25_95"] == {"mrr": [1.0, 1.0], "tie_aware_mrr": [1.0, 1.0]}
     assert "planted" in ki.table([result])
+
+
+def test_the_ratio_interval_holds_the_ratio_and_narrows_with_more_topics():
+    rng = np.random.default_rng(1)
+    b = rng.uniform(0.0, 1.0, 4000)
+    a = np.clip(b * 0.9 + rng.normal(0.0, 0.05, 4000), 0.0, 1.0)  # a start about 10% below
+    few, many = ki.ratio_interval(a[:200], b[:200]), ki.ratio_interval(a, b)
+    true = a.mean() / b.mean()
+    assert few[0] < true < few[1] and many[0] < true < many[1]
+    assert many[1] < 1.0  # 4,000 topics tell a 10% gap from none
+    assert many[1] - many[0] < (few[1] - few[0]) / 3  # about sqrt(20) narrower
 
 
 def test_tie_aware_reciprocal_rank_averages_over_the_tied_orders():
