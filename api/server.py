@@ -56,6 +56,7 @@ from recsys.errors import InputError
 from store.db import Database
 
 from .config import Settings
+from .http_protocol import BoundedHttpToolsProtocol
 from .jobs import TrainRunner, die_with_parent
 from .logs import configure_logging
 from .main import create_app
@@ -96,11 +97,11 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None,
 
 
 def _uvicorn_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn.Config:
-    # http="httptools" and loop="uvloop" by name: uvicorn's "auto" would fall back to h11 and
-    # asyncio's own loop without a word if a package were missing, at a third more CPU a request
-    # (docs/results.md, "HTTP parser")
+    # httptools (with a bound on a request's head: api/http_protocol.py) and loop="uvloop" by
+    # name: uvicorn's "auto" would fall back to h11 and asyncio's own loop without a word if a
+    # package were missing, at a third more CPU a request (docs/results.md, "HTTP parser")
     return uvicorn.Config(app, host=host, port=port, workers=1, log_config=None, access_log=False,
-                          lifespan="on", http="httptools", loop="uvloop",
+                          lifespan="on", http=BoundedHttpToolsProtocol, loop="uvloop",
                           timeout_graceful_shutdown=settings.graceful_timeout_s)
 
 
