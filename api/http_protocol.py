@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 MAX_HEAD_BYTES = 64 * 1024
 
@@ -34,7 +34,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self._in_head and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
             self.logger.warning("Request head over %d bytes refused.", MAX_HEAD_BYTES)
             self.transport.write(b"".join([
-                b"HTTP/1.1 431 Request Header Fields Too Large\r\n",
+                STATUS_LINE[431],
                 b"content-type: text/plain; charset=utf-8\r\n",
                 b"content-length: " + str(len(_TOO_LARGE)).encode("ascii") + b"\r\n",
                 b"connection: close\r\n\r\n", _TOO_LARGE]))

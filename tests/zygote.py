@@ -37,8 +37,8 @@ from pathlib import Path
 
 # what a fresh `recsys serve` imports before it reads its model, and what its first-start
 # training and its workers' supervisor import
-PRELOAD = ("torch", "numba", "uvicorn", "uvicorn.protocols.http.httptools_impl", "fastapi", "cli.main", "cli.serve",
-           "api.main", "api.server", "recsys.recommender", "training.train")
+PRELOAD = ("torch", "numba", "uvicorn", "fastapi", "cli.main", "cli.serve", "api.main", "api.server",
+           "recsys.recommender", "training.train")
 _READY_TIMEOUT_S = 180.0
 _REAP_INTERVAL_S = 0.05
 
