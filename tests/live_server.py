@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -209,6 +210,38 @@ def switch_of(answers: list[Answer], old: str, new: str, activated: float) -> Sw
         if first_new is not None:
             out.back += [a for a in mine if a.version == old and a.started > first_new]
     return out
+
+
+# ---- one answer from each worker behind a port -------------------------------------------------
+
+# A new connection goes to whichever worker accepts it first. Bounded by time, not by a count of
+# connections: on a loaded machine one worker can lose that race a hundred times in a row (a CI
+# run saw it) while the other is not.
+REACH_WORKER_S = 60.0
+
+
+def answers_by_worker(send: Callable[[], httpx.Response], want: int | Collection[str],
+                      within_s: float = REACH_WORKER_S) -> dict[str, httpx.Response]:
+    """worker pid -> its last answer to `send()` (which opens a new connection each call), sent
+    until `want` workers (a number, or these pids) have each answered; an AssertionError naming
+    who answered how often when they have not within `within_s`."""
+    answers: dict[str, httpx.Response] = {}
+    counts: dict[str, int] = {}
+    deadline = time.monotonic() + within_s
+    while True:
+        r = send()
+        pid = r.headers["x-worker-pid"]
+        answers[pid] = r
+        counts[pid] = counts.get(pid, 0) + 1
+        if len(answers) >= want if isinstance(want, int) else set(want) <= set(answers):
+            return answers
+        if time.monotonic() > deadline:
+            raise AssertionError(f"workers {want} not reached in {within_s:.0f} s; answers per worker: {counts}")
+
+
+def answer_of(send: Callable[[], httpx.Response], worker: str | None) -> httpx.Response:
+    """The answer to `send()` of the worker with pid `worker` (any worker's when None)."""
+    return send() if worker is None else answers_by_worker(send, [worker])[worker]
 
 
 # ---- a worker killed: how its clients see it, and how soon a replacement answers ---------------

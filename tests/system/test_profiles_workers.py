@@ -13,6 +13,7 @@ import pytest
 
 from recsys.artifact import save_version
 from recsys.catalog import Catalog
+from tests.live_server import answers_by_worker
 from tests.recsys.test_profile import BOUGHT, clothing, navy_linen
 from tests.recsys.test_similar import NO_EVENTS
 from training.fit import TrainConfig
@@ -26,21 +27,18 @@ FOLLOW_S = 5.0  # polls every 0.5 s; a busy worker's turn at the GIL on top
 ROWS = clothing().set_index("item_id")
 
 
-def ask_each_worker(base: str, user_id: str, want: int = 2, tries: int = 200) -> dict[str, dict]:
+def ask_each_worker(base: str, user_id: str, want: int = 2) -> dict[str, dict]:
     """worker pid -> its answer's `history` to an empty query of `user_id` (new connections
     until `want` workers answered), checking that a personalised answer ranks navy linen first."""
-    seen: dict[str, dict] = {}
-    for _ in range(tries):
+    def send() -> httpx.Response:
         r = httpx.post(f"{base}/recommend", json={"query": "", "k": 3, "user_id": user_id}, timeout=30)
         assert r.status_code == 200, r.text
         body = r.json()
         if body["history"]["personalized"]:
             assert all(navy_linen(ROWS.loc[i["item_id"]]) for i in body["items"]), body["items"]
-        seen[r.headers["x-worker-pid"]] = body["history"]
-        if len(seen) >= want:
-            break
-    assert len(seen) == want, seen
-    return seen
+        return r
+
+    return {pid: r.json()["history"] for pid, r in answers_by_worker(send, want).items()}
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 
 from recsys.artifact import save_version
 from recsys.catalog import Catalog
+from tests.live_server import answer_of, answers_by_worker
 from tests.recsys.test_profile import clothing
 from tests.recsys.test_similar import NO_EVENTS
 from training.fit import TrainConfig
@@ -29,15 +30,11 @@ RULE = {"name": "no-navy", "kind": "hide", "attribute": "color:navy"}
 ASK = {"query": "", "k": 1, "explain": False, "filters": {"color": ["navy"]}}
 
 
-def navy_shown(base: str, worker: str | None = None, tries: int = 100) -> bool:
-    """Whether the answer of `base` (of the worker with pid `worker`, new connections until it
-    answers) has a navy item."""
-    for _ in range(tries):
-        r = httpx.post(f"{base}/recommend", json=ASK, timeout=30)
-        assert r.status_code == 200, r.text
-        if worker is None or r.headers["x-worker-pid"] == worker:
-            return bool(r.json()["total"])
-    raise AssertionError(f"worker {worker} did not answer in {tries} connections")
+def navy_shown(base: str, worker: str | None = None) -> bool:
+    """Whether the answer of `base` (of the worker with pid `worker`) has a navy item."""
+    r = answer_of(lambda: httpx.post(f"{base}/recommend", json=ASK, timeout=30), worker)
+    assert r.status_code == 200, r.text
+    return bool(r.json()["total"])
 
 
 def seen_within(check, want: bool) -> float:
@@ -71,14 +68,8 @@ def servers(tmp_path, store_url):
 
 
 def both_worker_pids(workers: str) -> set[str]:
-    """The pids of the two processes behind one port, asked until each has answered once."""
-    pids: set[str] = set()
-    for _ in range(200):
-        pids.add(httpx.post(f"{workers}/recommend", json=ASK, timeout=30).headers["x-worker-pid"])
-        if len(pids) == 2:
-            break
-    assert len(pids) == 2
-    return pids
+    """The pids of the two processes behind one port."""
+    return set(answers_by_worker(lambda: httpx.post(f"{workers}/recommend", json=ASK, timeout=30), 2))
 
 
 def test_a_rule_change_reaches_every_replica_and_worker(servers):
@@ -104,31 +95,25 @@ def test_a_rule_change_reaches_every_replica_and_worker(servers):
 SYNONYM = {"line": "indigo => navy"}  # no item says "indigo"
 
 
-def indigo_matched(base: str, worker: str | None = None, tries: int = 100) -> bool:
+def indigo_matched(base: str, worker: str | None = None) -> bool:
     """Whether "indigo" matches an item in the answer of `base` (of the worker with pid
     `worker`): only through the synonym, whose rule the explanation then names."""
-    for _ in range(tries):
-        r = httpx.post(f"{base}/recommend", json={"query": "indigo", "k": 1}, timeout=30)
-        assert r.status_code == 200, r.text
-        if worker is None or r.headers["x-worker-pid"] == worker:
-            answer = r.json()
-            matched = answer["unmatched_tokens"] == []
-            effects = answer["items"][0]["explanation"]["synonyms"]
-            assert matched == bool(effects) and (not effects or effects[0]["name"] == "indigo")
-            return matched
-    raise AssertionError(f"worker {worker} did not answer in {tries} connections")
+    r = answer_of(lambda: httpx.post(f"{base}/recommend", json={"query": "indigo", "k": 1}, timeout=30), worker)
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    matched = answer["unmatched_tokens"] == []
+    effects = answer["items"][0]["explanation"]["synonyms"]
+    assert matched == bool(effects) and (not effects or effects[0]["name"] == "indigo")
+    return matched
 
 
-def top_ids(base: str, worker: str | None = None, tries: int = 100) -> list[str]:
+def top_ids(base: str, worker: str | None = None) -> list[str]:
     """The 6 best items for "indigo" from `base` (the worker with pid `worker`), each navy."""
-    for _ in range(tries):
-        r = httpx.post(f"{base}/recommend", json={"query": "indigo", "k": 6}, timeout=30)
-        assert r.status_code == 200, r.text
-        if worker is None or r.headers["x-worker-pid"] == worker:
-            items = r.json()["items"]
-            assert all(it["attributes"]["color"] == ["navy"] for it in items), items
-            return [it["item_id"] for it in items]
-    raise AssertionError(f"worker {worker} did not answer in {tries} connections")
+    r = answer_of(lambda: httpx.post(f"{base}/recommend", json={"query": "indigo", "k": 6}, timeout=30), worker)
+    assert r.status_code == 200, r.text
+    items = r.json()["items"]
+    assert all(it["attributes"]["color"] == ["navy"] for it in items), items
+    return [it["item_id"] for it in items]
 
 
 def test_a_synonym_change_reaches_every_replica_and_worker(servers):

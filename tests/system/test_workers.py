@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from recsys.synthetic import generate
-from tests.live_server import Load, switch_of
+from tests.live_server import REACH_WORKER_S, Load, switch_of
 
 from api_support import ADMIN_TOKEN, make_artifacts
 from test_server import running, stop, wait_ready
@@ -42,13 +42,14 @@ def workers_seen(base: str, want: int = 2, tries: int = 200) -> dict[str, str]:
 @contextlib.contextmanager
 def client_of_another_worker(base: str, pid: str) -> Iterator[httpx.Client]:
     """A client whose kept-alive connection landed on a worker other than `pid` (new
-    connections until one does, bounded)."""
-    for _ in range(200):
+    connections until one does, bounded in time as `answers_by_worker`)."""
+    deadline = time.monotonic() + REACH_WORKER_S
+    while time.monotonic() < deadline:
         with httpx.Client(base_url=base, timeout=30, headers=AUTH) as http:
             if http.get("/health").headers["x-worker-pid"] != pid:
                 yield http
                 return
-    raise AssertionError(f"200 new connections all reached worker {pid}")
+    raise AssertionError(f"new connections for {REACH_WORKER_S:.0f} s all reached worker {pid}")
 
 
 # One server for the module (a start is three processes, each importing torch and loading the
