@@ -102,7 +102,7 @@ def _warm_up(kernels: Kernels) -> None:
     kernels.top_k(np.array([1.0, 2.0], dtype=f32), np.array([0, 2], dtype=i64), one, one.copy(),
                   one[None].copy(), np.array([0, 1, 2], dtype=i64), np.ones(2, dtype=i64),
                   np.ones(0, dtype=np.bool_), False, 1, 0, np.zeros(0, dtype=np.float64),
-                  np.zeros(0, dtype=np.float64), np.zeros(0, dtype=i64), np.zeros(0, dtype=np.float64))
+                  np.zeros(0, dtype=np.float64), 0.0, np.zeros(0, dtype=i64), np.zeros(0, dtype=np.float64))
     kernels.top_k_plain(np.array([1.0, 2.0], dtype=f32), np.array([0, 2], dtype=i64), one, one.copy(),
                         one[None].copy(), np.array([0, 1, 2], dtype=i64), np.ones(2, dtype=i64),
                         np.ones(0, dtype=np.bool_), False, 1, 0)
@@ -605,19 +605,20 @@ def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, coun
 @_jit
 def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, counts: A,
                   eligible: A, use_eligible: bool, k: int, seed_group: int, offset: A,
-                  entry_max: A, extra_items: A, extra_offset: A) -> tuple[A, A]:
+                  entry_max: A, spread: float, extra_items: A, extra_offset: A) -> tuple[A, A]:
     """The k best eligible items, best first (ties by index), and their scores (float64):
     what `GroupTables._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
 
     `tables` are the groups' tables end to end (group r's at tab_off[r]:tab_off[r+1]), summed as
     `GroupTables.flat` sums them. `offset` (n,) float64, when not empty, is added to each item's
     float32 sum (`ItemOffsets`: a rule's boosts and buries), and `entry_max` (sum G,) bounds it
-    per table entry. `extra_items`, outside `eligible`, are ranked too, each with its
-    `extra_offset` instead (a query's own rules' items: few, scored right after the seeds, so a
-    boosted one raises the bound). Items go through a heap of the k best (score, then lower index), so ties
-    are exact. Seeds first: the items of the seed group's best ids (about SEEDS of them, the cut
-    found on a sample of its entries, each its table value plus its largest offset, weighted by
-    items per id); the heap's worst score is then a lower bound L. Then only the items of the
+    per table entry (`spread`: the largest of those in size, `ItemOffsets.spread`).
+    `extra_items`, outside `eligible`, are ranked too, each with its `extra_offset` instead (a
+    query's own rules' items: few, scored right after the seeds, so a boosted one raises the
+    bound). Items go through a heap of the k best (score, then lower index), so ties are exact.
+    Seeds first: the items of the seed group's best ids (about SEEDS of them, the cut found on a
+    sample of its entries, each its table value plus its largest offset, weighted by items per
+    id); the heap's worst score is then a lower bound L. Then only the items of the
     pivot group's ids that can still reach L (given every other group's maximum and the id's
     largest offset) are scored, or every item if that prunes too little. Scores are summed group
     by group in float32, in the same order as `ScoringIndex.score`. Any choice of seeds or pivot
@@ -628,10 +629,6 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
     for g in range(n_groups):
         maxima[g] = _max_of(tables[tab_off[g] : tab_off[g + 1]])
     total_max = maxima.sum()
-    spread = 0.0  # the largest offset in size: the bounds' float rounding scales with it too
-    if has_offset:
-        for c in range(len(entry_max)):
-            spread = max(spread, abs(entry_max[c]))
     heap_s = np.empty(k, dtype=np.float64)
     heap_i = np.empty(k, dtype=np.int64)
     size = 0
@@ -642,10 +639,9 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
     # the cut comes from a sample of the seed group's entries (any cut gives a valid bound), so
     # only the sample's minimum is needed
     step = max(1, n_ids // 2048)
-    top, low = maxima[g], _reach(tables, entry_max, has_offset, lo)
-    if has_offset:
-        for c in range(n_ids):
-            top = max(top, _reach(tables, entry_max, has_offset, lo + c))
+    # an entry reaches at most the group's maximum plus the largest offset: a bound that needs
+    # no pass over the entries (it only sets the bins' width)
+    top, low = maxima[g] + spread, _reach(tables, entry_max, has_offset, lo)
     for c in range(0, n_ids, step):
         low = min(low, _reach(tables, entry_max, has_offset, lo + c))
     cut = low
@@ -740,6 +736,7 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
         for c in range(len(tp)):
             if _reach(tables, entry_max, has_offset, start + c) < thr:
                 continue
+            cap = entry_max[start + c] if has_offset else 0.0
             for j in range(pp[c], pp[c + 1]):
                 e = bp[g, j]
                 if _reach(tables, entry_max, has_offset, lo + e) >= cut and e <= last_seed:
@@ -747,6 +744,10 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
                 s = tables[tab_off[0] + bp[0, j]]
                 for q in range(1, n_groups):
                     s += tables[tab_off[q] + bp[q, j]]
+                # no item's offset is above its entry's largest (and float64 addition rounds
+                # monotonically): most items are left here without reading where they are
+                if np.float64(s) + cap < heap_s[0]:
+                    continue
                 i = op[j]
                 s64 = np.float64(s) + offset[i] if has_offset else np.float64(s)
                 if s64 < heap_s[0]:
