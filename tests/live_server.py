@@ -247,15 +247,16 @@ def answer_of(send: Callable[[], httpx.Response], worker: str | None) -> httpx.R
 # ---- a worker killed: how its clients see it, and how soon a replacement answers ---------------
 
 
-def worker_pids(base: str, want: int, tries: int = 200) -> set[str]:
+def worker_pids(base: str, want: int, tries: int | None = None) -> set[str]:
     """The X-Worker-PID of the workers answering `base`, asked on new connections until `want`
-    answered (bounded)."""
+    answered: at most `tries` connections when given (a probe), else for at most REACH_WORKER_S
+    (`answers_by_worker`). A connection refused or cut (a worker dying) is asked again."""
     seen: set[str] = set()
-    for _ in range(tries):
+    deadline, asked = time.monotonic() + REACH_WORKER_S, 0
+    while len(seen) < want and (asked < tries if tries is not None else time.monotonic() < deadline):
+        asked += 1
         with contextlib.suppress(httpx.TransportError):
             seen.add(httpx.get(f"{base}/health", timeout=5).headers["x-worker-pid"])
-        if len(seen) >= want:
-            break
     return seen
 
 

@@ -26,6 +26,7 @@ import httpx
 import pytest
 
 from recsys.artifact import current_version, load_version
+from tests.live_server import REACH_WORKER_S
 
 from api_support import ADMIN_TOKEN, make_artifacts
 from test_load_balancer import two_replicas
@@ -87,16 +88,15 @@ def _pinned_clients(base: str, want: int) -> Iterator[dict[str, httpx.Client]]:
     connections until `want` workers are reached, bounded)."""
     clients: dict[str, httpx.Client] = {}
     try:
-        for _ in range(200):
+        deadline = time.monotonic() + REACH_WORKER_S  # as `answers_by_worker` bounds it
+        while len(clients) < want and time.monotonic() < deadline:
             http = httpx.Client(base_url=base, timeout=30)
             pid = http.get("/health").headers["x-worker-pid"]
             if pid in clients:
                 http.close()
             else:
                 clients[pid] = http
-            if len(clients) == want:
-                break
-        assert len(clients) == want, f"200 new connections reached only workers {sorted(clients)}"
+        assert len(clients) == want, f"in {REACH_WORKER_S:.0f} s new connections reached only workers {sorted(clients)}"
         yield clients
     finally:
         for http in clients.values():

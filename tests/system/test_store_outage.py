@@ -27,7 +27,7 @@ from sqlalchemy import select
 
 from store.db import Database
 from store.tables import events
-from tests.live_server import worker_pids
+from tests.live_server import answers_by_worker, worker_pids
 
 from api_support import ADMIN_TOKEN, make_artifacts
 from test_server import running, wait_ready
@@ -69,16 +69,14 @@ def _until(check, tries: int, pause: float = 0.2):
 
 def _answer_of_each(base: str, method: str, path: str, want: int, **kw) -> dict[str, int]:
     """worker pid -> the status of `method path`, asked on new connections until `want`
-    workers answered (bounded)."""
-    seen: dict[str, int] = {}
-    for _ in range(200):
+    workers answered (`answers_by_worker`, bounded in time)."""
+    def send() -> httpx.Response:
         r = httpx.request(method, f"{base}{path}", timeout=30, **kw)
-        seen[r.headers["x-worker-pid"]] = r.status_code
         if r.status_code == 503:
             assert int(r.headers["retry-after"]) > 0, r.headers
-        if len(seen) >= want:
-            break
-    return seen
+        return r
+
+    return {pid: r.status_code for pid, r in answers_by_worker(send, want).items()}
 
 
 def test_an_outage_is_logged_once_and_processes_started_during_it_serve(

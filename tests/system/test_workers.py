@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from recsys.synthetic import generate
-from tests.live_server import REACH_WORKER_S, Load, switch_of
+from tests.live_server import REACH_WORKER_S, Load, answers_by_worker, switch_of
 
 from api_support import ADMIN_TOKEN, make_artifacts
 from test_server import running, stop, wait_ready
@@ -27,12 +27,18 @@ QUERIES = ["red casual cotton dress", "navy formal jacket", "premium leather boo
 FOLLOWED_WITHIN_S = 30.0
 
 
-def workers_seen(base: str, want: int = 2, tries: int = 200) -> dict[str, str]:
+def workers_seen(base: str, want: int = 2, tries: int | None = None) -> dict[str, str]:
     """worker pid -> the version it answers /ready with, asking on new connections until
-    `want` workers answered (bounded)."""
+    `want` workers answered: at most `tries` connections when given (a probe: who answers),
+    else until they have (`answers_by_worker`, bounded in time)."""
+    def send() -> httpx.Response:
+        return httpx.get(f"{base}/ready", timeout=5)
+
+    if tries is None:
+        return {pid: r.json()["model_version"] for pid, r in answers_by_worker(send, want).items()}
     seen: dict[str, str] = {}
     for _ in range(tries):
-        r = httpx.get(f"{base}/ready", timeout=5)
+        r = send()
         seen[r.headers["x-worker-pid"]] = r.json()["model_version"]
         if len(seen) >= want:
             break
