@@ -256,7 +256,7 @@ class QueryTables:
                     rows[1 + EXACT, : int(self.vocab_offsets[-1])], self._synonym_rows(token))
             v_total = int(self.vocab_offsets[-1])
             entry = (rows, np.flatnonzero(rows[1 + EXACT, :v_total] > 0),
-                     np.flatnonzero((rows[1:, :v_total] != 0).any(axis=0)).astype(np.int64))
+                     np.flatnonzero(rows[1:, :v_total].any(axis=0)).astype(np.int64))
             self.word_rows.put(token.cache_key, entry)
         return entry
 
@@ -289,7 +289,7 @@ class QueryTables:
         (`formula.EVIDENCE_KINDS`; exact before coverage). The same features as `Featurizer.encode_queries`
         and `Evidence.dense_rows`. Words recur across queries: `_token_entry` caches them."""
         bucket, grams = self.featurizer.token_features(key)
-        n_grams = np.float32(max(int((grams > 0).sum()), 1))
+        n_grams = np.float32(max(int(np.count_nonzero(grams)), 1))  # bucket 0 is padding
         tok = self._word_emb[bucket] + self._ngram_emb[grams].sum(0) / n_grams  # (D,)
         width = self._proj.shape[1]
         rows = np.zeros((1 + N_KINDS, width), dtype=np.float32)
