@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 import scipy.sparse as sp
@@ -44,8 +45,11 @@ TEXT_KEYS = (TITLE, DESCRIPTION)  # words of the text: filterable, but no listin
 DENSE_SHARE = 1 / 128
 
 
-@dataclass  # not slots: orjson writes a slotted dataclass 8x slower (66 against 9 us a listing)
-class FacetValue:
+class FacetValue(TypedDict):
+    """One value of a key and its count: a dict, which a listing makes 94 of at 100k generated
+    items and orjson writes as it is (built, written and freed in 31 against 43 us as a dataclass;
+    a slotted dataclass orjson writes 8x slower still)."""
+
     value: str
     count: int
 
@@ -239,8 +243,10 @@ def _facets(keys: Sequence[str], values: Sequence[str], counts: np.ndarray, star
     """Per key, its values with a count (values[starts[k]:starts[k + 1]], counts alike), the most
     counted first and ties by value (the values are sorted), at most MAX_VALUES of them."""
     key_of = np.repeat(np.arange(len(keys)), np.diff(starts))
-    order = np.lexsort((-counts, key_of))  # (G,) stable: by key, then the most counted, then by value
-    order = order[counts[order] > 0]
+    shown = np.flatnonzero(counts > 0)
+    c = counts[shown]
+    # by key, then the most counted, then by value: one stable sort of key * (max + 1) - count
+    order = shown[np.argsort(key_of[shown] * (int(c.max(initial=0)) + 1) - c, kind="stable")]
     ends = np.searchsorted(key_of[order], np.arange(len(keys) + 1)).tolist()
     shown_counts = counts[order].tolist()
     positions = order.tolist()
@@ -248,7 +254,8 @@ def _facets(keys: Sequence[str], values: Sequence[str], counts: np.ndarray, star
     for k, key in enumerate(keys):
         first, end = ends[k], ends[k + 1]
         last = min(end, first + MAX_VALUES)
-        listed = [FacetValue(values[g], c) for g, c in zip(positions[first:last], shown_counts[first:last])]
+        listed: list[FacetValue] = [{"value": values[g], "count": n}
+                                    for g, n in zip(positions[first:last], shown_counts[first:last])]
         out.append(FacetCount(key, listed, end - last))
     return out
 

@@ -24,7 +24,7 @@ from tests.planted import CATEGORIES, COLORS, STYLES
 
 def _counts(rec, query, **kw) -> tuple[int, dict[str, dict[str, int]]]:
     got = rec.facet_counts(query, **kw)
-    return got.matching, {f.key: {v.value: v.count for v in f.values} for f in got.facets}
+    return got.matching, {f.key: {v["value"]: v["count"] for v in f.values} for f in got.facets}
 
 
 @pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
@@ -79,7 +79,7 @@ def _one_key(key, table, counts, max_values) -> FacetCount:
     """A key's listing as counted one key at a time: the most counted first, ties by value."""
     order = np.argsort(-counts, kind="stable")[: np.count_nonzero(counts)]
     shown = order[:max_values]
-    return FacetCount(key, [FacetValue(table.values[g], int(counts[g])) for g in shown],
+    return FacetCount(key, [FacetValue(value=table.values[g], count=int(counts[g])) for g in shown],
                       max(len(order) - max_values, 0))
 
 
@@ -175,7 +175,7 @@ def test_a_listing_asked_again_is_answered_from_its_kept_counts(planted_model):
     assert rec.facet_counts("dress", filters={"Colour": ["red"]}) is first  # the filter's any spelling
     # another filter, other keys or other words are other listings, counted afresh and right
     other = rec.facet_counts("dress", filters={"colour": ["blue"]})
-    assert other is not first and {v.value: v.count for v in other.facets[0].values} != {}
+    assert other is not first and {v["value"]: v["count"] for v in other.facets[0].values} != {}
     assert rec.facet_counts("dress", keys=["color"], filters={"colour": ["red"]}) is not first
     assert rec.facet_counts("shirt", filters={"colour": ["red"]}) is not first
     assert len(kept) == 4
