@@ -666,6 +666,7 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
     offered = 0
     for c in range(n_ids):
         if _reach(tables, entry_max, has_offset, lo + c) >= cut:
+            cap = entry_max[lo + c] if has_offset else 0.0
             for j in range(pseed[c], pseed[c + 1]):
                 i = og[j]
                 if use_eligible and not eligible[i]:
@@ -673,6 +674,8 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
                 s = tables[tab_off[0] + bg0[0, j]]
                 for q in range(1, n_groups):
                     s += tables[tab_off[q] + bg0[q, j]]
+                if size == k and np.float64(s) + cap < heap_s[0]:
+                    continue  # not even its entry's largest offset brings it into the heap
                 size = _offer(heap_s, heap_i, size, np.float64(s) + offset[i] if has_offset else s, i)
             offered += pseed[c + 1] - pseed[c]
             if offered >= SEEDS and size == k:
