@@ -443,13 +443,15 @@ class Recommender:
         indexed = rules if rules.indexed else rules.base
         offsets = self._rule_offsets(indexed) if indexed is not None else None
         ranked, ranked_scores = self.index.top_k(state, w, ranked_mask, want, offsets, (apart, values))
+        if not pins:  # what `place_pins` gives without pins, and the scores with it
+            shown = np.asarray(ranked[offset:want], dtype=np.int64)
+            return state, weights, shown, ranked_scores[offset:want].astype(np.float64), total
         shown = place_pins(ranked, pins, want)[offset:]
         by_item = dict(zip(ranked.tolist(), ranked_scores.astype(np.float64).tolist()))
-        if pins:
-            pinned = np.array([i for _, i in pins], dtype=np.int64)
-            pinned_scores = (self.index.score_items(state, w, pinned).astype(np.float64)
-                             + [rules.delta_of(i) for i in pinned.tolist()])
-            by_item.update(zip(pinned.tolist(), pinned_scores.tolist()))
+        pinned = np.array([i for _, i in pins], dtype=np.int64)
+        pinned_scores = (self.index.score_items(state, w, pinned).astype(np.float64)
+                         + [rules.delta_of(i) for i in pinned.tolist()])
+        by_item.update(zip(pinned.tolist(), pinned_scores.tolist()))
         shown_scores = np.array([by_item[i] for i in shown.tolist()], dtype=np.float64)
         return state, weights, shown, shown_scores, total
 
