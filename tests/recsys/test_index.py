@@ -10,6 +10,7 @@ sets, identical items (exact ties), empty facets, multi-valued facets, multi-wor
 from __future__ import annotations
 
 import itertools
+import threading
 
 import numpy as np
 import pandas as pd
@@ -537,6 +538,32 @@ def test_word_cache_drops_the_least_recently_used():
     assert cache.get("missing") is None and len(cache) == 2
     cache.clear()
     assert len(cache) == 0
+
+
+def test_word_cache_shared_by_threads_stays_bounded_and_never_raises():
+    """Serving threads share the caches: a key dropped by one thread between another's lookup
+    and its move to the end, or the cache emptied during a put, is a miss at worst."""
+    cache = WordCache("test", capacity=8)
+    errors: list[BaseException] = []
+
+    def hammer(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            for key in rng.integers(0, 20, 20_000).tolist():
+                if cache.get(key) is None:
+                    cache.put(key, key + 1)
+                elif key == 0:
+                    cache.clear()
+        except BaseException as exc:  # noqa: BLE001 (any exception fails the test)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=hammer, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors and len(cache) <= 8
+    assert all(cache.get(k) in (None, k + 1) for k in range(20))
 
 
 def test_fast_top_k_equals_sorting_every_score():
