@@ -46,9 +46,14 @@ class ItemOffsets:
 
     per_item: np.ndarray  # (n_items,) float64
     entry_max: np.ndarray  # (sum G,) float64: groups' entries end to end, as the tables are
-    # the largest offset in size (0 without any): the bounds' float rounding scales with it,
-    # kept rather than found again per query (a pass over every entry, 15-20 us at 100k items)
-    spread: float = 0.0
+    # the largest offset in size (0 without any), derived here once: the bounds' float rounding
+    # scales with it and the compiled top-k's histogram is bounded by it (an understated one would
+    # write past its bins), so it is never given, and never found again per query (a pass over
+    # every entry, 15-20 us at 100k items)
+    spread: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spread", float(np.abs(self.entry_max).max()) if self.entry_max.size else 0.0)
 
     @property
     def nbytes(self) -> int:
@@ -162,7 +167,7 @@ class GroupTables:
         for r, g in enumerate(self.groups):
             lo, hi = self.place(r)
             np.maximum.at(entry_max[lo:hi], g.ids[items], values)
-        return ItemOffsets(per_item, entry_max, float(np.abs(entry_max).max()) if entry_max.size else 0.0)
+        return ItemOffsets(per_item, entry_max)
 
     def scores_of(self, rows: Sequence[np.ndarray], base: np.ndarray, items: np.ndarray) -> np.ndarray:
         """(len(items),) float32 scores of `items` from the tables `flat(rows, base)` without
