@@ -28,7 +28,8 @@ words, no stemming).
 Catalogues: ``homedepot``, ``crowdflower`` and ``fashion`` from ``../shared/data`` (never copied
 into the project), ``fashion_specs`` (the same catalogue with its facet columns moved into one
 ``attributes`` column of ``key:value|...`` pairs, the shape of a spec-list export), and both
-generators (``synthetic``: ``recsys generate``; ``furniture``: ``benchmarks/furniture_data.py``).
+generators (``synthetic``: ``recsys generate``; ``furniture``: ``benchmarks/furniture_data.py``;
+``electronics``: ``benchmarks/electronics_data.py``, spec lists of ``key:value`` pairs).
 
 Usage::
 
@@ -65,7 +66,7 @@ from training.start import untrained_recommender  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 FASHION_SCHEMA = ROOT / "data" / "fashion_schema.toml"
-DATASETS = ("homedepot", "crowdflower", "fashion", "fashion_specs", "synthetic", "furniture")
+DATASETS = ("homedepot", "crowdflower", "fashion", "fashion_specs", "synthetic", "furniture", "electronics")
 EMPTY_INTERACTIONS = pd.DataFrame({"query": pd.Series([], dtype=object),
                                    "item_idx": pd.Series([], dtype=np.int64),
                                    "label": pd.Series([], dtype=np.float32),
@@ -107,9 +108,12 @@ def _generated(kind: str) -> tuple[pd.DataFrame, Schema]:
     if kind == "synthetic":
         from recsys.synthetic import generate
         generate(folder, n_items=3000, n_queries=10, seed=0)
-    else:
+    elif kind == "furniture":
         import furniture_data
         furniture_data.generate(str(folder), n_items=3000, n_queries=10, seed=0)
+    else:
+        import electronics_data
+        electronics_data.generate(str(folder), n_items=8000, n_queries=20, seed=0)
     items, _ = read_items(folder / "items.csv")
     return items, Schema()
 
@@ -121,6 +125,7 @@ LOADERS: dict[str, Callable[[Path], tuple[pd.DataFrame, Schema]]] = {
     "fashion_specs": _fashion_specs,
     "synthetic": lambda data: _generated("synthetic"),
     "furniture": lambda data: _generated("furniture"),
+    "electronics": lambda data: _generated("electronics"),
 }
 
 
