@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .catalog import Catalog
-from .formula import bm25_idf, covered, partial_worth
+from .formula import bm25_idf, covered, partial_share, partial_worth
 from .index.kernels import compiled
 from .model_config import ModelOptions
 from .words import WordTable, query_tokens
@@ -237,8 +237,9 @@ def term_document_frequency(catalog: Catalog) -> dict[str, np.ndarray]:
 
 def build_exact(catalog: Catalog, table: WordTable, options: ModelOptions | None = None) -> dict[str, sp.csr_matrix]:
     """facet -> (n_words, V_f): each word of each attribute, stored as its `formula.
-    partial_worth` at the model's starting exact weight (`ModelOptions.partial_worth`), else 1
-    (no options, or a version saved before)."""
+    partial_share` (`ModelOptions.partial_value`) or `formula.partial_worth` at the model's
+    starting exact weight (`ModelOptions.partial_worth`), else 1 (no options, or a version saved
+    before)."""
     out = {}
     for f in catalog.facets:
         rows, cols = [], []
@@ -253,14 +254,14 @@ def build_exact(catalog: Catalog, table: WordTable, options: ModelOptions | None
         m.sort_indices()
         out[f] = m
     if options is not None and options.partial_worth:
-        _store_partial_worth(catalog, out, options.init_exact, options.bm25_k1)
+        _store_partial_worth(catalog, out, options)
     return out
 
 
-def _store_partial_worth(catalog: Catalog, exact: dict[str, sp.csr_matrix], exact_weight: float,
-                         k1: float) -> None:
-    """Replaces the 1s of `exact` by each pair's `formula.partial_worth`: the word's BM25 IDF
-    over the items that say it in any attribute, against the attribute's term's."""
+def _store_partial_worth(catalog: Catalog, exact: dict[str, sp.csr_matrix], options: ModelOptions) -> None:
+    """Replaces the 1s of `exact` by each pair's `formula.partial_share` (`options.partial_value`)
+    or `formula.partial_worth`: from the word's BM25 IDF over the items that say it in any
+    attribute, against the attribute's term's."""
     if not exact:
         return
     # (n_items, n_words): which words each item says, in any attribute
@@ -270,8 +271,9 @@ def _store_partial_worth(catalog: Catalog, exact: dict[str, sp.csr_matrix], exac
     for f, attr_df in term_document_frequency(catalog).items():
         m = exact[f]
         rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
-        m.data[:] = partial_worth(word_idf[rows], bm25_idf(attr_df, catalog.n_items)[m.indices], exact_weight,
-                                k1)
+        attr_idf = bm25_idf(attr_df, catalog.n_items)[m.indices]
+        m.data[:] = (partial_share(word_idf[rows], attr_idf) if options.value_shares else
+                     partial_worth(word_idf[rows], attr_idf, options.init_exact, options.bm25_k1))
 
 
 def query_word_matrix(queries: list[str], table: WordTable, vocabulary: Container[str] = frozenset()

@@ -24,6 +24,8 @@ NO_MATCH = "(no match)"
 # attention in its head: below it, the pair is not listed as a match anywhere (explanations,
 # reason lines, `matched`, `unmatched_tokens`); the heatmap still shows every weight.
 MATCH_THRESHOLD = 0.1
+# what the compiled explanations take for a query whose words are worth every value whole
+_NO_SHARE = np.zeros((0, 0), dtype=np.float32)
 # A reason line names a match, or a difference between two results, only when it is worth at
 # least this much of the score: below it, erasing the match or swapping the results' parts would
 # not change the order in any way a shopper could see, and "+0.89 against +0.89" is no reason.
@@ -102,7 +104,8 @@ class HeadDetail:
 
 @dataclass
 class HeadAttention:
-    """One item, one head: attention (T, M + 1) with the no-match slot last, values (M,)."""
+    """One item, one head: attention (T, M + 1) with the no-match slot last, values (M,), or
+    (T, M) when a word is worth a share of an attribute's value (`QueryState.value_share`)."""
 
     attr_idx: np.ndarray
     labels: list[str]
@@ -122,9 +125,15 @@ class HeadAttention:
     def output(self) -> float:
         return float((self.weights[:, :-1] * self.values).sum())
 
+    @property
+    def worth(self) -> np.ndarray:
+        """(T, M) what each attribute is worth to each word: its value, times the word's share
+        of it."""
+        return np.broadcast_to(self.values, self.exps.shape)
+
     def without(self, m: int) -> float:
         """The head output if attribute m were removed from the item."""
-        num = (self.exps * self.values).sum(1) - self.exps[:, m] * self.values[m]
+        num = (self.exps * self.values).sum(1) - self.exps[:, m] * self.values[..., m]
         den = self.den - self.exps[:, m]
         if self.slot_change is not None:
             den = den + self.slot_change[:, m]
@@ -136,7 +145,10 @@ def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet:
     attrs = catalog.attributes_of(item_idx, facet)
     all_labels = catalog.labels(facet)
     labels = [all_labels[a] for a in attrs]
-    values = index.tables[facet].values[attrs]
+    values = index.tables[facet].values[attrs]  # (M,), or (T, M) with the words' shares of them
+    share = state.value_share if state.tokens else None
+    if share is not None:
+        values = values * share[:, index.vocab_offsets[index.facets.index(facet)] + attrs]
     lengths = index.sets.attribute_length(facet)[attrs]  # (M,)
     if not state.tokens:
         empty = np.zeros((0, len(attrs)))
@@ -201,11 +213,13 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
         kernels, sets = index.kernels(), index.sets
         if kernels is not None:
             b, mean = sets.head_norms
-            passed = kernels.explain_pass(flat, flat_nm, items, rows.ptr, rows.cols, rows.values, sets.per_item,
+            share = state.value_share
+            passed = kernels.explain_pass(flat, flat_nm, items, rows.ptr, rows.cols, rows.values,
+                                          _NO_SHARE if share is None else share, sets.per_item,
                                           sets.item_slot_length, sets._total_length, sets.attr_length,
                                           LENGTH_LEVELS, b, mean, np.asarray(head_weights), MATCH_THRESHOLD)
         else:
-            passed = _explain_numpy(index, flat, flat_nm, items, rows, np.asarray(head_weights))
+            passed = _explain_numpy(index, flat, flat_nm, state.value_share, items, rows, np.asarray(head_weights))
         contributions, hit_t, hit_seg, hit_col, hit_w, worth = passed
         labels = rows.labels
         for t, s, c, w, x in zip(hit_t.tolist(), hit_seg.tolist(), hit_col.tolist(), hit_w.tolist(),
@@ -225,8 +239,8 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
     return out
 
 
-def _explain_numpy(index: ScoringIndex, flat: np.ndarray, flat_nm: np.ndarray, items: np.ndarray, rows: ItemRows,
-                   head_weights: np.ndarray) -> tuple[np.ndarray, ...]:
+def _explain_numpy(index: ScoringIndex, flat: np.ndarray, flat_nm: np.ndarray, share: np.ndarray | None,
+                   items: np.ndarray, rows: ItemRows, head_weights: np.ndarray) -> tuple[np.ndarray, ...]:
     """`kernels._explain_pass` in numpy, where numba cannot compile: the same numbers in the same
     order of operations (tests/recsys/test_explain.py holds the two equal)."""
     n, n_heads, ptr, cols, values = len(items), len(index.facets), rows.ptr, rows.cols, rows.values
@@ -244,7 +258,9 @@ def _explain_numpy(index: ScoringIndex, flat: np.ndarray, flat_nm: np.ndarray, i
     e_slot = np.exp(flat_nm.astype(np.float64))  # (T, H)
     den = _segment_sums(exps, lengths, seg_start) + (e_slot[:, None, :] * before).reshape(-1, n * n_heads)
     weights = exps / den[:, seg]  # (T, N)
-    numer = _segment_sums(exps * values[gathered], lengths, seg_start)  # (T, n * H)
+    # what each gathered attribute is worth to each word: its value times the word's share of it
+    worth = values[gathered] if share is None else values[gathered] * share[:, gathered]  # (N,) or (T, N)
+    numer = _segment_sums(exps * worth, lengths, seg_start)  # (T, n * H)
     outputs = np.zeros(n * n_heads)
     for t in range(len(flat)):  # word after word, as the compiled pass sums
         outputs += numer[t] / den[t]
@@ -255,7 +271,7 @@ def _explain_numpy(index: ScoringIndex, flat: np.ndarray, flat_nm: np.ndarray, i
     # HeadAttention.without: the item loses the attribute's length with it
     after = index.sets.items_multiplicity(items[item], per_head[item, head], attr_length[hit], head)  # (P,)
     slot_change = e_slot[:, head] * (after - before[item, head])[None, :]  # (T, P)
-    terms = (numer[:, s] - e * values[gathered[hit]]) / (den[:, s] - e + slot_change)  # (T, P)
+    terms = (numer[:, s] - e * worth[..., hit]) / (den[:, s] - e + slot_change)  # (T, P)
     erased = np.zeros(len(hit))
     for t in range(len(flat)):
         erased += terms[t]

@@ -85,6 +85,43 @@ def partial_worth(word_idf: np.ndarray, attr_idf: np.ndarray, exact_weight: floa
 MIN_PARTIAL_WORTH = 1e-3  # above 0: a stored evidence value says the word is one of the attribute's
 
 
+def partial_share(word_idf: np.ndarray, attr_idf: np.ndarray) -> np.ndarray:
+    """The share (float32, in (0, 1]) of an attribute's value that a query word of it is worth
+    when the query does not have all of its words (`ModelOptions.partial_value`): the word's BM25
+    IDF over the phrase's, so that "camera" on `device_compatibility:gopro camera` is worth what
+    the word camera is worth, as one more occurrence of it in BM25 over the text. The match
+    itself is a full one (`logit_evidence`): its attention saturates with the word's other
+    matches in the head as BM25's term frequency does, where an evidence below 1 added a small
+    attention on the phrase's large value on top of them (an accessory that names "camera" in
+    its title and its spec list outranked the camera)."""
+    ratio = np.asarray(word_idf, dtype=np.float64) / np.maximum(attr_idf, 1e-12)
+    out: np.ndarray = np.clip(ratio, MIN_PARTIAL_WORTH, 1.0).astype(np.float32)
+    return out
+
+
+def logit_evidence(exact: ArrayT, partial_value: bool) -> ArrayT:
+    """The exact evidence a logit reads from exact evidence after coverage (`covered`): the
+    stored value, or (`partial_value`: the tables store `partial_share`s) 1 wherever the word is
+    one of the attribute's."""
+    if not partial_value:
+        return exact
+    if isinstance(exact, np.ndarray):
+        return (exact > 0).astype(np.float32)
+    present: ArrayT = (exact > 0).to(exact.dtype)
+    return present
+
+
+def value_share(exact: ArrayT) -> ArrayT:
+    """Per (word, attribute) pair, the share of the attribute's value its attention is worth,
+    from exact evidence after coverage under `partial_value`: a covered word's stored
+    `partial_share` where 0 < it < 1, else 1 (a whole match, any other evidence, or none)."""
+    partial = (exact > 0) & (exact < 1)
+    if isinstance(exact, np.ndarray):
+        return np.where(partial, exact, np.float32(1.0)).astype(np.float32, copy=False)
+    share: ArrayT = exact.where(partial, exact.new_ones(()))
+    return share
+
+
 def covered(exact: np.ndarray, n_words: np.ndarray, partial: bool) -> np.ndarray:
     """Exact evidence (..., T, M) after coverage: a query with all of an attribute's words
     (n_words, broadcast like (..., 1, M)) matches it fully, 1 for each of them ("navy blue" on

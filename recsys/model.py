@@ -8,8 +8,9 @@ Per head, each query token is a query; each of the item's attributes of that fac
 "no match" slot whose logit depends on the token (and, through its multiplicity, on how many
 attributes of the facet the item has). The logits add lexical evidence (exact match, near
 spelling, click association) to the scaled dot product, and are soft-capped so that scoring needs
-no max-shift. Values are positive (softplus) and depend on the attribute only; the no-match slot is
-worth 0. The head's output is the sum over tokens of the attention-weighted values, and the score
+no max-shift. Values are positive (softplus) and depend on the attribute only, times the share a
+word of a longer value is worth of it (`formula.value_share`); the no-match slot is worth 0. The
+head's output is the sum over tokens of the attention-weighted values, and the score
 is prior + sum of head outputs: every score splits exactly into per-head contributions.
 """
 
@@ -24,7 +25,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .formula import ASSOC, EXACT, N_KINDS, NEAR, LogitTables, quantized_length, unlinked
+from .formula import (
+    ASSOC,
+    EXACT,
+    N_KINDS,
+    NEAR,
+    LogitTables,
+    logit_evidence,
+    quantized_length,
+    unlinked,
+    value_share,
+)
 from .model_config import ModelConfig
 
 
@@ -106,9 +117,10 @@ class FacetHead(nn.Module):
         """dot (...) = q.k, evidence (..., N_KINDS) by `formula.EVIDENCE_KINDS`, idf (...) scaled
         IDF of the attribute, bias (...) its `attribute_bias` -> capped logits (...)."""
         w = self.evidence_weight
-        raw = dot * self.scale + bias + evidence[..., EXACT] * idf * self.rare_weight
+        exact = logit_evidence(evidence[..., EXACT], self.cfg.value_shares)
+        raw = dot * self.scale + bias + exact * idf * self.rare_weight
         for j in range(N_KINDS):
-            raw = raw + evidence[..., j] * w[j]
+            raw = raw + (exact if j == EXACT else evidence[..., j]) * w[j]
         capped = soft_cap(raw, self.cap)
         if self.cfg.unmatched_offset:
             away = unlinked(evidence[..., EXACT], evidence[..., ASSOC], evidence[..., NEAR])
@@ -326,6 +338,9 @@ class FacetScorer(nn.Module):
         extra = self.slot_log_count(facet, length)  # (B, I)
         slot = (no_match[:, None, :] + extra[:, :, None]).unsqueeze(-1)  # (B, I, T, 1)
         att = torch.softmax(torch.cat([logits, slot], dim=-1), dim=-1)  # (B, I, T, M + 1)
-        per_token = (att[..., :-1] * values.unsqueeze(2)).sum(-1)  # (B, I, T)
+        worth = values.unsqueeze(2)  # (B, I, 1, M)
+        if self.cfg.value_shares:  # a word of a longer value is worth its share of it
+            worth = worth * value_share(evidence[..., EXACT])  # (B, I, T, M)
+        per_token = (att[..., :-1] * worth).sum(-1)  # (B, I, T)
         out = (per_token * tok_mask.unsqueeze(1)).sum(-1)  # (B, I)
         return out, att

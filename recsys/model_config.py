@@ -79,6 +79,12 @@ class ModelOptions:
     # items (benchmarks/known_item.py, seeds 0-4), start / BM25 MRR: furniture 1.005 -> 1.080,
     # synthetic 1.034 -> 1.062, fashion 0.955 -> 0.966.
     partial_worth: bool = True
+    # With `partial_worth`: such a word is a full match (its attention saturates with the word's
+    # other matches in the head, as BM25's term frequency does) worth the word's share of the
+    # value (`formula.partial_share`: its IDF over the phrase's), instead of a weaker match on the
+    # phrase's whole value, whose small attention added up past BM25 beside the word's other
+    # matches. False: versions saved before. Measured: docs/results.md, "Spec lists".
+    partial_value: bool = True
     # Subtracted after the cap from the logit of an attribute no evidence links to the query
     # word (`formula.unlinked`): the cap holds the start's -8 at -7, a leak of e^-7 of attention
     # per attribute, which on items with many attributes (a spec list, a long description) adds
@@ -104,6 +110,13 @@ class ModelOptions:
     # Depot's misspelled searches it keeps almost all of the start's gain from near spellings.
     # 0: every near spelling counts (versions saved before).
     near_known_ratio: float = 10.0
+
+    @property
+    def value_shares(self) -> bool:
+        """Whether the exact tables store `formula.partial_share`s: `partial_value` on tables of
+        partial matches (`partial_worth`; without them a word of a phrase counts by the share of
+        its words the query has, as versions saved before did)."""
+        return self.partial_worth and self.partial_value
 
 
 # keyword-only: the catalogue's part has no default and comes after the options' fields
@@ -134,6 +147,7 @@ class ModelConfig(ModelOptions):
         d.setdefault("description_weight", 1.0)
         d.setdefault("length_per_item", False)  # and their lengths were per head attribute counts
         d.setdefault("partial_worth", False)  # and a word of a phrase counted by its share
+        d.setdefault("partial_value", False)  # or (with partial_worth) as a weaker match on its value
         d.setdefault("unmatched_offset", 0.0)  # and unlinked attributes kept the capped logit
         d.setdefault("length_unit", "attributes")  # and an item's length counted its attributes
         d.setdefault("near_known_ratio", 0.0)  # and every near spelling of a word counted

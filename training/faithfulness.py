@@ -78,8 +78,9 @@ def erasure_drops(att: HeadAttention) -> np.ndarray:
 def gradient_x_input(att: HeadAttention) -> np.ndarray:
     """(M,) d out / d p_m at p = 1 (times the input, 1): sum_t a_tm (v_m - out_t)."""
     a = att.weights[:, :-1]  # (T, M)
-    out_t = (a * att.values).sum(1, keepdims=True)  # (T, 1)
-    return (a * (att.values[None, :] - out_t)).sum(0)
+    worth = att.worth  # (T, M)
+    out_t = (a * worth).sum(1, keepdims=True)  # (T, 1)
+    return (a * (worth - out_t)).sum(0)
 
 
 def integrated_gradients(att: HeadAttention) -> np.ndarray:
@@ -93,9 +94,10 @@ def integrated_gradients(att: HeadAttention) -> np.ndarray:
         return np.zeros(len(att.labels))
     b = e.sum(1)  # (T,)
     n = att.den - b  # (T,)
-    a = (e * att.values).sum(1)  # (T,)
+    worth = att.worth  # (T, M)
+    a = (e * worth).sum(1)  # (T,)
     log_term = np.log1p(b / n)  # (T,)
-    per_token = (e / b[:, None]) * (att.values[None, :] * log_term[:, None]
+    per_token = (e / b[:, None]) * (worth * log_term[:, None]
                                     - (a / b * (log_term - b / (n + b)))[:, None])
     return per_token.sum(0)
 
@@ -113,7 +115,7 @@ def outputs_with(att: HeadAttention, slots: Callable[[np.ndarray], np.ndarray], 
     erased) times (`slot_curve`)."""
     e_slot = att.weights[:, -1] * att.den / slots(np.zeros(1))  # (T,) per unit multiplicity
     kept = keep.astype(np.float64)  # (S, M)
-    num = att.exps @ (kept * att.values).T  # (T, S)
+    num = (att.exps * att.worth) @ kept.T  # (T, S)
     lengths = np.ones(len(att.labels)) if att.lengths is None else att.lengths  # (M,)
     den = att.exps @ kept.T + e_slot[:, None] * slots((1.0 - kept) @ lengths)[None, :]  # (T, S)
     return (num / den).sum(0)

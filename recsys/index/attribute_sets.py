@@ -193,13 +193,16 @@ class AttributeSets:
         own = float(self._attr_length[facet][self._catalog.attributes_of(item_idx, facet)].sum())
         return self.slot_multiplicity(facet, own - removed)
 
-    def ratios(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
+    def ratios(self, flat: np.ndarray, flat_nm: np.ndarray, worth: np.ndarray | None = None) -> np.ndarray:
         """(m, sum U) per-set numerator / denominator of m words from their logits, in numpy:
         the sums over each set's attributes of e^l * v and of e^l, the no-match slot's e^l
-        times its multiplicity added to the denominator last."""
+        times its multiplicity added to the denominator last. `worth` (m, sum V): what each
+        attribute is worth to each word (its value times `QueryState.value_share`); None: its
+        value."""
         m = flat.shape[0]
         e = np.exp(flat)  # (m, sum V)
-        y = self.all_sets @ np.concatenate([(e * self.values).T, e.T], axis=1)  # (sum U, 2m)
+        values = self.values if worth is None else worth
+        y = self.all_sets @ np.concatenate([(e * values).T, e.T], axis=1)  # (sum U, 2m)
         slot = self.slot_count[:, None] * np.exp(flat_nm).T[self.set_facet]  # (sum U, m)
         ratios: np.ndarray = (y[:, :m] / (y[:, m:] + slot)).T
         return ratios

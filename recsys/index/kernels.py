@@ -84,7 +84,7 @@ def _warm_up(kernels: Kernels) -> None:
     f32, i32, i64 = np.float32, np.int32, np.int64
     rows = np.zeros((1, 1 + N_KINDS, 3), dtype=f32)
     v = np.ones(2, dtype=f32)
-    kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, True, np.zeros(1, dtype=f32),
+    kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, True, True, np.zeros(1, dtype=f32),
                          np.arange(2, dtype=i64))
     kernels.offset_unlinked(np.zeros((1, 3), dtype=f32), np.zeros((1, 2), dtype=f32), rows, v,
                             np.arange(2, dtype=i64))
@@ -124,18 +124,20 @@ def _warm_up(kernels: Kernels) -> None:
     for words in (1, 2):
         logits = np.zeros((words, 3), dtype=f32)
         kernels.explain_pass(logits[:, :2], logits[:, 2:], np.zeros(1, dtype=i64), np.array([0, 1], dtype=i32),
-                             np.zeros(1, dtype=i32), v, True, ones, ones, np.ones(2, dtype=f64), LENGTH_LEVELS,
+                             np.zeros(1, dtype=i32), v, np.zeros((0, 0), dtype=f32), True, ones, ones,
+                             np.ones(2, dtype=f64), LENGTH_LEVELS,
                              ones, ones, v[:1], 0.1)
 
 
 @_jit
-def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, partial: bool, nm_bias: A,
-                  cols: A) -> tuple[A, A]:
+def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, partial: bool, presence: bool,
+                  nm_bias: A, cols: A) -> tuple[A, A]:
     """From a query's stacked word rows (T, 1 + N_KINDS, sum V + H) [q.k, then each evidence kind
     of `formula.EVIDENCE_KINDS`], weights (N_KINDS, sum V) and bias (sum V,) (the heads'
     `formula.LogitTables` side by side): (T, sum V + H) match then no-match pre-activations
     (before the soft cap: numpy's vectorised tanh is ten times faster than a compiled loop's) and
-    (T, sum V) exact evidence after coverage (`formula.covered`, `partial` as there).
+    (T, sum V) exact evidence after coverage (`formula.covered`, `partial` as there); the logit
+    reads it as `formula.logit_evidence` (`presence`: 1 wherever it is above 0).
 
     `cols` (in any order, repeats allowed) holds every attribute where some word has evidence of
     some kind; everywhere else every evidence value is 0, so the sum below is q.k + 0 * w ... + bias, which is
@@ -169,6 +171,8 @@ def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, par
             else:
                 e = stored * share
             exact[t, a] = e
+            if presence and e > 0:
+                e = np.float32(1.0)
             r = rows[t, 0, a]
             for k in range(n_kinds):  # in kind order, as the numpy path adds them
                 r += (e if k == EXACT else rows[t, 1 + k, a]) * weights[k, a]
@@ -838,20 +842,21 @@ def _level(length: float, levels: A) -> float:
 
 
 @_jit
-def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, per_item: bool, length: A,
+def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, share: A, per_item: bool, length: A,
                   raw_length: A, col_length: A, levels: A, b: A, mean: A, head_weights: A, threshold: float
                   ) -> tuple[A, A, A, A, A, A]:
     """The numbers of `explain.explain_items` in one pass (its numpy path, `_explain_numpy`, does
     the same in the same order of operations): from a query's flat logits (T, sum V) and
     no-match logits (T, H), the items (n,), the catalogue's item rows (`ItemRows`: ptr, cols,
-    values), what the no-match slot's multiplicity reads (`AttributeSets.items_multiplicity`:
-    whether an item's whole length counts, every item's slot length rounded and as it is, each
-    attribute's length (sum V,), the rounded lengths' table, each head's b and mean length) and
-    the head weights (H,) -> each item's head outputs before their weights (n, H), then per
-    listed match (attention share >= threshold, token after token, then in the items'
-    attribute order): its token, segment (item * H + head), flat column, attention weight and
-    erasure worth (`HeadAttention.without`, times the head's weight: the item loses the
-    attribute's length with it)."""
+    values), the query's `value_share` (T, sum V) (or (0, 0): 1 everywhere; a word's worth of an
+    attribute is its value times its share, in float32), what the no-match slot's multiplicity
+    reads (`AttributeSets.items_multiplicity`: whether an item's whole length counts, every
+    item's slot length rounded and as it is, each attribute's length (sum V,), the rounded
+    lengths' table, each head's b and mean length) and the head weights (H,) -> each item's
+    head outputs before their weights (n, H), then per listed match (attention share >=
+    threshold, token after token, then in the items' attribute order): its token, segment
+    (item * H + head), flat column, attention weight and erasure worth (`HeadAttention.without`,
+    times the head's weight: the item loses the attribute's length with it)."""
     t_count, n_heads, n = flat.shape[0], flat_nm.shape[1], items.shape[0]
     n_seg = n * n_heads
     lo = np.empty(n_seg, dtype=np.int64)
@@ -876,6 +881,7 @@ def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, per
         for h in range(n_heads):
             e_slot[t, h] = np.exp(np.float64(flat_nm[t, h]))
     outputs = np.zeros(n_seg)
+    shared = share.shape[0] > 0
     for t in range(t_count):
         g = 0
         for s in range(n_seg):
@@ -884,7 +890,7 @@ def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, per
                 e = np.exp(np.float64(flat[t, cols[p]]))
                 exps[t, g] = e
                 d += e
-                u += e * values[cols[p]]
+                u += e * (values[cols[p]] * share[t, cols[p]] if shared else values[cols[p]])
                 g += 1
             den[t, s] = d + e_slot[t, s % n_heads] * before[s // n_heads, s % n_heads]
             numer[t, s] = u
@@ -914,7 +920,8 @@ def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, per
                     erased = 0.0
                     for r in range(t_count):
                         e = exps[r, g]
-                        erased += (numer[r, s] - e * values[cols[p]]) / (den[r, s] - e + e_slot[r, h] * change)
+                        v = values[cols[p]] * share[r, cols[p]] if shared else values[cols[p]]
+                        erased += (numer[r, s] - e * v) / (den[r, s] - e + e_slot[r, h] * change)
                     hit_t[found], hit_seg[found], hit_col[found] = t, s, cols[p]
                     hit_w[found] = w
                     hit_worth[found] = head_weights[h] * (outputs[s] - erased)

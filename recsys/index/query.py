@@ -18,7 +18,7 @@ import scipy.sparse as sp
 import torch
 
 from ..encoding import Featurizer
-from ..formula import ASSOC, EXACT, N_KINDS, NEAR, covered, unlinked
+from ..formula import ASSOC, EXACT, N_KINDS, NEAR, covered, logit_evidence, unlinked, value_share
 from ..lru import WordCache
 from ..model import FacetScorer
 from ..synonyms import SynonymBook
@@ -47,6 +47,9 @@ class QueryState:
     # (T,) the key each token's logits, and what is computed from them alone, are cached under
     # (`_contexts`): its `cache_key` when context-free, else with the words it is coupled to
     context_keys: list[str] | None = field(default=None, repr=False, compare=False)
+    # (T, sum V) float32 the share of each attribute's value a word's attention is worth
+    # (`formula.value_share`, `ModelOptions.partial_value`); None: 1 everywhere
+    value_share: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 class _LazyEvidence(Mapping[str, np.ndarray]):
@@ -98,6 +101,7 @@ class _LazyQueryState(QueryState):
     evidence = property(lambda self: self._get("evidence"))
     flat_logits = property(lambda self: self._get("flat_logits"))
     flat_no_match = property(lambda self: self._get("flat_no_match"))
+    value_share = property(lambda self: self._get("value_share"))
 
 
 def _contexts(tokens: list[QueryToken], exact_columns: list[np.ndarray]) -> tuple[np.ndarray, list[str]]:
@@ -170,6 +174,9 @@ class QueryTables:
         # its words: how many values are stored, not their sum (they are partial worths)
         self._attr_words = np.maximum(np.diff(self._exact.tocsc().indptr), 1).astype(np.float32)
         self._partial = ev.partial
+        # the tables store value shares (`ModelOptions.partial_value`): a present word is a full
+        # match in the logit, worth its `formula.value_share` of the attribute's value
+        self._partial_value = cfg.value_shares
         # per query word: its rows and the attributes it matches exactly (float32 rows, bounded)
         self.word_rows: WordCache[tuple[np.ndarray, np.ndarray, np.ndarray]] = WordCache(
             "word rows", max(16, CACHE_BYTES // (4 * (1 + N_KINDS) * (v_total + len(self.facets)))))
@@ -202,13 +209,13 @@ class QueryTables:
             cols = (np.arange(v_total) if evidence_cols is None else
                     np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols]))
             raw, exact = kernels.query_logits(rows, v_total, self._weights, self._bias, self._attr_words,
-                                              self._partial, self._nm_bias, cols)
+                                              self._partial, self._partial_value, self._nm_bias, cols)
         else:
             z = rows[:, 0]  # (T, sum V + H)
             exact = covered(rows[:, 1 + EXACT, :v_total], self._attr_words, self._partial)  # (T, sum V)
             match = z[:, :v_total]
             for k in range(N_KINDS):  # in kind order, as the kernel adds them
-                evidence = exact if k == EXACT else rows[:, 1 + k, :v_total]
+                evidence = logit_evidence(exact, self._partial_value) if k == EXACT else rows[:, 1 + k, :v_total]
                 match = match + evidence * self._weights[k]
             raw = np.concatenate([match + self._bias, z[:, v_total:] + self._nm_bias], axis=1)
         cap = np.float32(self._cap)
@@ -223,7 +230,25 @@ class QueryTables:
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
             logits[f], no_match[f] = flat[:, lo:hi], flat_nm[:, h]
         return {"logits": logits, "no_match": no_match, "flat_logits": flat, "flat_no_match": flat_nm,
+                "value_share": self._value_share(exact, evidence_cols),
                 "evidence": _LazyEvidence(exact, rows, self.vocab_offsets, self.facets)}
+
+    def _value_share(self, exact: np.ndarray, evidence_cols: list[np.ndarray] | None) -> np.ndarray | None:
+        """(T, sum V) float32 each pair's `formula.value_share` under `partial_value`, or None
+        where every share is 1 (most queries: no word is part of a longer value it does not
+        cover). Only the attributes where a word has evidence can hold a share below 1."""
+        if not self._partial_value:
+            return None
+        if evidence_cols is None:
+            share = value_share(exact)
+            return share if (share < 1).any() else None
+        cols = np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols])
+        near = value_share(exact[:, cols])  # (T, C)
+        if not (near < 1).any():
+            return None
+        share = np.ones_like(exact)
+        share[:, cols] = near
+        return share
 
     def _subtract_offsets(self, capped: np.ndarray, exact: np.ndarray, rows: np.ndarray,
                           evidence_cols: list[np.ndarray] | None) -> None:

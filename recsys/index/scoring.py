@@ -162,24 +162,31 @@ class ScoringIndex:
                 flat = np.concatenate([state.logits[f] for f in self.facets], axis=1)
                 flat_nm = np.stack([state.no_match[f] for f in self.facets], axis=1)
             assert flat_nm is not None  # set with flat_logits
-            for i, part in zip(missing, self._new_word_parts(flat[missing], flat_nm[missing])):
+            shares = state.value_share
+            for i, part in zip(missing, self._new_word_parts(flat[missing], flat_nm[missing],
+                                                             None if shares is None else shares[missing])):
                 parts[i] = part
                 if keys is not None:
                     self.word_parts.put(keys[i], part)
         return cast(list[np.ndarray], parts)  # every token's part is filled in now
 
-    def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray) -> list[np.ndarray]:
-        """The records of m words from their logits (m, sum V) and (m, H): per word, its (sum G,)
-        table parts then its ratios of the sets in merged groups. Compiled, one array per word
-        written in place (a word's record is cached alone, so it keeps no other word alive)."""
+    def _new_word_parts(self, flat: np.ndarray, flat_nm: np.ndarray, shares: np.ndarray | None = None
+                        ) -> list[np.ndarray]:
+        """The records of m words from their logits (m, sum V) and (m, H), and the shares of
+        the values each is worth (m, sum V) (`QueryState.value_share`; None: 1): per word, its
+        (sum G,) table parts then its ratios of the sets in merged groups. Compiled, one array
+        per word written in place (a word's record is cached alone, so it keeps no other word
+        alive)."""
+        values = self.sets.values  # (sum V,)
+        worth = None if shares is None else values * shares  # (m, sum V)
         kernels = self._compiled()
         if kernels is not None:
             tree, members = self.sets.tree(), self.grouped.members()
             return [kernels.word_record(*tree, np.ascontiguousarray(flat[j : j + 1]),
-                                        np.ascontiguousarray(flat_nm[j : j + 1]), self.sets.values,
-                                        *members, self._merged_sets)
+                                        np.ascontiguousarray(flat_nm[j : j + 1]),
+                                        values if worth is None else worth[j], *members, self._merged_sets)
                     for j in range(len(flat))]
-        ratios = self.sets.ratios(flat, flat_nm)
+        ratios = self.sets.ratios(flat, flat_nm, worth)
         tables = self._tables_of_sets(ratios)
         return [np.concatenate([tables[j], ratios[j, self._merged_sets]]) for j in range(len(flat))]
 

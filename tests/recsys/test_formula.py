@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from recsys.formula import (
@@ -20,9 +21,10 @@ from recsys.model import FacetHead, soft_cap
 from recsys.model_config import ModelConfig
 
 
-def test_logit_tables_fold_the_heads_formula():
+@pytest.mark.parametrize("partial_value", [True, False])
+def test_logit_tables_fold_the_heads_formula(partial_value):
     torch.manual_seed(0)
-    head = FacetHead(ModelConfig(vocab_sizes={"color": 5}))
+    head = FacetHead(ModelConfig(vocab_sizes={"color": 5}, partial_value=partial_value))
     with torch.no_grad():
         for p in head.parameters():
             p.add_(torch.randn_like(p))  # every weight, rare_weight and the evidence weights included
@@ -30,6 +32,7 @@ def test_logit_tables_fold_the_heads_formula():
     keys, idf, bias = torch.randn(v, head.k_proj.out_features), torch.rand(v), torch.randn(v)
     tok, spec = torch.randn(t, d), torch.rand(t)
     evidence = torch.rand(t, v, N_KINDS)
+    evidence[..., EXACT] *= (torch.rand(t, v) < 0.7).float()  # the word is none of some attributes' words
     with torch.no_grad():
         q, no_match = head.queries(tok, spec)  # (T, K), (T,)
         want = head.match_logits(q @ keys.T, evidence, idf, bias).numpy()  # (T, V)
@@ -37,7 +40,10 @@ def test_logit_tables_fold_the_heads_formula():
     assert tables.weights.shape == (N_KINDS, v) and tables.dot.shape == (d, v)
     raw = tok.double().numpy() @ tables.dot + tables.bias  # (T, V)
     for k in range(N_KINDS):
-        raw = raw + evidence[..., k].numpy() * tables.weights[k]
+        read = evidence[..., k].numpy()
+        if k == EXACT and partial_value:  # stored as value shares: a word of the attribute's is a full match
+            read = (read > 0).astype(np.float32)
+        raw = raw + read * tables.weights[k]
     got = soft_cap(torch.from_numpy(raw), head.cap).numpy()
     np.testing.assert_allclose(got, want, atol=1e-5)
     nm = tok.double().numpy() @ tables.no_match + tables.no_match_bias + tables.specific_weight * spec.numpy()

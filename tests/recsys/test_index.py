@@ -21,7 +21,7 @@ import torch
 import recsys.index.attribute_sets as sets_module
 from recsys.catalog import Catalog
 from recsys.facets import FACETS
-from recsys.formula import bm25_idf, partial_worth
+from recsys.formula import bm25_idf, partial_share
 from recsys.index.attribute_sets import _distinct_rows, _prefix_tree
 from recsys.index.kernels import compiled
 from recsys.index.query import QueryState
@@ -309,21 +309,21 @@ def test_training_batch_evidence_is_the_query_states(index, use_kernel):
             assert (assoc_pos[b, :, n:] == -1).all()
     # planted: "navy blue" is one colour of two words. The query with both matches it fully;
     # "navy", which only that colour says, is a full match too; "blue", which other items say,
-    # is worth its own IDF against the phrase's (`formula.partial_worth`)
+    # is worth its own IDF's share of the phrase's (`formula.partial_share`)
     cat = fz.catalog
     navy = next(i for i, a in enumerate(cat.vocab["color"]) if a.value == "navy blue")
     says = {w: {i for f in cat.facets for i in range(cat.n_items)
                 for a in cat.item_attrs[f][i].indices if w in cat.vocab[f][a].match_keys}
             for w in cat.vocab["color"][navy].match_keys}  # stems: "navi", "blue"
     assert says["navi"] < says["blue"]  # the items that say "navy" say "navy blue"
-    blue = partial_worth(bm25_idf(len(says["blue"]), cat.n_items), bm25_idf(len(says["navi"]), cat.n_items),
-                         fz.cfg.init_exact, fz.cfg.bm25_k1)
-    assert 0 < blue < 1
+    assert fz.cfg.partial_value
+    blue = bm25_idf(len(says["blue"]), cat.n_items) / bm25_idf(len(says["navi"]), cat.n_items)
+    assert 0 < blue < 1 and partial_share(np.array([blue]), np.array([1.0]))[0] == np.float32(blue)
     for query, worth in (("navy blue dining chair", 1.0), ("navy", 1.0), ("blue", blue)):
         q = fz.encode_queries([query])
         exact, _, _ = fz.evidence.pair_evidence("color", q.word_id, q.near_id, q.near_sim,
                                                 np.array([[[navy]]]), use_kernel)
-        assert exact[0, 0, :, 0].max() == worth
+        assert exact[0, 0, :, 0].max() == np.float32(worth)
 
 
 def test_a_query_of_cached_words_is_ranked_without_its_logits(index, monkeypatch):

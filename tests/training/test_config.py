@@ -30,13 +30,24 @@ def test_an_old_manifests_config_loads_as_the_options_it_was_trained_with():
     # the default options, except what later releases changed: descriptions were at par then,
     # each head's length was its own attribute count, a word of a phrase counted by its share,
     # unlinked attributes kept their capped logit and every near spelling of a word counted
-    then = ModelOptions(description_weight=1.0, length_per_item=False, partial_worth=False,
+    then = ModelOptions(description_weight=1.0, length_per_item=False, partial_worth=False, partial_value=False,
                         unmatched_offset=0.0, near_known_ratio=0.0)
     assert cfg == ModelConfig.for_catalog(then, OLD_CONFIG["vocab_sizes"])
     assert cfg.facets == ("quality", "color", "style", "other")
     # the same flat form
     assert cfg.to_json() == {**OLD_CONFIG, "description_weight": 1.0, "length_per_item": False, "partial_worth": False,
-                             "unmatched_offset": 0.0, "length_unit": "attributes", "near_known_ratio": 0.0}
+                             "partial_value": False, "unmatched_offset": 0.0, "length_unit": "attributes",
+                             "near_known_ratio": 0.0}
+    assert not cfg.value_shares
+
+
+def test_a_version_with_partial_worths_keeps_them():
+    """Versions saved with `partial_worth` before `partial_value` existed stored worths in their
+    exact tables: they are read as worths (evidence below 1), not as value shares."""
+    saved = {**OLD_CONFIG, "partial_worth": True}
+    cfg = ModelConfig.from_json(saved)
+    assert cfg.partial_worth and not cfg.partial_value and not cfg.value_shares
+    assert ModelOptions().value_shares and not ModelOptions(partial_worth=False).value_shares
 
 
 def test_the_model_config_is_the_training_runs_options_plus_the_catalogues_sizes():

@@ -8,6 +8,7 @@ import pytest
 
 from recsys.baselines import BM25Ranker
 from recsys.catalog import Catalog, spec_pairs
+from recsys.model_config import ModelOptions
 from training.fit import TrainConfig
 from training.start import untrained_recommender
 
@@ -101,3 +102,33 @@ def test_recsys_train_says_what_spec_list_it_found(tmp_path, capsys):
                  "--epochs", "1"]) == 0
     # 7 items have a pair (one's cell is empty); keys: length, brand, ports (bluetooth: only "No")
     assert "attributes: 7 items, 3 keys" in capsys.readouterr().err
+
+
+def test_a_word_a_spec_value_shares_with_the_title_counts_as_one_more_occurrence():
+    """An accessory's title says "camera" and so does its spec value "Lumix DC-TZ99 camera": to
+    BM25 over the text that is the word twice, a second occurrence that saturates with the first.
+    The spec value's match is a full one worth the word's share of the phrase's value
+    (`formula.partial_share`), so it saturates with the title's as BM25's does. As a weaker match
+    on the rare phrase's whole value (`partial_value` False) it added a small attention on a
+    large value on top of the title's, more than BM25's second occurrence: the accessory that
+    named the camera it fits came close to, or above, the camera."""
+    rows = _filler(30)
+    rows["item_id"] += ["camera", "strap", "plain strap"]
+    rows["title"] += ["Digital Camera", "Padded camera strap", "Padded camera strap"]
+    rows["attributes"] += ["type:Camera", "device_compatibility:Lumix DC-TZ99 camera",
+                           "device_compatibility:Lumix DC-TZ99"]
+    rows["description"] = [""] * 30 + ["A compact camera.", "", ""]
+    items = pd.DataFrame(rows)
+
+    def extra(rec, scores) -> float:  # what the spec value's "camera" adds, as a ratio
+        return float(scores[rec.catalog.idx("strap")] / scores[rec.catalog.idx("plain strap")])
+
+    rec = _start(items)
+    old = untrained_recommender(Catalog.build(items), NO_ROWS,
+                                TrainConfig(seed=0, model=ModelOptions(partial_value=False)))
+    bm25 = BM25Ranker(k1=rec.model.cfg.bm25_k1, b=rec.model.cfg.init_length).fit(rec.catalog.texts)
+    want = extra(rec, bm25.score("camera"))
+    assert want > 1.1  # BM25 counts the second "camera"
+    assert extra(rec, rec.index.score(rec.index.query_state("camera"), None)) == pytest.approx(want, rel=0.03)
+    assert extra(old, old.index.score(old.index.query_state("camera"), None)) > want * 1.05  # the test tells them apart
+    assert [rec.catalog.item_ids[i] for i in rec.top_indices("camera", 3)] == ["camera", "strap", "plain strap"]
