@@ -49,7 +49,7 @@ from safetensors.torch import save_file as save_tensors
 from .catalog import Attribute, Catalog, NumericBuckets, attribute_entry, attribute_from_entry
 from .encoding import Featurizer
 from .errors import ArtifactError, DataError
-from .evidence import Evidence
+from .evidence import Evidence, phrases
 from .facets import facet_name_problem
 from .io.schema import Schema
 from .io.text import fingerprint
@@ -404,10 +404,11 @@ def load_version(path: str | Path) -> Recommender:
                  for k, v in catalog_json.get("numbers", {}).items()},
     )
     words = WordTable.from_json(words_json)
-    evidence = Evidence(exact={f: csr[f"exact.{f}"] for f in cfg.facets},
-                        assoc={f: csr[f"assoc.{f}"] for f in cfg.facets}, partial=cfg.partial_worth,
+    exact = {f: csr[f"exact.{f}"] for f in cfg.facets}
+    evidence = Evidence(exact=exact, assoc={f: csr[f"assoc.{f}"] for f in cfg.facets}, partial=cfg.partial_worth,
                         confident=_optional_tables(csr, "confident", cfg.facets),
-                        support=_optional_tables(csr, "support", cfg.facets))
+                        support=_optional_tables(csr, "support", cfg.facets),
+                        phrase=phrases(catalog, exact, cfg))
     featurizer = Featurizer(catalog, words, evidence, cfg)
     model = _load_model(folder, cfg, featurizer)
     try:

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .catalog import Catalog
-from .formula import bm25_idf, covered, partial_share, partial_worth
+from .formula import bm25_idf, covered, is_phrase, partial_share, partial_worth
 from .index.kernels import compiled
 from .model_config import ModelOptions
 from .words import WordTable, query_tokens
@@ -52,6 +52,10 @@ class Evidence:
     # before, and catalogues re-indexed without clicks
     confident: dict[str, sp.csr_matrix] | None = None
     support: dict[str, sp.csr_matrix] | None = None
+    # (V_f,) float32 per facet: 1 where a query with all of an attribute's words matches it
+    # whole, 0 where its value is one word as written (`formula.is_phrase`, `phrases`); None: 1
+    # everywhere (versions saved before `ModelOptions.partial_value`)
+    phrase: dict[str, np.ndarray] | None = None
     _derived: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, init=False, repr=False,
                                                         compare=False)
 
@@ -71,7 +75,11 @@ class Evidence:
         for t, j in zip(*np.nonzero(near_ids >= 0)):
             row = self.exact[facet][near_ids[t, j]].toarray()[0] > 0
             near[t] = np.maximum(near[t], row * near_sims[t, j])
-        return covered(exact, self._words_per_attribute(facet), self.partial), assoc, near
+        return covered(exact, self._words_per_attribute(facet), self.partial, self.phrase_of(facet)), assoc, near
+
+    def phrase_of(self, facet: str) -> np.ndarray | None:
+        """(V_f,) float32 the facet's `phrase` flags, or None where every one is 1."""
+        return None if self.phrase is None else self.phrase[facet]
 
     def pair_evidence(self, facet: str, word_ids: np.ndarray, near_ids: np.ndarray, near_sims: np.ndarray,
                       attr_ids: np.ndarray, use_kernel: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -96,7 +104,7 @@ class Evidence:
             np.ascontiguousarray(word_ids, dtype=np.int64), np.ascontiguousarray(near_ids, dtype=np.int64),
             np.ascontiguousarray(near_sims, dtype=np.float32), np.ascontiguousarray(attr_ids, dtype=np.int64),
             self._attribute_words(facet), self._attribute_worth(facet), self._words_per_attribute(facet),
-            self.partial, indptr, indices)
+            self._phrases(facet), self.partial, indptr, indices)
 
     def near_values(self, facet: str, near_ids: np.ndarray, near_sims: np.ndarray,
                     attr_ids: np.ndarray) -> np.ndarray:
@@ -139,6 +147,15 @@ class Evidence:
             self._derived[("attribute_worth", facet)] = worth
         return words, self._derived[("attribute_worth", facet)]
 
+    def _phrases(self, facet: str) -> np.ndarray:
+        """(V_f,) float32 `phrase_of`, ones where it is None (what the compiled pass reads)."""
+        phrase = self.phrase_of(facet)
+        if phrase is None:
+            phrase = self._derived.get(("phrase", facet))
+            if phrase is None:
+                phrase = self._derived[("phrase", facet)] = np.ones(self.exact[facet].shape[1], dtype=np.float32)
+        return phrase
+
     def _words_per_attribute(self, facet: str) -> np.ndarray:
         """(V_f,) the number of words of each attribute (at least 1): what coverage divides by."""
         n_words = self._derived.get(("n_words", facet))
@@ -158,9 +175,11 @@ class Evidence:
         ok = (word_ids >= 0) & (attr_ids >= 0)
         assoc_pos = np.full(word_ids.shape, -1, dtype=np.int64)
         assoc_pos[ok] = self._assoc_positions(facet, word_ids[ok], attr_ids[ok])
-        n_words = self._words_per_attribute(facet)
-        n_words = n_words[np.maximum(attr_ids, 0)] if len(n_words) else np.ones(attr_ids.shape)  # (..., T, M)
-        return covered(exact, n_words, self.partial), assoc_pos
+        n_words, phrase = self._words_per_attribute(facet), self.phrase_of(facet)
+        at = np.maximum(attr_ids, 0)
+        n_words = n_words[at] if len(n_words) else np.ones(attr_ids.shape)  # (..., T, M)
+        phrase = phrase[at] if phrase is not None and len(phrase) else None
+        return covered(exact, n_words, self.partial, phrase), assoc_pos
 
     def _assoc_positions(self, facet: str, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Position of assoc[rows[i], cols[i]] in the table's data for every i (-1 where not
@@ -255,6 +274,21 @@ def build_exact(catalog: Catalog, table: WordTable, options: ModelOptions | None
         out[f] = m
     if options is not None and options.partial_worth:
         _store_partial_worth(catalog, out, options)
+    return out
+
+
+def phrases(catalog: Catalog, exact: dict[str, sp.csr_matrix], options: ModelOptions
+            ) -> dict[str, np.ndarray] | None:
+    """facet -> (V_f,) float32 `Evidence.phrase`: 1 where `formula.is_phrase` holds for the
+    attribute's value and its words in `exact`, else 0; None unless the tables store value
+    shares (`ModelOptions.value_shares`)."""
+    if not options.value_shares:
+        return None
+    out = {}
+    for f, m in exact.items():
+        n_words = np.diff(m.tocsc().indptr)
+        out[f] = np.array([is_phrase(a.value, int(n)) for a, n in zip(catalog.vocab[f], n_words)],
+                          dtype=np.float32)
     return out
 
 

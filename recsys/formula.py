@@ -16,6 +16,7 @@ Torch-free, so that the numpy side and the kernels read it without torch.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -122,20 +123,40 @@ def value_share(exact: ArrayT) -> ArrayT:
     return share
 
 
-def covered(exact: np.ndarray, n_words: np.ndarray, partial: bool) -> np.ndarray:
+def covered(exact: np.ndarray, n_words: np.ndarray, partial: bool, phrase: np.ndarray | None = None) -> np.ndarray:
     """Exact evidence (..., T, M) after coverage: a query with all of an attribute's words
     (n_words, broadcast like (..., 1, M)) matches it fully, 1 for each of them ("navy blue" on
     `color:navy blue`). Otherwise each word that is one of them keeps its stored evidence, its
-    `partial_worth` (`partial`), or (not `partial`: versions saved before, whose tables store 1)
-    the share of the attribute's words the query has: "dining" half of "dining chair".
-    `exact` is 0 where the word is not one of the attribute's."""
+    `partial_worth` or `partial_share` (`partial`), or (not `partial`: versions saved before,
+    whose tables store 1) the share of the attribute's words the query has: "dining" half of
+    "dining chair". `exact` is 0 where the word is not one of the attribute's. `phrase`
+    (broadcast like n_words; None: all 1): 0 where the value is one word as written
+    (`is_phrase`), whose words keep their stored evidence even when the query has them all."""
     if not partial:
         shared: np.ndarray = exact * (exact.sum(axis=-2, keepdims=True) / n_words)
         return shared
     present = exact > 0
     whole = present.sum(axis=-2, keepdims=True) >= n_words  # (..., 1, M)
+    if phrase is not None:
+        whole = whole & (phrase > 0)
     scaled: np.ndarray = np.where(whole, present, exact).astype(np.float32)
     return scaled
+
+
+# a value written as one word that the tokeniser splits into several ("4K", "USB-C", "2160p"):
+# letters and digits, joined by nothing, hyphens or points
+_ONE_WORD = re.compile(r"[^\W_]+(?:[-.][^\W_]+)*")
+
+
+def is_phrase(value: str, n_words: int) -> bool:
+    """Whether a query with all `n_words` words of an attribute's value matches it whole, each
+    word worth all of it (`covered`): a phrase ("navy blue", "hdmi cables", whose match whole
+    finds the product's kind). Not a value written as one word that the tokeniser splits ("4K"
+    is "4" and "k", as a query's "4k" is, under `ModelOptions.partial_value`): each part keeps
+    its `partial_share`, so "4k" counts "4" and "k" at their own IDFs, as BM25 over the text
+    does, where each counting the whole value put HDMI cables whose spec says
+    `maximum_resolution:4k` above the 4K monitors."""
+    return n_words < 2 or _ONE_WORD.fullmatch(value.strip()) is None
 
 
 def unlinked(exact: ArrayT, assoc: ArrayT, near: ArrayT) -> ArrayT:

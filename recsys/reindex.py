@@ -15,7 +15,7 @@ import torch
 from .catalog import Catalog
 from .encoding import Featurizer
 from .errors import InputError
-from .evidence import Evidence, build_exact, catalog_word_keys
+from .evidence import Evidence, build_exact, catalog_word_keys, phrases
 from .facets import FACETS
 from .io.schema import Schema
 from .model import FacetScorer
@@ -43,8 +43,9 @@ def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = 
     ev = rec.featurizer.evidence
     confident, support = ({f: _remap_assoc(tables[f], mapping[f], len(words)) for f in rec.facets}
                           if tables is not None else None for tables in (ev.confident, ev.support))
-    evidence = Evidence(exact=build_exact(new, words, cfg), assoc=assoc, partial=cfg.partial_worth,
-                        confident=confident, support=support)
+    exact = build_exact(new, words, cfg)
+    evidence = Evidence(exact=exact, assoc=assoc, partial=cfg.partial_worth, confident=confident, support=support,
+                        phrase=phrases(new, exact, cfg))
     featurizer = Featurizer(new, words, evidence, cfg)
     # every weight is copied below: drawing the random start only to overwrite it was most of
     # the CPU of building the model (as when a version loads, `artifact._load_model`)

@@ -14,7 +14,13 @@ from torch import nn
 
 from recsys.catalog import Catalog
 from recsys.encoding import Featurizer
-from recsys.evidence import Evidence, build_association, build_exact, catalog_word_keys
+from recsys.evidence import (
+    Evidence,
+    build_association,
+    build_exact,
+    catalog_word_keys,
+    phrases,
+)
 from recsys.model import FacetScorer
 from recsys.model_config import ModelConfig
 from recsys.recommender import Recommender
@@ -32,9 +38,10 @@ def build_featurizer(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConfi
     model_cfg = ModelConfig.for_catalog(cfg.model, {f: len(v) for f, v in catalog.vocab.items()})
     association = build_association(catalog, table, train_rows["query"].tolist(),
                                     train_rows["item_idx"].to_numpy(), mass)
-    evidence = Evidence(exact=build_exact(catalog, table, model_cfg), assoc=association.lift,
-                        partial=model_cfg.partial_worth, confident=association.confident,
-                        support=association.support)
+    exact = build_exact(catalog, table, model_cfg)
+    evidence = Evidence(exact=exact, assoc=association.lift, partial=model_cfg.partial_worth,
+                        confident=association.confident, support=association.support,
+                        phrase=phrases(catalog, exact, model_cfg))
     return Featurizer(catalog, table, evidence, model_cfg)
 
 

@@ -84,7 +84,7 @@ def _warm_up(kernels: Kernels) -> None:
     f32, i32, i64 = np.float32, np.int32, np.int64
     rows = np.zeros((1, 1 + N_KINDS, 3), dtype=f32)
     v = np.ones(2, dtype=f32)
-    kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, True, True, np.zeros(1, dtype=f32),
+    kernels.query_logits(rows, 2, np.ones((N_KINDS, 2), dtype=f32), v, v, v, True, True, np.zeros(1, dtype=f32),
                          np.arange(2, dtype=i64))
     kernels.offset_unlinked(np.zeros((1, 3), dtype=f32), np.zeros((1, 2), dtype=f32), rows, v,
                             np.arange(2, dtype=i64))
@@ -108,7 +108,7 @@ def _warm_up(kernels: Kernels) -> None:
                         np.ones(0, dtype=np.bool_), False, 1, 0)
     ids = np.zeros((1, 1), dtype=i64)
     kernels.pair_evidence(ids, ids[..., None], np.ones((1, 1, 1), dtype=f32), ids[..., None],
-                          np.full((2, 1), -1, dtype=i64), np.zeros((2, 1), dtype=f32), v[:1], True,
+                          np.full((2, 1), -1, dtype=i64), np.zeros((2, 1), dtype=f32), v[:1], v[:1], True,
                           np.zeros(2, dtype=i64), np.zeros(0, dtype=i64))
     span = np.array([0, 1], dtype=i64)
     kernels.word_items(np.zeros((1, 1), dtype=f32), np.zeros((1, 1), dtype=f32), set_facet,
@@ -130,13 +130,14 @@ def _warm_up(kernels: Kernels) -> None:
 
 
 @_jit
-def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, partial: bool, presence: bool,
-                  nm_bias: A, cols: A) -> tuple[A, A]:
+def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, phrase: A, partial: bool,
+                  presence: bool, nm_bias: A, cols: A) -> tuple[A, A]:
     """From a query's stacked word rows (T, 1 + N_KINDS, sum V + H) [q.k, then each evidence kind
     of `formula.EVIDENCE_KINDS`], weights (N_KINDS, sum V) and bias (sum V,) (the heads'
     `formula.LogitTables` side by side): (T, sum V + H) match then no-match pre-activations
     (before the soft cap: numpy's vectorised tanh is ten times faster than a compiled loop's) and
-    (T, sum V) exact evidence after coverage (`formula.covered`, `partial` as there); the logit
+    (T, sum V) exact evidence after coverage (`formula.covered`, `partial` and `phrase` (sum V,)
+    as there); the logit
     reads it as `formula.logit_evidence` (`presence`: 1 wherever it is above 0).
 
     `cols` (in any order, repeats allowed) holds every attribute where some word has evidence of
@@ -160,7 +161,7 @@ def _query_logits(rows: A, v_total: int, weights: A, bias: A, attr_words: A, par
                 matched += stored
             elif stored > 0:
                 matched += np.float32(1.0)
-        whole = partial and matched >= attr_words[a]
+        whole = partial and matched >= attr_words[a] and phrase[a] > 0
         share = matched / attr_words[a]
         for t in range(t_count):
             stored = rows[t, 1 + EXACT, a]
@@ -773,12 +774,13 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
 
 @_jit
 def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A, attr_worth: A, n_words: A,
-                   partial: bool, assoc_indptr: A, assoc_indices: A) -> tuple[A, A, A]:
+                   phrase: A, partial: bool, assoc_indptr: A, assoc_indices: A) -> tuple[A, A, A]:
     """A training batch's evidence for one facet, pair by pair (what `Evidence.locate` and
     `Evidence.near_values` compute on the broadcast arrays): word_id (B, T), near_id and
     near_sim (B, T, J) of the query tokens (-1 unknown or padding), attrs (B, I, M) of the items
     (-1 padding), each attribute's words (V + 1, K) and their stored exact values
-    (`Evidence._attribute_words`, `_attribute_worth`), its word count (V,), whether those are
+    (`Evidence._attribute_words`, `_attribute_worth`), its word count (V,), whether a query
+    with all of them matches it whole (V,) (`Evidence.phrase`, `formula.covered`), whether those are
     partial worths (`formula.covered`) and the association table's row pointers and sorted
     columns -> exact evidence after coverage, the association value's position (-1 none) and
     near evidence, each (B, I, T, M). Padding costs nothing here: most of a batch's (B, I, T, M)
@@ -824,9 +826,10 @@ def _pair_evidence(word_id: A, near_id: A, near_sim: A, attrs: A, attr_words: A,
                                 break
                     near[b, i, t, m] = best
                 if matched and partial and matched >= n_words[a]:
-                    for t in range(n_t):
-                        if exact[b, i, t, m] > 0:
-                            exact[b, i, t, m] = np.float32(1.0)
+                    if phrase[a] > 0:
+                        for t in range(n_t):
+                            if exact[b, i, t, m] > 0:
+                                exact[b, i, t, m] = np.float32(1.0)
                 elif matched and not partial:
                     share = np.float32(matched) / n_words[a]
                     for t in range(n_t):

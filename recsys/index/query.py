@@ -177,6 +177,12 @@ class QueryTables:
         # the tables store value shares (`ModelOptions.partial_value`): a present word is a full
         # match in the logit, worth its `formula.value_share` of the attribute's value
         self._partial_value = cfg.value_shares
+        # (sum V,) 1 where a query with all of an attribute's words matches it whole, 0 where
+        # its value is one word as written (`Evidence.phrase`; 1 everywhere when None)
+        self._phrase = np.concatenate([np.ones(0, dtype=np.float32)] + [
+            np.ones(len(keys[f]), dtype=np.float32) if ev.phrase_of(f) is None else ev.phrase_of(f)
+            for f in self.facets]).astype(np.float32)
+        self._any_word = bool((self._phrase < 1).any())
         # per query word: its rows and the attributes it matches exactly (float32 rows, bounded)
         self.word_rows: WordCache[tuple[np.ndarray, np.ndarray, np.ndarray]] = WordCache(
             "word rows", max(16, CACHE_BYTES // (4 * (1 + N_KINDS) * (v_total + len(self.facets)))))
@@ -209,10 +215,11 @@ class QueryTables:
             cols = (np.arange(v_total) if evidence_cols is None else
                     np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols]))
             raw, exact = kernels.query_logits(rows, v_total, self._weights, self._bias, self._attr_words,
-                                              self._partial, self._partial_value, self._nm_bias, cols)
+                                              self._phrase, self._partial, self._partial_value, self._nm_bias, cols)
         else:
             z = rows[:, 0]  # (T, sum V + H)
-            exact = covered(rows[:, 1 + EXACT, :v_total], self._attr_words, self._partial)  # (T, sum V)
+            exact = covered(rows[:, 1 + EXACT, :v_total], self._attr_words, self._partial,
+                            self._phrase if self._any_word else None)  # (T, sum V)
             match = z[:, :v_total]
             for k in range(N_KINDS):  # in kind order, as the kernel adds them
                 evidence = logit_evidence(exact, self._partial_value) if k == EXACT else rows[:, 1 + k, :v_total]

@@ -15,6 +15,7 @@ from recsys.formula import (
     N_KINDS,
     NEAR,
     covered,
+    is_phrase,
     partial_worth,
 )
 from recsys.model import FacetHead, soft_cap
@@ -75,3 +76,16 @@ def test_a_word_of_a_phrase_is_worth_its_own_idf():
     np.testing.assert_allclose(phrase_idf[:3] * saturation, word_idf[:3] / (1.0 + k1), rtol=1e-5)
     assert worth[0] == 1.0 and worth[3] == MIN_PARTIAL_WORTH
     assert (worth > 0).all()  # a stored value still says the word is one of the attribute's
+
+
+@pytest.mark.parametrize("value, n_words, phrase", [
+    ("navy blue", 2, True), ("hdmi cables", 2, True), ("4k (2160p)", 3, True), ("black/white", 2, True),
+    ("red", 1, True), ("4k", 2, False), ("usb-c", 2, False), ("2160p", 2, False), ("5.3k", 2, False),
+])
+def test_a_value_written_as_one_word_is_no_phrase(value, n_words, phrase):
+    assert is_phrase(value, n_words) is phrase
+    # covered whole, a phrase's words are full matches; a word's parts keep their stored shares
+    shares = np.array([[0.4], [0.7]], dtype=np.float32)
+    flag = np.array([1.0 if phrase else 0.0], dtype=np.float32)
+    want = [[1.0], [1.0]] if phrase else shares
+    np.testing.assert_array_equal(covered(shares, np.array([2.0], dtype=np.float32), True, flag), want)

@@ -21,7 +21,7 @@ import torch
 import recsys.index.attribute_sets as sets_module
 from recsys.catalog import Catalog
 from recsys.facets import FACETS
-from recsys.formula import bm25_idf, partial_share
+from recsys.formula import EXACT, bm25_idf, partial_share
 from recsys.index.attribute_sets import _distinct_rows, _prefix_tree
 from recsys.index.kernels import compiled
 from recsys.index.query import QueryState
@@ -886,3 +886,29 @@ def test_top_k_equals_sorting_where_the_start_ties_thousands_exactly(tmp_path):
                 np.testing.assert_array_equal(got, expected)
                 np.testing.assert_array_equal(got_scores, want[expected])
     assert tied > 1000  # the case the test is for: thousands of exact ties at the top
+
+
+def test_a_value_written_as_one_word_keeps_its_parts_shares(tmp_path):
+    """"off-white" is one word as written that the tokeniser splits in two: a query with both
+    parts counts each at its own share of the value (`formula.is_phrase`), as BM25 counts "off"
+    and "white", where a phrase ("navy blue") covered whole is a full match for each word. The
+    index holds the reference forward's scores either way."""
+    items = _items(copies=1)
+    extra = items.iloc[:8].copy()
+    extra["item_id"] = [f"OW{i}" for i in range(len(extra))]
+    extra["color"] = ["off-white"] * 3 + ["white"] * 5  # "white" alone is more common: a share below 1
+    index = _index(tmp_path, pd.concat([items, extra], ignore_index=True))
+    cat, ev = index.featurizer.catalog, index.featurizer.evidence
+    off_white = next(i for i, a in enumerate(cat.vocab["color"]) if a.value == "off-white")
+    navy_blue = next(i for i, a in enumerate(cat.vocab["color"]) if a.value == "navy blue")
+    assert ev.phrase_of("color")[off_white] == 0 and ev.phrase_of("color")[navy_blue] == 1
+    for query, col, whole in (("off white", off_white, False), ("navy blue", navy_blue, True)):
+        exact = index.query_state(query).evidence["color"][:, col, EXACT]  # (T,)
+        stored = [ev.exact["color"][index.featurizer.words.id(t.key), col] for t in index.query_state(query).tokens]
+        np.testing.assert_array_equal(exact, np.ones(2) if whole else np.array(stored, dtype=np.float32))
+        assert whole or ((exact > 0).all() and (exact < 1).any())
+    for query in ("off white", "off-white dress", "white", "navy blue"):
+        ref_scores, _ = reference(index, query)
+        state = index.query_state(query)
+        scale = max(1.0, float(np.abs(ref_scores).max()))
+        np.testing.assert_allclose(index.score(state), ref_scores, atol=2e-6 * scale, rtol=0)
