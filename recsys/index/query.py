@@ -250,11 +250,11 @@ class QueryTables:
             share = value_share(exact)
             return share if (share < 1).any() else None
         cols = np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols])
-        near = value_share(exact[:, cols])  # (T, C)
-        if not (near < 1).any():
+        at_cols = value_share(exact[:, cols])  # (T, C)
+        if not (at_cols < 1).any():
             return None
         share = np.ones_like(exact)
-        share[:, cols] = near
+        share[:, cols] = at_cols
         return share
 
     def _subtract_offsets(self, capped: np.ndarray, exact: np.ndarray, rows: np.ndarray,
