@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -54,6 +53,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from generated import generated  # noqa: E402
 
 from recsys.baselines import BM25Ranker  # noqa: E402
 from recsys.catalog import Catalog  # noqa: E402
@@ -104,17 +105,7 @@ def _fashion_specs(data: Path) -> tuple[pd.DataFrame, Schema]:
 
 
 def _generated(kind: str) -> tuple[pd.DataFrame, Schema]:
-    folder = Path(tempfile.mkdtemp(prefix=f"known-item-{kind}-"))
-    if kind == "synthetic":
-        from recsys.synthetic import generate
-        generate(folder, n_items=3000, n_queries=10, seed=0)
-    elif kind == "furniture":
-        import furniture_data
-        furniture_data.generate(str(folder), n_items=3000, n_queries=10, seed=0)
-    else:
-        import electronics_data
-        electronics_data.generate(str(folder), n_items=8000, n_queries=20, seed=0)
-    items, _ = read_items(folder / "items.csv")
+    items, _ = read_items(generated(kind, seed=0, n_queries=20) / "items.csv")
     return items, Schema()
 
 

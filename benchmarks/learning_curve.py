@@ -15,11 +15,15 @@ point's. At every point (0 = untrained, 30, 100, 300, 1000, all training terms) 
 
 It prints a table and writes a plot (``--plot``, default ``docs/learning_curve.png``).
 
+The project's generators (``synthetic``, ``furniture``, ``electronics``: a spec-list catalogue
+with crowd-rated searches) are written to a temporary folder when ``--data`` has no catalogue of
+that name (``--generator-seed``, ``--generator-items``).
+
 Usage::
 
     .venv/bin/python benchmarks/learning_curve.py [--datasets homedepot crowdflower]
         [--counts 0 30 100 300 1000 all] [--seed 0] [--json] [--out report.json] [--plot PNG]
-        [--data ROOT]
+        [--data ROOT] [--generator-seed 0] [--generator-items N]
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ from training.evaluate import judgments_from_rows, make_baselines, model_ranking
 from training.fit import TrainConfig, train_recommender  # noqa: E402
 from training.groups import split_queries  # noqa: E402
 from training.start import untrained_recommender  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from generated import GENERATED, generated  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 DEFAULT_COUNTS = ("0", "30", "100", "300", "1000", "all")
@@ -159,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datasets", nargs="+", default=["homedepot", "crowdflower"])
     p.add_argument("--counts", nargs="+", default=list(DEFAULT_COUNTS))
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--generator-seed", type=int, default=0,
+                   help=f"seed of a generated catalogue ({', '.join(GENERATED)}) not found under --data")
+    p.add_argument("--generator-items", type=int, help="its items (default: the generator's size here)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", type=Path, help="also write the JSON report here")
     p.add_argument("--plot", type=Path, default=ROOT / "docs" / "learning_curve.png")
@@ -167,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name in args.datasets:
         folder = args.data / name
+        if not (folder / "items.csv").is_file() and name in GENERATED:
+            folder = generated(name, args.generator_seed, args.generator_items)
         if not (folder / "items.csv").is_file():
             print(f"no catalogue at {folder} (see ../shared/data/README.md)", file=sys.stderr)
             return 2
