@@ -104,7 +104,7 @@ class Evidence:
             np.ascontiguousarray(word_ids, dtype=np.int64), np.ascontiguousarray(near_ids, dtype=np.int64),
             np.ascontiguousarray(near_sims, dtype=np.float32), np.ascontiguousarray(attr_ids, dtype=np.int64),
             self._attribute_words(facet), self._attribute_worth(facet), self._words_per_attribute(facet),
-            self._phrases(facet), self.partial, indptr, indices)
+            self.phrase_flags(facet), self.partial, indptr, indices)
 
     def near_values(self, facet: str, near_ids: np.ndarray, near_sims: np.ndarray,
                     attr_ids: np.ndarray) -> np.ndarray:
@@ -147,8 +147,8 @@ class Evidence:
             self._derived[("attribute_worth", facet)] = worth
         return words, self._derived[("attribute_worth", facet)]
 
-    def _phrases(self, facet: str) -> np.ndarray:
-        """(V_f,) float32 `phrase_of`, ones where it is None (what the compiled pass reads)."""
+    def phrase_flags(self, facet: str) -> np.ndarray:
+        """(V_f,) float32 `phrase_of`, ones where it is None (what the compiled passes read)."""
         phrase = self.phrase_of(facet)
         if phrase is None:
             phrase = self._derived.get(("phrase", facet))

@@ -179,9 +179,7 @@ class QueryTables:
         self._partial_value = cfg.value_shares
         # (sum V,) 1 where a query with all of an attribute's words matches it whole, 0 where
         # its value is one word as written (`Evidence.phrase`; 1 everywhere when None)
-        self._phrase = np.concatenate([np.ones(0, dtype=np.float32)] + [
-            np.ones(len(keys[f]), dtype=np.float32) if ev.phrase_of(f) is None else ev.phrase_of(f)
-            for f in self.facets]).astype(np.float32)
+        self._phrase = np.concatenate([np.ones(0, dtype=np.float32)] + [ev.phrase_flags(f) for f in self.facets])
         self._any_word = bool((self._phrase < 1).any())
         # per query word: its rows and the attributes it matches exactly (float32 rows, bounded)
         self.word_rows: WordCache[tuple[np.ndarray, np.ndarray, np.ndarray]] = WordCache(
@@ -210,10 +208,11 @@ class QueryTables:
         else:
             rows = np.zeros((0, 1 + N_KINDS, v_total + len(self.facets)), dtype=np.float32)
         kernels = self._compiled()
+        # the attributes where some word has evidence (None: wherever it may); an attribute twice
+        # computes it twice, to the same floats: no sort needed
+        with_evidence = None if evidence_cols is None else np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols])
         if kernels is not None:
-            # an attribute twice computes it twice, to the same floats: no sort needed
-            cols = (np.arange(v_total) if evidence_cols is None else
-                    np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols]))
+            cols = np.arange(v_total) if with_evidence is None else with_evidence
             raw, exact = kernels.query_logits(rows, v_total, self._weights, self._bias, self._attr_words,
                                               self._phrase, self._partial, self._partial_value, self._nm_bias, cols)
         else:
@@ -237,19 +236,19 @@ class QueryTables:
             lo, hi = self.vocab_offsets[h], self.vocab_offsets[h + 1]
             logits[f], no_match[f] = flat[:, lo:hi], flat_nm[:, h]
         return {"logits": logits, "no_match": no_match, "flat_logits": flat, "flat_no_match": flat_nm,
-                "value_share": self._value_share(exact, evidence_cols),
+                "value_share": self._value_share(exact, with_evidence),
                 "evidence": _LazyEvidence(exact, rows, self.vocab_offsets, self.facets)}
 
-    def _value_share(self, exact: np.ndarray, evidence_cols: list[np.ndarray] | None) -> np.ndarray | None:
+    def _value_share(self, exact: np.ndarray, cols: np.ndarray | None) -> np.ndarray | None:
         """(T, sum V) float32 each pair's `formula.value_share` under `partial_value`, or None
         where every share is 1 (most queries: no word is part of a longer value it does not
-        cover). Only the attributes where a word has evidence can hold a share below 1."""
+        cover). Only the attributes where a word has evidence (`cols`; None: any) can hold a
+        share below 1."""
         if not self._partial_value:
             return None
-        if evidence_cols is None:
+        if cols is None:
             share = value_share(exact)
             return share if (share < 1).any() else None
-        cols = np.concatenate([np.zeros(0, dtype=np.int64), *evidence_cols])
         at_cols = value_share(exact[:, cols])  # (T, C)
         if not (at_cols < 1).any():
             return None
