@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import filecmp
-import importlib.util
 import re
 import subprocess
 import sys
@@ -12,13 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "electronics_data.py"
+from ..benchmark_modules import load, script
 
-_spec = importlib.util.spec_from_file_location("electronics_data", SCRIPT)
-ed = importlib.util.module_from_spec(_spec)
-sys.modules["electronics_data"] = ed
-_spec.loader.exec_module(ed)
+SCRIPT = script("electronics_data")
+ed = load("electronics_data")
 
 ITEM_COLUMNS = ["item_id", "title", "description", "brand", "color", "type", "price", "attributes"]
 FILES = ("items", "interactions", "judgments")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import filecmp
-import importlib.util
 import re
 import subprocess
 import sys
@@ -13,13 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "furniture_data.py"
+from ..benchmark_modules import load, script
 
-_spec = importlib.util.spec_from_file_location("furniture_data", SCRIPT)
-fd = importlib.util.module_from_spec(_spec)
-sys.modules["furniture_data"] = fd
-_spec.loader.exec_module(fd)
+SCRIPT = script("furniture_data")
+fd = load("furniture_data")
 
 ITEM_COLUMNS = ["item_id", "title", "description", "finish_colour", "design_style", "grade",
                 "product_type", "room", "attributes", "price_usd", "stars"]

@@ -3,24 +3,13 @@ small, at no training terms: the untrained start against BM25 on its held-out se
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("learning_curve", ROOT / "benchmarks" / "learning_curve.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["learning_curve"] = module
-    spec.loader.exec_module(module)
-    return module
+from ..benchmark_modules import load
 
 
 def test_a_generated_catalogue_is_written_when_the_data_folder_has_none(tmp_path, capsys):
-    bench = _bench()
+    bench = load("learning_curve")
     assert bench.main(["--data", str(tmp_path), "--datasets", "electronics", "--counts", "0", "--no-plot",
                        "--json", "--generator-items", "600", "--generator-seed", "1"]) == 0
     (report,) = json.loads(capsys.readouterr().out)
