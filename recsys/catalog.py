@@ -221,6 +221,9 @@ class Catalog:
     buckets: dict[str, NumericBuckets] = field(default_factory=dict)
     # a bucketed column's key -> each item's number (NaN: empty), for range filters
     numbers: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    # how many items hold a spec list (at least one `key:value` pair in an `attributes` column,
+    # `spec_pairs`); 0 for a catalogue loaded from a saved version, which does not keep it
+    spec_items: int = field(default=0, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _label_views: list[tuple[str, memoryview, memoryview, list[str]]] = field(
@@ -547,8 +550,7 @@ class _CatalogBuilder:
         columns = [c for c in self.items.columns if facet_for_column(c, self.overrides) is not None]
         for column in columns:
             self._add_column(column)
-        if "attributes" in self.items.columns:
-            self._add_pairs(self.items["attributes"])
+        spec_items = self._add_pairs(self.items["attributes"]) if "attributes" in self.items.columns else 0
         self._add_extracted()
         texts = self._add_titles_and_texts()
         vocab = {}
@@ -572,6 +574,7 @@ class _CatalogBuilder:
             item_attrs=item_attrs,
             buckets=self.buckets,
             numbers=self.numbers,
+            spec_items=spec_items,
         )
 
     def _add_column(self, column: str) -> None:
@@ -612,12 +615,17 @@ class _CatalogBuilder:
             split.append(indices)
         self.cells.append((facet, split))
 
-    def _add_pairs(self, cells: pd.Series) -> None:
+    def _add_pairs(self, cells: pd.Series) -> int:
+        """Each item's spec pairs as attributes; how many items have any."""
+        having = 0
         for i, cell in zip(self._each_item(), cells.astype(str), strict=True):
-            for key, value in spec_pairs(cell):
+            pairs = spec_pairs(cell)
+            having += bool(pairs)
+            for key, value in pairs:
                 facet = facet_for_column(key, self.overrides)
                 if facet is not None:
                     self.add(i, Attribute(facet, key.lower(), value.lower()))
+        return having
 
     def _add_extracted(self) -> None:
         """Facet values the lexicon finds in the title, then the description: only for facets

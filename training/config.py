@@ -80,6 +80,10 @@ class TrainConfig:
     length_unit_topics: int = 300
     length_unit_z: float = 2.0
     length_unit_margin: float = 0.01
+    # ... except where at least this share of the items hold a spec list (`Catalog.spec_items`):
+    # there ties go to words, and attributes must win by the same margins
+    # (training/length_unit.py says why)
+    length_unit_spec_share: float = 0.5
     # the model's options; the catalogue adds its facets' vocabulary sizes (build_featurizer)
     model: ModelOptions = field(default_factory=ModelOptions)
 

@@ -193,3 +193,30 @@ def test_the_choice_keeps_attributes_where_words_lose_and_when_told():
     assert choice.unit == "attributes" and choice.mrr["attributes"] > choice.mrr["words"], choice
     given = choose_length_unit(catalog, TrainConfig(length_unit_topics=0, model=ModelOptions(length_unit="words")))
     assert (given.unit, given.rule) == ("words", "given")
+
+
+def _one_word_catalogue(specs: int) -> Catalog:
+    """Sixty items whose every attribute is one word said once, so that an item's length is the
+    same in either unit and known items cannot tell the units apart; the first `specs` of them
+    say their facts as a spec list of `key:value` pairs, the others in columns of their own."""
+    rows = []
+    for i in range(60):
+        facts = {"brand": f"brand{i % 7}", "material": f"alloy{i % 5}", "finish": f"matte{i % 3}"}
+        spec = "|".join(f"{k}:{v}" for k, v in facts.items())
+        row = {"item_id": f"i{i}", "title": f"widget{i}", "attributes": spec if i < specs else "",
+               **{k: "" if i < specs else v for k, v in facts.items()}}
+        rows.append(row)
+    return _catalog(rows)
+
+
+@pytest.mark.parametrize("specs, unit", [(60, "words"), (30, "words"), (0, "attributes"), (29, "attributes")])
+def test_ties_go_to_words_where_most_items_hold_a_spec_list(specs, unit):
+    """`length_unit_spec_share` 0.5: 30 items of 60 with a spec list are most, 29 are not."""
+    catalog = _one_word_catalogue(specs)
+    assert catalog.spec_items == specs
+    choice = choose_length_unit(catalog, TrainConfig())
+    assert choice.rule == "compared" and choice.gain_z == 0.0, choice
+    assert (choice.unit, choice.default) == (unit, unit)
+    line = describe(choice.to_json())
+    assert line.startswith(f"item lengths in {unit}: ")
+    assert ("most items hold a spec list" in line) == (unit == "words"), line
