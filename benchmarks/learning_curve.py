@@ -7,8 +7,10 @@ training terms are taken in one seeded order, so that each point's terms contain
 point's. At every point (0 = untrained, 30, 100, 300, 1000, all training terms) one run:
 
 1. builds the featurizer from those terms' interactions (its click-association evidence comes
-   from them) and takes the untrained model (the lexical start), then trains it with the
-   product's own pipeline (``training.fit.train_recommender``);
+   from them) and takes the untrained model (the lexical start, in the item-length unit
+   ``recsys train`` chooses for the catalogue, ``training.length_unit``: chosen once per
+   catalogue, since it reads the items alone), then trains it with the product's own pipeline
+   (``training.fit.train_recommender``);
 2. ranks the *whole* catalogue for every held-out term with the trained model, the untrained
    start and BM25 (``recsys.baselines.BM25Ranker``: bm25s, Snowball stems, English stop words,
    over the same item text) and reports NDCG@10 with gain = label.
@@ -32,6 +34,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +49,7 @@ from recsys.metrics import evaluate_rankings  # noqa: E402
 from training.evaluate import judgments_from_rows, make_baselines, model_rankings  # noqa: E402
 from training.fit import TrainConfig, train_recommender  # noqa: E402
 from training.groups import split_queries  # noqa: E402
+from training.length_unit import describe, with_length_unit  # noqa: E402
 from training.start import untrained_recommender  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -90,6 +94,9 @@ def curve(name: str, folder: Path, counts: list[str], seed: int) -> dict:
     queries = list(judgments)
     points = []
     bm25 = None
+    chosen, choice = with_length_unit(catalog, TrainConfig(seed=seed))  # as `recsys train` chooses
+    print(f"  {name}: {describe(choice.to_json())}", file=sys.stderr, flush=True)
+    cfg = replace(chosen, length_unit_topics=0)  # the unit given: each fit would choose it again
     for c in counts:
         if c != "all" and int(c) > len(order):
             continue
@@ -97,7 +104,6 @@ def curve(name: str, folder: Path, counts: list[str], seed: int) -> dict:
         if points and points[-1]["train_terms"] == n:
             continue
         subset = train[train["query"].isin(set(order[:n]))].reset_index(drop=True)
-        cfg = TrainConfig(seed=seed)
         start = untrained_recommender(catalog, subset, cfg)
         if bm25 is None:
             bm25 = make_baselines(start, None, seed)["bm25"]
