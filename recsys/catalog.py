@@ -424,6 +424,8 @@ class Catalog:
             for f in self.facets:
                 for a_idx, a in enumerate(self.vocab[f]):
                     forms = {a.value.lower(), a.label.lower(), _filter_form(a.value)}
+                    if a.value == _affirmed(a.key, "yes").lower():  # a key a yes made the value
+                        forms |= AFFIRMATIVE_VALUES
                     for key in {f, a.key.lstrip("#")}:
                         by_key.setdefault(key, []).append((f, a_idx))
                         for form in forms:
@@ -760,14 +762,21 @@ class _Rows:
 # such a value names no property a shopper could ask for, so it is no attribute and no text.
 NEGATIVE_VALUES = frozenset({"no", "none", "not supported", "unsupported", "not applicable", "n/a",
                              "na", "0", "false", "not included", "without", "-"})
+# ... and what it has as often by a key and a yes ("bluetooth_enabled: Yes"): there the key is
+# the property, so the pair's value is the key, written as one word ("bluetooth_enabled": its
+# words match as a shopper asks, each at its own share, `formula.is_phrase`)
+AFFIRMATIVE_VALUES = frozenset({"yes", "true", "supported", "included", "available", "built-in", "built in"})
 _PAIR_SEPARATORS = re.compile(r"[|;]")
+_KEY_SPACES = re.compile(r"\s+")
 
 
 def spec_pairs(cell: str) -> list[tuple[str, str]]:
     """(key, value) pairs of an `attributes` cell: `key:value` pairs separated by `|` or `;`, or
     a JSON object (`{"brand": "Acme", "ports": ["usb", "hdmi"]}`). A list value gives one pair
     per element; lone words without a key, empty and negative values (`NEGATIVE_VALUES`) give
-    none. The key is context only: its words never match a query (`Attribute.match_keys`)."""
+    none. The key is context only: its words never match a query (`Attribute.match_keys`),
+    except where the value only affirms it (`AFFIRMATIVE_VALUES`): then the value is the key,
+    as one word, `("Bluetooth Enabled", "Bluetooth_Enabled")`."""
     text = cell.strip()
     if text.startswith("{"):
         try:
@@ -777,14 +786,23 @@ def spec_pairs(cell: str) -> list[tuple[str, str]]:
         if isinstance(obj, dict):
             raw = [(str(k).strip(), str(x).strip()) for k, v in obj.items()
                    for x in (v if isinstance(v, list) else [v]) if x is not None]
-            return [(k, v) for k, v in raw if _is_value(k, v)]
+            return [(k, _affirmed(k, v)) for k, v in raw if _is_value(k, v)]
     pairs = []
     for part in _PAIR_SEPARATORS.split(text):
         key, sep, value = part.partition(":")
         key, value = key.strip(), value.strip()
         if sep and _is_value(key, value):
-            pairs.append((key, value))
+            pairs.append((key, _affirmed(key, value)))
     return pairs
+
+
+def _affirmed(key: str, value: str) -> str:
+    """The value of a kept pair: the key, its spaces joined, where the value only says yes to
+    it. Not its words as a phrase: a phrase a query covers whole is a full match for each word
+    (the mouse's `rechargeable_battery` above the batteries for "rechargeable batteries")."""
+    if value.lower() not in AFFIRMATIVE_VALUES:
+        return value
+    return _KEY_SPACES.sub("_", key.strip())
 
 
 def spec_list_summary(cells: Sequence[str]) -> dict[str, int]:

@@ -144,15 +144,17 @@ def covered(exact: np.ndarray, n_words: np.ndarray, partial: bool, phrase: np.nd
 
 
 # a value written as one word that the tokeniser splits into several ("4K", "USB-C", "2160p"):
-# letters and digits, joined by nothing, hyphens or points
-_ONE_WORD = re.compile(r"[^\W_]+(?:[-.][^\W_]+)*")
+# letters and digits, joined by nothing, hyphens, points or underscores (a spec key that a
+# yes made the value: `bluetooth_enabled`, `recsys.catalog.spec_pairs`)
+_ONE_WORD = re.compile(r"[^\W_]+(?:[-._][^\W_]+)*")
 
 
 def is_phrase(value: str, n_words: int) -> bool:
     """Whether a query with all `n_words` words of an attribute's value matches it whole, each
     word worth all of it (`covered`): a phrase ("navy blue", "hdmi cables", whose match whole
     finds the product's kind). Not a value written as one word that the tokeniser splits ("4K"
-    is "4" and "k", as a query's "4k" is, under `ModelOptions.partial_value`): each part keeps
+    is "4" and "k", as a query's "4k" is, under `ModelOptions.partial_value`; a spec key a yes
+    made the value, `rechargeable_battery`, is "rechargeable" and "battery"): each part keeps
     its `partial_share`, so "4k" counts "4" and "k" at their own IDFs, as BM25 over the text
     does, where each counting the whole value put HDMI cables whose spec says
     `maximum_resolution:4k` above the 4K monitors."""

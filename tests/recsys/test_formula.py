@@ -81,6 +81,7 @@ def test_a_word_of_a_phrase_is_worth_its_own_idf():
 @pytest.mark.parametrize("value, n_words, phrase", [
     ("navy blue", 2, True), ("hdmi cables", 2, True), ("4k (2160p)", 3, True), ("black/white", 2, True),
     ("red", 1, True), ("4k", 2, False), ("usb-c", 2, False), ("2160p", 2, False), ("5.3k", 2, False),
+    ("rechargeable_battery", 2, False), ("wi-fi_built-in", 4, False), ("_battery", 1, True),
 ])
 def test_a_value_written_as_one_word_is_no_phrase(value, n_words, phrase):
     assert is_phrase(value, n_words) is phrase

@@ -21,6 +21,11 @@ NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Ser
     ("brand:Acme; ports:usb", [("brand", "Acme"), ("ports", "usb")]),
     ('{"brand": "Acme", "ports": ["usb", "hdmi"]}', [("brand", "Acme"), ("ports", "usb"), ("ports", "hdmi")]),
     ("bluetooth:No|apple_docking:Not supported|usb_ports:0|wifi:false|gps:None", []),
+    # a yes makes the key the value, as one word
+    ("bluetooth_enabled:Yes|Water Resistant:true|usb_ports:2", [("bluetooth_enabled", "bluetooth_enabled"),
+                                                                 ("Water Resistant", "Water_Resistant"),
+                                                                 ("usb_ports", "2")]),
+    ('{"Wi-Fi Built-In": true, "dock": false}', [("Wi-Fi Built-In", "Wi-Fi_Built-In")]),
     ("lonely|:x|y:", []),
     ("{not json", []),
 ])
@@ -54,6 +59,37 @@ def test_a_negative_value_and_a_key_s_words_never_match():
         # without any spec list
         assert scores[radio] == pytest.approx(scores[plain], abs=1e-6)
     assert rec.catalog.item_ids[rec.top_indices("apple", 1)[0]] == "dock"
+
+
+def test_a_key_a_yes_affirms_matches_its_words_each_at_its_own_share():
+    """Earbuds whose spec says `bluetooth_enabled:Yes` are bluetooth earbuds: for "bluetooth
+    earbuds" they beat a bluetooth mouse, which names one of the two words (its "bluetooth" is
+    rarer than "earbuds", so the earbuds lost when the key's words could not match). And the
+    key's words are not a phrase: a mouse whose spec says `rechargeable_battery:Yes` does not
+    beat batteries that say "rechargeable" and "batteries" in their titles for "rechargeable
+    batteries", which it would if a query covering both words counted each at the rare
+    phrase's worth."""
+    rows = _filler(20)
+    earbuds = [f"earbuds{i}" for i in range(8)]
+    batteries = [f"batteries{i}" for i in range(6)]
+    rows["item_id"] += [*earbuds, "mouse", *batteries, "mx"]
+    rows["title"] += [f"Acme Earbuds {i}" for i in range(8)] + ["Bluetooth Mouse"] + [
+        f"Rechargeable AA Batteries {i}" for i in range(6)] + ["MX Wireless Mouse"]
+    rows["attributes"] += ["bluetooth_enabled:Yes"] + ["bluetooth_enabled:No"] * 7 + ["connectivity:usb"] + [
+        "battery_size:AA"] * 6 + ["rechargeable_battery:Yes"]
+    rec = _start(pd.DataFrame(rows))
+    first = rec.catalog.idx("earbuds0")
+    assert "bluetooth_enabled:bluetooth_enabled" in [lab for labs in rec.catalog.attribute_labels(first).values()
+                                                     for lab in labs]
+    assert rec.catalog.item_ids[rec.top_indices("bluetooth earbuds", 1)[0]] == "earbuds0"
+    # a filter on the key still takes the yes the spec list said
+    for value in ("yes", "True", "bluetooth_enabled"):
+        found = rec.catalog.filter_columns("bluetooth_enabled", value)
+        assert [rec.catalog.vocab[f][a].label for f, a in found] == ["bluetooth_enabled:bluetooth_enabled"], value
+    assert rec.catalog.filter_columns("bluetooth_enabled", "no") == []
+    bm25 = BM25Ranker().fit(rec.catalog.texts, None)
+    for top in (rec.top_indices("rechargeable batteries", 6), bm25.top_k("rechargeable batteries", 6)):
+        assert sorted(rec.catalog.item_ids[int(i)] for i in top) == batteries
 
 
 def test_a_brand_the_title_names_beats_the_brand_only_in_a_compatibility_spec():
