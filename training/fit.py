@@ -24,7 +24,13 @@ from .config import TrainConfig
 from .evaluate import judgments_from_rows, model_rankings
 from .groups import TrainingGroups, make_groups, sample_negatives, split_queries
 from .length_unit import with_length_unit
-from .start import build_featurizer, drop_attribute_vectors, new_model, untrained_recommender
+from .start import (
+    build_featurizer,
+    drop_attribute_vectors,
+    new_model,
+    untrained_model,
+    untrained_recommender,
+)
 from .synonyms import learned_synonyms
 
 if TYPE_CHECKING:  # torch.distributed is imported only by the processes torchrun starts
@@ -537,4 +543,21 @@ def train_recommender(catalog: Catalog, train_rows: pd.DataFrame, cfg: TrainConf
         replicas.check_same(model, groups, validation, fitted=True)
     interactions = train_rows["count"].sum() if "count" in train_rows else len(train_rows)
     report.interactions_per_second = interactions * report.epochs_run / max(report.fit_seconds, 1e-9)
+    if report.alpha == 0.0:
+        return start_with_every_click(catalog, all_rows, cfg, report.start_assoc), report
     return Recommender(model, featurizer), report
+
+
+def start_with_every_click(catalog: Catalog, rows: pd.DataFrame, cfg: TrainConfig,
+                           assoc_weight: float | None) -> Recommender:
+    """The lexical start with the evidence of all `rows`, the held-aside queries' clicks too, and
+    the click weight the held-aside queries chose (`FitReport.start_assoc`; None: the default).
+    Once they have chosen the start, they have done their job, and what their shoppers chose is
+    evidence like any other: served without it, a start on a small log lacked a tenth of its
+    click associations (on the electronics generator, 112 training searches, the served start
+    ranked 12 held-out splits 0.004 below the same start with them)."""
+    model, featurizer = untrained_model(catalog, rows, cfg)
+    if assoc_weight is not None and assoc_weight != featurizer.cfg.init_assoc:
+        with torch.no_grad():
+            model.load_state_dict(_with_assoc_weight(model.state_dict(), model.heads, assoc_weight))
+    return Recommender(model, featurizer)

@@ -109,3 +109,23 @@ def test_a_weaker_start_is_served_only_when_it_ranks_best_and_the_fit_starts_fro
     other = train_recommender(planted, planted_rows, TrainConfig(epochs=1, alphas=(1.0,)))[0]
     for a, b in zip(one.model.state_dict().values(), other.model.state_dict().values()):
         assert (a == b).all()
+
+
+def test_a_served_start_has_the_held_aside_queries_clicks_too(planted_paths):
+    """When the held-aside queries choose the start, the start served is built from every
+    training query's clicks, theirs too: it scores every logged query exactly as the start
+    built from all the rows does (served from the fit's rows alone, it lacked a tenth of them)."""
+    from training.fit import train_recommender
+    from training.start import untrained_recommender
+    from training.train import TrainInputs, load_training_data
+
+    planted, rows, _ = load_training_data(TrainInputs(planted_paths["items"], planted_paths["interactions"]))
+    cfg = TrainConfig(epochs=1, alphas=(0.0,), start_assoc_shares=(1.0,))
+    served, report = train_recommender(planted, rows, cfg)
+    assert report.alpha == 0.0 and report.start_assoc == cfg.model.init_assoc
+    every = untrained_recommender(planted, rows, cfg)
+    queries = sorted(set(rows["query"]))
+    assert len(queries) >= 50  # enough to hold some aside
+    for query in queries:
+        np.testing.assert_array_equal(served.index.score(served.index.query_state(query)),
+                                      every.index.score(every.index.query_state(query)), err_msg=query)
