@@ -52,7 +52,8 @@ class TrainConfig:
     alphas: tuple[float, ...] = ALPHAS
     # How the held-aside queries choose among those (`fit.choose_served`): by NDCG at this depth
     # (at 10, a click log hardly sees a step); a weaker start must beat the default one by
-    # `start_assoc_z`, and a step toward the fitted weights must beat the start chosen by
+    # `start_assoc_z` (raised for the several weaker weights tried, `fit.bonferroni_z`: 1.41 for
+    # two), and a step toward the fitted weights must beat the start chosen by
     # `selection_z` standard errors of the per-query differences. Of the steps that beat the
     # start, the fullest one within `selection_z` of the best is served: its explanations are the
     # fit's own.

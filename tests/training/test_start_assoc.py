@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
@@ -129,3 +130,23 @@ def test_a_served_start_has_the_held_aside_queries_clicks_too(planted_paths):
     for query in queries:
         np.testing.assert_array_equal(served.index.score(served.index.query_state(query)),
                                       every.index.score(every.index.query_state(query)), err_msg=query)
+
+
+def test_the_bar_for_weaker_weights_grows_with_how_many_are_tried():
+    """Two weaker click weights tried at a one-sided 1 standard error would let one through by
+    noise about twice as often as one weight: the bar is raised to keep that chance at one
+    weight's (Bonferroni), and a gain between the two bars keeps the default."""
+    from training.fit import bonferroni_z
+
+    assert bonferroni_z(1.0, 1) == 1.0 and bonferroni_z(1.0, 0) == 1.0
+    assert bonferroni_z(1.0, 2) == pytest.approx(1.4096, abs=1e-4)
+    assert bonferroni_z(2.0, 3) == pytest.approx(2.4284, abs=1e-4)
+    # per-query NDCG of the default start and two weaker ones: the first gains 1.2 standard errors
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.2, 0.8, 40)
+    noise = rng.normal(0.0, 1.0, 40)
+    noise = (noise - noise.mean()) / noise.std(ddof=1)  # mean 0, standard deviation 1
+    gain = 0.05 * (noise + 1.2 / np.sqrt(40))  # 1.2 standard errors of its mean above 0
+    weaker = {"default": base, "half": base + gain, "quarter": base - 0.01}
+    assert choose_served(weaker, "default", 1.0) == "half"
+    assert choose_served(weaker, "default", bonferroni_z(1.0, 2)) == "default"
