@@ -424,7 +424,7 @@ class Catalog:
             for f in self.facets:
                 for a_idx, a in enumerate(self.vocab[f]):
                     forms = {a.value.lower(), a.label.lower(), _filter_form(a.value)}
-                    if a.value == _affirmed(a.key, "yes").lower():  # a key a yes made the value
+                    if a.value == _affirmed(a.key, "yes"):  # a key a yes made the value
                         forms |= AFFIRMATIVE_VALUES
                     for key in {f, a.key.lstrip("#")}:
                         by_key.setdefault(key, []).append((f, a_idx))

@@ -186,9 +186,9 @@ def fit_model(
     fitted = _snapshot(model, pairs)
     chosen = default_assoc
     if validation is not None:
+        assoc_z = bonferroni_z(cfg.start_assoc_z, len(weaker_starts))  # the bar for every weaker start
         report.alpha_rule = (f"validation: NDCG@{cfg.selection_depth}; a weaker start must beat the default by "
-                             f"{bonferroni_z(cfg.start_assoc_z, len(weaker_starts)):.3g} standard errors, a step off "
-                             f"the start by {cfg.selection_z:g}, "
+                             f"{assoc_z:.3g} standard errors, a step off the start by {cfg.selection_z:g}, "
                              f"the fitted weights by {cfg.fitted_z:g}")
         candidates: dict[tuple[str, float], np.ndarray] = {}
         for alpha in cfg.alphas:
@@ -207,7 +207,7 @@ def fit_model(
             starts = {("alpha", 0.0): candidates[("alpha", 0.0)]}
             starts.update({("start", w): v for w, v in weaker_starts.items()})
             options.update(starts)
-            start_key = choose_served(starts, ("alpha", 0.0), bonferroni_z(cfg.start_assoc_z, len(starts) - 1))
+            start_key = choose_served(starts, ("alpha", 0.0), assoc_z)
             steps = {start_key: options[start_key]}
             steps.update({c: v for c, v in candidates.items() if c != ("alpha", 0.0)})
             more = (lambda: more_splits(start_key)) if more_splits is not None else None

@@ -47,10 +47,8 @@ class LengthChoice:
     gain_z: float  # words' gain over attributes in standard errors of the per-topic differences
     seconds: float
     rule: str  # why: "compared", "given" (no topics asked for), "no topics" (no item had 3 words)
-    # the unit kept unless the other wins clearly, and why: "spec lists" (most items hold one),
-    # "" (attributes, the default)
+    # the unit kept unless the other wins clearly: words where most items hold a spec list
     default: str = "attributes"
-    default_rule: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -60,7 +58,7 @@ def describe(choice: dict) -> str:
     """The one line `recsys train` prints: the unit chosen and the figures it was chosen on."""
     unit = choice["unit"]
     default = (f"; {choice['default']} unless the other wins clearly: most items hold a spec list"
-               if choice.get("default_rule") == "spec lists" else "")
+               if choice.get("default") == "words" else "")
     if choice["rule"] != "compared":
         why = "as configured" if choice["rule"] == "given" else "no item has three words to draw a topic from"
         return f"item lengths in {unit} ({why}{default})"
@@ -74,13 +72,13 @@ def describe(choice: dict) -> str:
 def choose_length_unit(catalog: Catalog, cfg: TrainConfig) -> LengthChoice:
     """The unit the start of `catalog` should count lengths in (see the module's docstring)."""
     t0 = time.perf_counter()
-    specs = catalog.spec_items >= cfg.length_unit_spec_share * max(catalog.n_items, 1) > 0
-    default, default_rule = ("words", "spec lists") if specs else ("attributes", "")
+    specs = catalog.spec_items > 0 and catalog.spec_items >= cfg.length_unit_spec_share * catalog.n_items
+    default = "words" if specs else "attributes"
     if cfg.length_unit_topics <= 0:
         return LengthChoice(cfg.model.length_unit, {}, 0, 0.0, 0.0, "given")
     topics = TopicSampler(catalog.texts).sample(np.random.default_rng(TOPIC_SEED), cfg.length_unit_topics, NOISE)
     if not topics:
-        return LengthChoice(default, {}, 0, 0.0, time.perf_counter() - t0, "no topics", default, default_rule)
+        return LengthChoice(default, {}, 0, 0.0, time.perf_counter() - t0, "no topics", default)
     rr = {unit: np.array([tie_aware_rr(np.asarray(rec.scores(q), dtype=np.float64), item) for q, item in topics])
           for unit, rec in _starts(catalog, cfg).items()}
     gain = rr["words"] - rr["attributes"]
@@ -91,7 +89,7 @@ def choose_length_unit(catalog: Catalog, cfg: TrainConfig) -> LengthChoice:
     other_z = z if other == "words" else -z
     clear = other_z > cfg.length_unit_z and mrr[other] > mrr[default] * (1.0 + cfg.length_unit_margin)
     return LengthChoice(other if clear else default, mrr, len(topics), z, time.perf_counter() - t0,
-                        "compared", default, default_rule)
+                        "compared", default)
 
 
 def with_length_unit(catalog: Catalog, cfg: TrainConfig) -> tuple[TrainConfig, LengthChoice]:
