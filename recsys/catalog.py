@@ -79,10 +79,16 @@ class Attribute:
         return (self.facet, self.key, self.value)
 
     @property
+    def shown(self) -> str:
+        """The value as a shopper reads it: "yes" for a spec key a yes affirmed, whose value is
+        the key itself so that its words match (`_affirmed`); else the value."""
+        return "yes" if self.value == _affirmed(self.key, "yes") else self.value
+
+    @property
     def label(self) -> str:
         if self.facet != "other" and not self.key.startswith("#"):
-            return self.value
-        return f"{self.key.lstrip('#')}:{self.value}"
+            return self.shown
+        return f"{self.key.lstrip('#')}:{self.shown}"
 
     @property
     def match_keys(self) -> tuple[str, ...]:
@@ -403,12 +409,13 @@ class Catalog:
                 if f == name or self.vocab[f][a].key.lstrip("#") == name]
 
     def item_filter_values(self, item_idx: int, key: str) -> list[str]:
-        """The values of filter `key` that item `item_idx` has, as the catalogue writes them."""
-        return sorted({self.vocab[f][a].value for f, a in self.item_filter_attributes(item_idx, key)})
+        """The values of filter `key` that item `item_idx` has, as a shopper reads them
+        (`Attribute.shown`)."""
+        return sorted({self.vocab[f][a].shown for f, a in self.item_filter_attributes(item_idx, key)})
 
     def filter_values(self, key: str) -> list[str]:
-        """The values filter `key` can take, as the catalogue writes them, sorted."""
-        return sorted({self.vocab[f][a].value for f, a in self.filter_attributes(key)})
+        """The values filter `key` can take, as a shopper reads them (`Attribute.shown`), sorted."""
+        return sorted({self.vocab[f][a].shown for f, a in self.filter_attributes(key)})
 
     def unknown_filter_values(self, filters: Mapping[str, FilterValues]) -> list[tuple[str, str]]:
         """(key, value) of the filter values that select no attribute (ranges are not values)."""
@@ -424,8 +431,8 @@ class Catalog:
             for f in self.facets:
                 for a_idx, a in enumerate(self.vocab[f]):
                     forms = {a.value.lower(), a.label.lower(), _filter_form(a.value)}
-                    if a.value == _affirmed(a.key, "yes"):  # a key a yes made the value
-                        forms |= AFFIRMATIVE_VALUES
+                    if a.shown != a.value:  # a key a yes made the value
+                        forms |= AFFIRMATIVE_VALUES | {f"{a.key.lstrip('#')}:{a.value}".lower()}
                     for key in {f, a.key.lstrip("#")}:
                         by_key.setdefault(key, []).append((f, a_idx))
                         for form in forms:

@@ -78,8 +78,6 @@
     if (s.startsWith("(")) return s; // "(no match)"
     if (i <= 0) return facet ? `${headName(facet)}: ${s.replace(/_/g, " ")}` : s.replace(/_/g, " ");
     const key = s.slice(0, i), value = s.slice(i + 1);
-    // a spec key a yes affirmed is its own value ("bluetooth_enabled:bluetooth_enabled"): it said yes
-    if (value === key.replace(/\s+/g, "_")) return `${capital(keyWords(key))}: yes`;
     return `${capital(keyWords(key))}: ${value.replace(/_/g, " ")}`;
   }
   function headName(head) { return capital(keyWords(head)); }

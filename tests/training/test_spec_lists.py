@@ -79,14 +79,19 @@ def test_a_key_a_yes_affirms_matches_its_words_each_at_its_own_share():
         "battery_size:AA"] * 6 + ["rechargeable_battery:Yes"]
     rec = _start(pd.DataFrame(rows))
     first = rec.catalog.idx("earbuds0")
-    assert "bluetooth_enabled:bluetooth_enabled" in [lab for labs in rec.catalog.attribute_labels(first).values()
-                                                     for lab in labs]
+    # its words match; shown, it says the yes the spec list said
+    assert "bluetooth_enabled:yes" in [lab for labs in rec.catalog.attribute_labels(first).values() for lab in labs]
     assert rec.catalog.item_ids[rec.top_indices("bluetooth earbuds", 1)[0]] == "earbuds0"
-    # a filter on the key still takes the yes the spec list said
+    # a filter on the key takes that yes (and what the label said before)
     for value in ("yes", "True", "bluetooth_enabled"):
         found = rec.catalog.filter_columns("bluetooth_enabled", value)
-        assert [rec.catalog.vocab[f][a].label for f, a in found] == ["bluetooth_enabled:bluetooth_enabled"], value
+        assert [rec.catalog.vocab[f][a].label for f, a in found] == ["bluetooth_enabled:yes"], value
     assert rec.catalog.filter_columns("bluetooth_enabled", "no") == []
+    assert rec.catalog.filter_values("bluetooth_enabled") == ["yes"]
+    assert rec.catalog.item_filter_values(first, "bluetooth_enabled") == ["yes"]
+    counts = {c.key: c.values for c in rec.facet_counts("earbuds", keys=["bluetooth_enabled"]).facets}
+    assert counts == {"bluetooth_enabled": [{"value": "yes", "count": 1}]}
+    assert rec.recommend("earbuds", k=8, filters={"bluetooth_enabled": ["yes"]}).items[0].item_id == "earbuds0"
     bm25 = BM25Ranker().fit(rec.catalog.texts, None)
     for top in (rec.top_indices("rechargeable batteries", 6), bm25.top_k("rechargeable batteries", 6)):
         assert sorted(rec.catalog.item_ids[int(i)] for i in top) == batteries
