@@ -421,8 +421,10 @@ def _print_data_notes(data: dict) -> None:
             print(f"{file}: {notice}", file=sys.stderr)
     spec = (data.get("items") or {}).get("spec_list")
     if spec:
+        columns = [c for c in spec.get("columns") or () if c.strip().lower() != "attributes"]
+        found = f"; read as spec lists: {', '.join(columns)}" if columns else ""
         print(f"attributes: {spec['items']:,} items, {spec['keys']:,} keys (key:value pairs, the key as "
-              "context)", file=sys.stderr)
+              f"context{found})", file=sys.stderr)
     for name in ("items", "interactions"):
         entry = data.get(name) or {}
         lines = entry.get("skipped_lines") or []

@@ -556,10 +556,15 @@ class _CatalogBuilder:
 
     def build(self) -> Catalog:
         n = len(self.items)
-        columns = [c for c in self.items.columns if facet_for_column(c, self.overrides) is not None]
+        specs = spec_list_columns(self.items, self.overrides)
+        columns = [c for c in self.items.columns
+                   if facet_for_column(c, self.overrides) is not None and c not in specs]
         for column in columns:
             self._add_column(column)
-        spec_items = self._add_pairs(self.items["attributes"]) if "attributes" in self.items.columns else 0
+        having = np.zeros(n, dtype=bool)
+        for column in specs:
+            having |= self._add_pairs(self.items[column])
+        spec_items = int(having.sum())
         self._add_extracted()
         texts = self._add_titles_and_texts()
         vocab = {}
@@ -624,12 +629,12 @@ class _CatalogBuilder:
             split.append(indices)
         self.cells.append((facet, split))
 
-    def _add_pairs(self, cells: pd.Series) -> int:
-        """Each item's spec pairs as attributes; how many items have any."""
-        having = 0
+    def _add_pairs(self, cells: pd.Series) -> np.ndarray:
+        """Each item's spec pairs as attributes; (n_items,) bool which items have any."""
+        having = np.zeros(len(self.items), dtype=bool)
         for i, cell in zip(self._each_item(), cells.astype(str), strict=True):
             pairs = spec_pairs(cell)
-            having += bool(pairs)
+            having[i] = bool(pairs)
             for key, value in pairs:
                 facet = facet_for_column(key, self.overrides)
                 if facet is not None:
@@ -812,16 +817,70 @@ def _affirmed(key: str, value: str) -> str:
     return _KEY_SPACES.sub("_", key.strip())
 
 
-def spec_list_summary(cells: Sequence[str]) -> dict[str, int]:
-    """What an `attributes` column holds, as `recsys train` reports it: how many items have at
-    least one pair (`spec_pairs`), and how many distinct keys (lower case) there are."""
+def spec_list_summary(items: pd.DataFrame, overrides: Mapping[str, str] | None = None) -> dict[str, object] | None:
+    """What the spec-list columns (`spec_list_columns`) hold, as `recsys train` reports it: how
+    many items have at least one pair (`spec_pairs`), how many distinct keys (lower case) there
+    are, and the columns; None without any."""
+    columns = spec_list_columns(items, overrides or {})
+    if not columns:
+        return None
     keys: set[str] = set()
-    has_pairs: dict[str, bool] = {}
-    for cell in dict.fromkeys(cells):  # each distinct cell once: spec lists repeat
-        pairs = spec_pairs(cell)
-        keys.update(k.lower() for k, _ in pairs)
-        has_pairs[cell] = bool(pairs)
-    return {"items": sum(has_pairs[cell] for cell in cells), "keys": len(keys)}
+    having = np.zeros(len(items), dtype=bool)
+    for column in columns:
+        cells = items[column].astype(str).tolist()
+        has_pairs: dict[str, bool] = {}
+        for cell in dict.fromkeys(cells):  # each distinct cell once: spec lists repeat
+            pairs = spec_pairs(cell)
+            keys.update(k.lower() for k, _ in pairs)
+            has_pairs[cell] = bool(pairs)
+        having |= np.array([has_pairs[cell] for cell in cells], dtype=bool)
+    return {"items": int(having.sum()), "keys": len(keys), "columns": columns}
+
+
+# a column no schema maps is read as a spec list when at least this share of its non-empty cells
+# (of the first SPEC_SAMPLE) is one: a JSON object, or two or more `key:value` pairs
+SPEC_SHARE = 0.9
+SPEC_SAMPLE = 2000
+_SPEC_KEY = re.compile(r"[^\W\d_][\w\s\-/().&]{0,59}")
+
+
+def spec_list_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
+    """The columns read as spec lists (`spec_pairs`): `attributes`, and any other column that
+    would feed a facet, is not mapped by a schema's `[columns]`, and whose cells are spec lists
+    (`SPEC_SHARE`): an export names the column `specs`, `Specifications` or `properties` as
+    often as `attributes`, and read as one facet value per cell, each item's whole list was one
+    long phrase attribute (a 3,000-item fashion catalogue with a `specs` column of JSON
+    objects: 5% below BM25 on its held-out searches, 3% above with the column read as specs).
+    A cell of one pair is not enough to tell (`ratio:16:9`, a link's `https://...`)."""
+    # `attributes` is the contract's own (an export's `product_attributes` is mapped to it)
+    return [column for column in items.columns
+            if column == "attributes" or (column.strip().lower() not in overrides
+                                          and facet_for_column(column, overrides) is not None
+                                          and _spec_cells(items[column]))]
+
+
+def _spec_cells(cells: pd.Series) -> bool:
+    filled = [c.strip() for c in cells.head(SPEC_SAMPLE * 4).astype(str).tolist()
+              if c.strip() and c.strip().lower() not in ("nan", "none", "null")][:SPEC_SAMPLE]
+    if len(filled) < 3:
+        return False
+    return sum(_is_spec_cell(c) for c in filled) >= SPEC_SHARE * len(filled)
+
+
+def _is_spec_cell(text: str) -> bool:
+    if text.startswith("{"):
+        try:
+            return isinstance(json.loads(text), dict)
+        except ValueError:
+            return False
+    parts = [p for p in _PAIR_SEPARATORS.split(text) if p.strip()]
+    pairs = 0
+    for part in parts:
+        key, sep, value = part.partition(":")
+        value = value.strip()
+        pairs += bool(sep and _SPEC_KEY.fullmatch(key.strip()) and value and not value.startswith("//"))
+    # two pairs at least, and most parts pairs (`sizes:S;M` has a value's second part)
+    return pairs >= 2 and 2 * pairs >= len(parts)
 
 
 def _is_value(key: str, value: str) -> bool:

@@ -97,8 +97,9 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     rows = InteractionCounts().rows()
     if inputs.interactions is not None:
         rows, data["interactions"] = _read_interactions(inputs, catalog, schema)
-    if "attributes" in items.columns:
-        data["items"]["spec_list"] = spec_list_summary(items["attributes"].astype(str).tolist())
+    spec_list = spec_list_summary(items, schema.columns)
+    if spec_list is not None:
+        data["items"]["spec_list"] = spec_list
     if inputs.judgments:
         data["judgments"] = {"file": str(inputs.judgments), "fingerprint": fingerprint(inputs.judgments)}
     if inputs.source:

@@ -173,3 +173,60 @@ def test_a_word_a_spec_value_shares_with_the_title_counts_as_one_more_occurrence
     assert extra(rec, rec.index.score(rec.index.query_state("camera"), None)) == pytest.approx(want, rel=0.03)
     assert extra(old, old.index.score(old.index.query_state("camera"), None)) > want * 1.05  # the test tells them apart
     assert [rec.catalog.item_ids[i] for i in rec.top_indices("camera", 3)] == ["camera", "strap", "plain strap"]
+
+
+def _frame(column: str, cells: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({"item_id": [f"i{n}" for n in range(len(cells))],
+                         "title": [f"Item {n}" for n in range(len(cells))], column: cells})
+
+
+@pytest.mark.parametrize("column, cells", [
+    ("specs", ['{"brand_compatibility": "Apple", "ports": ["usb", "hdmi"]}'] * 5 + ['{"brand": "Acme"}']),
+    ("Specifications", ["brand_compatibility:Apple|ports:usb; ports:hdmi"] * 5 + ["brand:Acme|weight:2 kg"]),
+])
+def test_a_column_of_spec_lists_is_read_as_specs_under_any_name(column, cells):
+    """An export calls its spec column `specs` or `Specifications` as often as `attributes`:
+    read by its cells, its keys are context ("compatibility" matches nothing) and its values
+    attributes of their own; read as a facet value, a whole list was one long phrase."""
+    items = _frame(column, cells)
+    cat = Catalog.build(items)
+    labels = sorted(cat.vocab["other"][a].label for a in cat.attributes_of(0, "other"))
+    assert labels[:3] == ["brand_compatibility:apple", "ports:hdmi", "ports:usb"]
+    assert cat.spec_items == len(cells)
+    rec = _start(items)
+    assert rec.index.score(rec.index.query_state("compatibility"), None).max() == pytest.approx(
+        rec.index.score(rec.index.query_state("zzzz"), None).max())
+    assert rec.catalog.item_ids[rec.top_indices("apple", 1)[0]] == "i0"
+
+
+@pytest.mark.parametrize("cells", [
+    ["16:9", "4:3", "16:10", "21:9"],  # one pair a cell: a ratio, not a spec list
+    ["https://example.com/a.png", "https://example.com/b.png", "https://example.com/c.png"],
+    ["red|blue", "green", "blue|white"],  # several values, no keys
+    ["size:M|fit:slim", "cotton", "linen", "wool"],  # a spec list in one cell of four
+])
+def test_a_column_that_is_not_a_spec_list_stays_a_facet_column(cells):
+    cat = Catalog.build(_frame("extra", cells))
+    assert cat.spec_items == 0
+    assert {a.key for a in cat.vocab["other"]} >= {"extra"}
+
+
+def test_a_schema_that_maps_the_column_keeps_it_a_facet_column():
+    cells = ["brand:Acme|ports:usb"] * 4
+    cat = Catalog.build(_frame("specs", cells), overrides={"specs": "other"})
+    assert cat.spec_items == 0 and {a.key for a in cat.vocab["other"]} - {"title"} == {"specs"}
+
+
+def test_recsys_train_names_the_column_it_read_as_spec_lists(tmp_path, capsys):
+    from cli.main import main
+
+    items = tmp_path / "items.csv"
+    frame = _frame("specs", ['{"brand": "Acme", "ports": ["usb"]}'] * 6)
+    frame["title"] = [f"garden hose {n}" for n in range(6)]
+    frame.to_csv(items, index=False)
+    inter = tmp_path / "interactions.csv"
+    pd.DataFrame({"query": ["garden hose"] * 2, "item_id": ["i0", "i1"], "label": [1, 1]}).to_csv(inter, index=False)
+    assert main(["train", "--items", str(items), "--interactions", str(inter), "--out", str(tmp_path / "a"),
+                 "--epochs", "1"]) == 0
+    assert "attributes: 6 items, 2 keys (key:value pairs, the key as context; read as spec lists: specs)" in (
+        capsys.readouterr().err)
