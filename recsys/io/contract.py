@@ -5,6 +5,8 @@ was found."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -246,3 +248,43 @@ def blank_missing(table: Table, markers: tuple[str, ...]) -> None:
             f"{counted(sum(counts.values()), 'cell')} holding {' or '.join(map(repr, markers))} "
             f"taken as empty ({shown})"
         )
+
+
+_MARKUP = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>",
+                     re.S | re.I)
+_ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);", re.I)
+MARKUP_COLUMNS = ("title", "description")
+
+
+def as_plain_text(cell: str) -> str:
+    """A cell's text without HTML markup: tags (and scripts, styles, comments) become spaces,
+    entities their characters (`&amp;` -> `&`), runs of space one. A cell without either is
+    returned as it is."""
+    if "<" not in cell and "&" not in cell:
+        return cell
+    text = _MARKUP.sub(" ", cell)
+    entities = "&" in text and _ENTITY.search(text) is not None
+    if text == cell and not entities:  # "Cable <3m & more" is text
+        return cell
+    return " ".join((html.unescape(text) if entities else text).split())
+
+
+def plain_text(table: Table, columns: tuple[str, ...] = MARKUP_COLUMNS) -> None:
+    """Titles and descriptions as text: an export's HTML (Shopify's `Body (HTML)`) read as words
+    made every tag a word of every item ("strong", "span", "nbsp"), which a query could match."""
+    counts: dict[str, int] = {}
+    frame = table.frame
+    for column in columns:
+        if column not in frame.columns:
+            continue
+        cells = frame[column]
+        plain = cells.map(as_plain_text)
+        changed = int((plain != cells).sum())
+        if changed:
+            frame[column] = plain
+            counts[column] = changed
+    if counts:
+        shown = ", ".join(f"{c} {n:,}" for c, n in counts.items())
+        table.report.warnings.append(
+            f"{counted(sum(counts.values()), 'cell')} with HTML markup read as its text ({shown})")
+        table.report.notices.append(table.report.warnings[-1])  # `recsys train` says it

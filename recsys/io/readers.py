@@ -41,6 +41,7 @@ from .contract import (
     map_columns,
     note_ignored,
     numbers,
+    plain_text,
     skip_bad_items,
     skip_unknown,
     unknown_items_warning,
@@ -152,6 +153,7 @@ def _check_items(table: Table, schema: Schema | None, missing_as_empty: bool = F
     rows that break it are left out and said (`skip_bad_items`) rather than refused."""
     if schema is not None and schema.missing:
         blank_missing(table, schema.missing)
+    plain_text(table)
     if missing_as_empty:
         for column in ("item_id", "title"):
             if column not in table.frame.columns:

@@ -9,7 +9,13 @@ import pytest
 
 from recsys.errors import DataError, InputError
 from recsys.io.ids import MAX_ID_CHARS
-from recsys.io.readers import read_interactions, read_items, read_judgments, read_table
+from recsys.io.readers import (
+    items_from_records,
+    read_interactions,
+    read_items,
+    read_judgments,
+    read_table,
+)
 from recsys.io.schema import Schema
 from recsys.io.text import MAX_CELL_CHARS, ReadReport, fingerprint
 
@@ -799,3 +805,24 @@ def test_an_item_id_no_url_or_event_could_use_is_refused(tmp_path: Path, cell: b
     assert message.startswith(f"{path}, row 3, column 'item_id': {problem}"), message
     ok = _write(tmp_path, "items_ok.csv", b"item_id,title\n" + b"x" * MAX_ID_CHARS + b",Red\n")
     assert len(read_items(ok)[0]) == 1  # the limit itself is fine
+
+
+def test_html_in_titles_and_descriptions_is_read_as_its_text(tmp_path: Path) -> None:
+    """A shop export's descriptions are HTML (Shopify's `Body (HTML)`) and its titles hold
+    entities: read as words, every tag was a word of every item ("strong" matched them all)."""
+    path = tmp_path / "items.csv"
+    path.write_text(
+        "item_id,title,Body (HTML),color\n"
+        'A1,Black &amp; Decker drill,"<p>Soft <strong>grip</strong>,<br/>2&nbsp;speeds</p>",red\n'
+        'A2,Cable <3m & more,"<style>.x{color:red}</style><ul><li>USB-C</li><li>HDMI</li></ul>",<b>blue</b>\n'
+        "A3,Plain title,plain words,green\n")
+    items, report = read_items(path)
+    assert items["title"].tolist() == ["Black & Decker drill", "Cable <3m & more", "Plain title"]
+    assert items["description"].tolist() == ["Soft grip , 2 speeds", "USB-C HDMI", "plain words"]
+    assert items["color"].tolist() == ["red", "<b>blue</b>", "green"]  # a facet column is as written
+    assert "3 cells with HTML markup read as its text (title 1, description 2)" in report.warnings
+
+
+def test_items_given_as_records_lose_their_markup_too() -> None:
+    items = items_from_records([{"item_id": "A1", "title": "Tom &amp; Jerry <i>mug</i>", "description": "<p>x</p>"}])
+    assert items[["title", "description"]].values.tolist() == [["Tom & Jerry mug", "x"]]
