@@ -184,6 +184,40 @@ def _fmt(x: float) -> str:
     return f"{x:.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.3g}"
 
 
+# a number as exports write a price: a currency sign or code before or after ("$19.99", "19.99
+# USD", "EUR 5"), thousands with commas ("1,299.00", "1,299") or a decimal comma ("19,99")
+_CURRENCY = r"(?:[$€£¥₹]|[A-Z]{3})"
+_AMOUNT = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)"
+_MONEY = re.compile(rf"^\s*{_CURRENCY}?\s*({_AMOUNT})\s*{_CURRENCY}?\s*$")
+_MONEY_SAMPLE = 20  # a column's first cells that are not plain numbers tried as prices
+
+
+def _as_numbers(series: pd.Series) -> np.ndarray:
+    """(n,) float: each cell as a number, NaN where it is none. Prices as exports write them
+    (`_MONEY`; Google Merchant feeds say "15.00 USD") are numbers when most of the column's
+    first cells that are not plain numbers are such prices; a text column (colours, brands) is
+    given up on after those."""
+    values: np.ndarray = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+    missed = np.flatnonzero(np.isnan(values) & (series != "").to_numpy(dtype=bool))
+    if not len(missed):
+        return values
+    first = [_MONEY.match(str(series.iat[i])) for i in missed[:_MONEY_SAMPLE].tolist()]
+    if 2 * sum(m is not None for m in first) <= len(first):
+        return values
+    values = values.copy()  # pandas may hand out a read-only view
+    for i in missed.tolist():
+        m = _MONEY.match(str(series.iat[i]))
+        if m is not None:
+            values[i] = _money_value(m.group(1))
+    return values
+
+
+def _money_value(text: str) -> float:
+    if "," in text and ("." in text or re.search(r",\d{3}(?:,|$)", text)):
+        return float(text.replace(",", ""))  # thousands
+    return float(text.replace(",", "."))  # a decimal comma, or none
+
+
 def _numeric_values(series: pd.Series, chunk: int = 65_536) -> np.ndarray | None:
     """The column as floats when (nearly) every non-empty cell is a number, else None.
 
@@ -196,7 +230,7 @@ def _numeric_values(series: pd.Series, chunk: int = 65_536) -> np.ndarray | None
     allowed = (1 - _NUMERIC_SHARE) * n_filled + 1  # beyond any rounding of the share below
     parts, bad = [], 0
     for lo in range(0, len(series), chunk):
-        values = pd.to_numeric(series.iloc[lo : lo + chunk], errors="coerce").to_numpy(dtype=float)
+        values = _as_numbers(series.iloc[lo : lo + chunk])
         bad += int(filled[lo : lo + chunk].sum()) - int(np.count_nonzero(~np.isnan(values)))
         if bad > allowed:
             return None
@@ -605,7 +639,7 @@ class _CatalogBuilder:
                 numeric = self.buckets[key] = fit_buckets(floats)
         if numeric is not None:
             if floats is None:
-                floats = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
+                floats = _as_numbers(cells)
             self.numbers[key] = np.where(np.isfinite(floats), floats, np.nan)
             have = np.flatnonzero(np.isfinite(floats))
             labels = numeric.labels()

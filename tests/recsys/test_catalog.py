@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recsys.catalog import Catalog
+from recsys.catalog import Catalog, NumberRange
 from recsys.facets import facet_for_column
 
 
@@ -340,3 +340,32 @@ def test_attribute_labels_are_each_items_own_whatever_the_cache_holds(monkeypatc
         assert got == own(i), i
         got["color"].append("mutated")  # a caller's change stays with the caller
     assert catalog.attribute_labels(1) == own(1) and len(catalog._label_cache) <= 3
+
+
+@pytest.mark.parametrize("cell, value", [
+    ("$19.99", 19.99), ("19.99 USD", 19.99), ("EUR 5", 5.0), ("1,299.00", 1299.0), ("1,299", 1299.0),
+    ("19,99 €", 19.99), ("£7", 7.0), ("1,234,567.5", 1234567.5), ("12", 12.0),
+])
+def test_a_price_as_exports_write_it_is_a_number(cell, value):
+    """Google Merchant feeds say "15.00 USD", shops "$19.99" or "19,99 €": read as text, every
+    price was an attribute of its own and no price filter held."""
+    from recsys.catalog import _as_numbers
+
+    column = pd.Series([cell] + [f"${n}.50" for n in range(30)])
+    assert _as_numbers(column)[0] == pytest.approx(value)
+
+
+def test_a_price_column_with_currency_signs_is_bucketed_and_filtered():
+    items = pd.DataFrame({"item_id": [f"p{n}" for n in range(40)], "title": [f"lamp {n}" for n in range(40)],
+                          "price": [f"${n * 5},00" if n % 2 else f"{n * 5}.00 USD" for n in range(40)]})
+    cat = Catalog.build(items)
+    assert all(a.key == "#price" for a in cat.vocab["other"] if "price" in a.key)
+    assert np.isfinite(cat.numbers["price"]).all()
+    cheap = cat.filter_mask({"price": NumberRange(None, 20)})
+    assert sorted(cat.item_ids[i] for i in np.flatnonzero(cheap)) == ["p0", "p1", "p2", "p3", "p4"]
+
+
+def test_a_text_column_is_not_read_as_prices():
+    from recsys.catalog import _as_numbers
+
+    assert np.isnan(_as_numbers(pd.Series(["red", "blue", "USD", "navy"] * 10))).all()
