@@ -655,11 +655,12 @@ class _CatalogBuilder:
         # cells repeat (colours, brands, sizes): each distinct cell is split and indexed once
         parsed: dict[str, tuple[int, ...]] = {}
         split = []
+        separators = _TAG_SEPARATORS if _is_tag_column(key) else MULTI_VALUE_SEPARATOR
         for cell in cells.tolist():
             indices = parsed.get(cell)
             if indices is None:
                 indices = parsed[cell] = tuple(self.index_of(Attribute(facet, key, value))
-                                               for value in _split(cell))
+                                               for value in _split(cell, separators))
             split.append(indices)
         self.cells.append((facet, split))
 
@@ -927,5 +928,18 @@ def _content_words(text: str) -> list[tuple[str, str]]:
     return [(w, match_key(w)) for w in words(text) if w not in STOPWORDS]
 
 
-def _split(cell: str) -> list[str]:
-    return [v.strip().lower() for v in cell.split(MULTI_VALUE_SEPARATOR) if v.strip()]
+def _split(cell: str, separators: str = MULTI_VALUE_SEPARATOR) -> list[str]:
+    """A cell's values (lower case), split at any of `separators`."""
+    parts = re.split(f"[{re.escape(separators)}]", cell) if len(separators) > 1 else cell.split(separators)
+    return [v.strip().lower() for v in parts if v.strip()]
+
+
+# a tags column (Shopify's and WooCommerce's `Tags`, a `keywords` column) lists its values with
+# commas ("summer, cotton, casual"): each is a value of its own, as `|` separates them elsewhere
+# (a brand "Smith, Jones & Co" in any other column stays one value)
+_TAG_COLUMNS = frozenset({"tags", "tag", "producttags", "keywords", "searchkeywords"})
+_TAG_SEPARATORS = ",|"
+
+
+def _is_tag_column(name: str) -> bool:
+    return re.sub(r"[\W_]+", "", name.casefold()) in _TAG_COLUMNS

@@ -369,3 +369,17 @@ def test_a_text_column_is_not_read_as_prices():
     from recsys.catalog import _as_numbers
 
     assert np.isnan(_as_numbers(pd.Series(["red", "blue", "USD", "navy"] * 10))).all()
+
+
+def test_a_tags_column_lists_its_values_with_commas():
+    """Shopify's `Tags` say "summer, cotton, casual": three values, each counted and filtered on
+    its own; a comma anywhere else is part of the value."""
+    items = pd.DataFrame({"item_id": ["t1", "t2", "t3"], "title": ["Shirt", "Dress", "Cap"],
+                          "Tags": ["summer, cotton, casual", "cotton|linen", ""],
+                          "brand": ["Smith, Jones & Co", "Acme", "Acme"]})
+    cat = Catalog.build(items)
+    labels = {cat.item_ids[i]: sorted(lab for lab in cat.attribute_labels(i)["other"] if not lab.startswith("title:"))
+              for i in range(3)}
+    assert labels["t1"] == ["brand:smith, jones & co", "tags:casual", "tags:cotton", "tags:summer"]
+    assert labels["t2"] == ["brand:acme", "tags:cotton", "tags:linen"]
+    assert sorted(cat.item_ids[i] for i in np.flatnonzero(cat.filter_mask({"tags": ["cotton"]}))) == ["t1", "t2"]
