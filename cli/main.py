@@ -419,6 +419,10 @@ def _print_data_notes(data: dict) -> None:
             print(f"{file}: {HeaderMap(entry['columns'], frozenset()).describe()}", file=sys.stderr)
         for notice in entry.get("notices") or ():
             print(f"{file}: {notice}", file=sys.stderr)
+    links = (data.get("items") or {}).get("links")
+    if links:
+        print(f"{', '.join(links)}: links, not read as attributes (a schema's [columns] can map them)",
+              file=sys.stderr)
     spec = (data.get("items") or {}).get("spec_list")
     if spec:
         columns = [c for c in spec.get("columns") or () if c.strip().lower() != "attributes"]

@@ -25,7 +25,7 @@ import math
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -591,8 +591,9 @@ class _CatalogBuilder:
     def build(self) -> Catalog:
         n = len(self.items)
         specs = spec_list_columns(self.items, self.overrides)
+        skipped = set(specs) | set(link_columns(self.items, self.overrides))
         columns = [c for c in self.items.columns
-                   if facet_for_column(c, self.overrides) is not None and c not in specs]
+                   if facet_for_column(c, self.overrides) is not None and c not in skipped]
         for column in columns:
             self._add_column(column)
         having = np.zeros(n, dtype=bool)
@@ -894,12 +895,30 @@ def spec_list_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list
                                           and _spec_cells(items[column]))]
 
 
+def link_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
+    """The columns left out of the attributes because their cells are links (`SPEC_SHARE` of
+    the filled ones `http(s)://...` or `www....`), unless a schema's `[columns]` maps them: an
+    export's `image_link` or `Image Src` put `https`, the image host and the file name's words
+    on every item, and a shopper's "black" could be explained by a picture's file name."""
+    return [column for column in items.columns
+            if column.strip().lower() not in overrides and facet_for_column(column, overrides) is not None
+            and _cells_are(items[column], _LINK.fullmatch)]
+
+
+_LINK = re.compile(r"(?:https?://|www\.)\S+", re.I)
+
+
 def _spec_cells(cells: pd.Series) -> bool:
+    return _cells_are(cells, _is_spec_cell)
+
+
+def _cells_are(cells: pd.Series, test: Callable[[str], object]) -> bool:
+    """Whether `SPEC_SHARE` of the column's filled cells (of the first SPEC_SAMPLE, at least 3) pass `test`."""
     filled = [c.strip() for c in cells.head(SPEC_SAMPLE * 4).astype(str).tolist()
               if c.strip() and c.strip().lower() not in ("nan", "none", "null")][:SPEC_SAMPLE]
     if len(filled) < 3:
         return False
-    return sum(_is_spec_cell(c) for c in filled) >= SPEC_SHARE * len(filled)
+    return sum(bool(test(c)) for c in filled) >= SPEC_SHARE * len(filled)
 
 
 def _is_spec_cell(text: str) -> bool:

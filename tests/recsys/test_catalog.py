@@ -383,3 +383,16 @@ def test_a_tags_column_lists_its_values_with_commas():
     assert labels["t1"] == ["brand:smith, jones & co", "tags:casual", "tags:cotton", "tags:summer"]
     assert labels["t2"] == ["brand:acme", "tags:cotton", "tags:linen"]
     assert sorted(cat.item_ids[i] for i in np.flatnonzero(cat.filter_mask({"tags": ["cotton"]}))) == ["t1", "t2"]
+
+
+def test_a_column_of_links_is_not_read_as_attributes():
+    """An export's `image_link` put `https`, the host and the file name's words on every item:
+    "black" matched the picture `black-shirt.jpg`. A schema that maps the column reads it."""
+    items = pd.DataFrame({"item_id": ["s1", "s2", "s3"], "title": ["Shirt", "Dress", "Cap"],
+                          "image_link": [f"https://cdn.example.com/{c}-shirt.jpg" for c in ("black", "red", "blue")],
+                          "brand": ["Acme", "Acme", "Borea"]})
+    cat = Catalog.build(items)
+    assert {a.key for a in cat.vocab["other"]} == {"brand", "title"} and cat.spec_items == 0  # nor spec lists
+    assert "black" not in cat.texts[0]
+    mapped = Catalog.build(items, overrides={"image_link": "other"})
+    assert "image_link" in {a.key for a in mapped.vocab["other"]}

@@ -201,7 +201,6 @@ def test_a_column_of_spec_lists_is_read_as_specs_under_any_name(column, cells):
 
 @pytest.mark.parametrize("cells", [
     ["16:9", "4:3", "16:10", "21:9"],  # one pair a cell: a ratio, not a spec list
-    ["https://example.com/a.png", "https://example.com/b.png", "https://example.com/c.png"],
     ["red|blue", "green", "blue|white"],  # several values, no keys
     ["size:M|fit:slim", "cotton", "linen", "wool"],  # a spec list in one cell of four
 ])
@@ -230,3 +229,14 @@ def test_recsys_train_names_the_column_it_read_as_spec_lists(tmp_path, capsys):
                  "--epochs", "1"]) == 0
     assert "attributes: 6 items, 2 keys (key:value pairs, the key as context; read as spec lists: specs)" in (
         capsys.readouterr().err)
+
+
+def test_recsys_train_says_which_columns_are_links(tmp_path, capsys):
+    from cli.main import main
+
+    items = tmp_path / "items.csv"
+    frame = _frame("Image Src", [f"https://cdn.example.com/{n}.jpg" for n in range(6)])
+    frame["title"] = [f"garden hose {n}" for n in range(6)]
+    frame.to_csv(items, index=False)
+    assert main(["train", "--items", str(items), "--out", str(tmp_path / "a")]) == 0
+    assert "Image Src: links, not read as attributes (a schema's [columns] can map them)" in capsys.readouterr().err
