@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from .errors import InputError, UnknownItemError
 from .facets import DESCRIPTION, FACETS, TITLE, facet_for_column
 from .gc_pause import paused_gc
+from .io.headers import normalized
 from .lexicon import Lexicon, LexiconConfig
 from .lru import WordCache
 from .tokenize import STOPWORDS, match_key, words
@@ -892,7 +893,7 @@ def spec_list_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list
     return [column for column in items.columns
             if column == "attributes" or (column.strip().lower() not in overrides
                                           and facet_for_column(column, overrides) is not None
-                                          and _spec_cells(items[column]))]
+                                          and _cells_are(items[column], _is_spec_cell))]
 
 
 def link_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
@@ -906,10 +907,6 @@ def link_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]
 
 
 _LINK = re.compile(r"(?:https?://|www\.)\S+", re.I)
-
-
-def _spec_cells(cells: pd.Series) -> bool:
-    return _cells_are(cells, _is_spec_cell)
 
 
 def _cells_are(cells: pd.Series, test: Callable[[str], object]) -> bool:
@@ -949,8 +946,7 @@ def _content_words(text: str) -> list[tuple[str, str]]:
 
 def _split(cell: str, separators: str = MULTI_VALUE_SEPARATOR) -> list[str]:
     """A cell's values (lower case), split at any of `separators`."""
-    parts = re.split(f"[{re.escape(separators)}]", cell) if len(separators) > 1 else cell.split(separators)
-    return [v.strip().lower() for v in parts if v.strip()]
+    return [v.strip().lower() for v in re.split(f"[{re.escape(separators)}]", cell) if v.strip()]
 
 
 # a tags column (Shopify's and WooCommerce's `Tags`, a `keywords` column) lists its values with
@@ -961,4 +957,4 @@ _TAG_SEPARATORS = ",|"
 
 
 def _is_tag_column(name: str) -> bool:
-    return re.sub(r"[\W_]+", "", name.casefold()) in _TAG_COLUMNS
+    return normalized(name) in _TAG_COLUMNS

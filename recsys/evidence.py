@@ -384,7 +384,7 @@ def strong_lift(named: np.ndarray, fallback: float) -> float:
 
 
 def association_evidence(point: np.ndarray, confident: np.ndarray, strong: float, unsaid: np.ndarray,
-                         words: np.ndarray | None = None) -> np.ndarray:
+                         words: np.ndarray) -> np.ndarray:
     """The association evidence (0..1, the exact match's scale) of pairs with this point lift and
     confident lift: for a word the catalogue never says (`unsaid`), a full match (1, the start
     logit of an exact match) once the confident lift reaches the facet's `strong_lift`, in
@@ -393,17 +393,15 @@ def association_evidence(point: np.ndarray, confident: np.ndarray, strong: float
     chose is mostly what its items tend to have ("carpet" and the oak of oak carpets): raised,
     those pairs put attention on heads the shopper did not name.
 
-    `words` (the pairs' word ids; None: each pair alone): of one word's pairs (all of one head)
+    `words` (the pairs' word ids): of one word's pairs (all of one head)
     above the bar only the surest is 1, the others their share of its confident lift. The
     values a synonym's value implies are chosen with it ("carpet" finds rugs, many of them
     shaggy): raised alike, they split the head's attention with it, and on the furniture
     generator training then moved "carpet" onto shaggy (seeds 0-5: its other-head synonyms
     0.855-0.946 of probes, 0.934-0.969 this way)."""
-    bar = np.full(len(confident), strong)
-    if words is not None and len(words):
-        top = np.zeros(int(words.max()) + 1)  # per word, its surest raised pair's confident lift
-        np.maximum.at(top, words, np.where(unsaid, confident, 0.0))
-        bar = np.maximum(bar, top[words])
+    top = np.zeros(int(words.max()) + 1 if len(words) else 0)  # per word, its surest raised pair's
+    np.maximum.at(top, words, np.where(unsaid, confident, 0.0))
+    bar = np.maximum(strong, top[words])
     raised = np.where(unsaid, np.clip(confident / bar, 0.0, 1.0), 0.0)
     out: np.ndarray = np.maximum(point, raised)
     return out

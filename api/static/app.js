@@ -77,8 +77,7 @@
     const i = s.indexOf(":");
     if (s.startsWith("(")) return s; // "(no match)"
     if (i <= 0) return facet ? `${headName(facet)}: ${s.replace(/_/g, " ")}` : s.replace(/_/g, " ");
-    const key = s.slice(0, i), value = s.slice(i + 1);
-    return `${capital(keyWords(key))}: ${value.replace(/_/g, " ")}`;
+    return `${capital(keyWords(s.slice(0, i)))}: ${s.slice(i + 1).replace(/_/g, " ")}`;
   }
   function headName(head) { return capital(keyWords(head)); }
   // Labels seen in answers, so that the API's sentences can say them in words as well
