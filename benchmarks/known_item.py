@@ -27,7 +27,9 @@ words, no stemming).
 
 Catalogues: ``homedepot``, ``crowdflower`` and ``fashion`` from ``../shared/data`` (never copied
 into the project), ``fashion_specs`` (the same catalogue with its facet columns moved into one
-``attributes`` column of ``key:value|...`` pairs, the shape of a spec-list export), and both
+``attributes`` column of ``key:value|...`` pairs, the shape of a spec-list export),
+``fashion_paths`` (its three category columns as one ``product_type`` path, "Apparel > Topwear >
+Shirts", the shape of a Google Merchant feed), and both
 generators (``synthetic``: ``recsys generate``; ``furniture``: ``benchmarks/furniture_data.py``;
 ``electronics``: ``benchmarks/electronics_data.py``, spec lists of ``key:value`` pairs).
 
@@ -67,7 +69,8 @@ from training.start import untrained_recommender  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 FASHION_SCHEMA = ROOT / "data" / "fashion_schema.toml"
-DATASETS = ("homedepot", "crowdflower", "fashion", "fashion_specs", "synthetic", "furniture", "electronics")
+DATASETS = ("homedepot", "crowdflower", "fashion", "fashion_specs", "fashion_paths", "synthetic", "furniture",
+            "electronics")
 EMPTY_INTERACTIONS = pd.DataFrame({"query": pd.Series([], dtype=object),
                                    "item_idx": pd.Series([], dtype=np.int64),
                                    "label": pd.Series([], dtype=np.float32),
@@ -104,6 +107,21 @@ def _fashion_specs(data: Path) -> tuple[pd.DataFrame, Schema]:
     return out, Schema(columns=columns, missing=schema.missing, lexicon=schema.lexicon)
 
 
+def _fashion_paths(data: Path) -> tuple[pd.DataFrame, Schema]:
+    """The fashion catalogue with its three category columns as one category path, the shape of
+    Google Merchant's `product_type` ("Apparel > Topwear > Shirts")."""
+    items, schema = _fashion(data)
+    levels = [c for c in items.columns if c.lower() in PATH_LEVELS]
+    out = items.drop(columns=levels)
+    out["product_type"] = [" > ".join(str(v).strip() for v in row if str(v).strip())
+                           for row in items[levels].itertuples(index=False)]
+    columns = {k: v for k, v in schema.columns.items() if k.lower() not in PATH_LEVELS}
+    return out, Schema(columns=columns, missing=schema.missing, lexicon=schema.lexicon)
+
+
+PATH_LEVELS = ("mastercategory", "subcategory", "articletype")
+
+
 def _generated(kind: str) -> tuple[pd.DataFrame, Schema]:
     items, _ = read_items(generated(kind, seed=0, n_queries=20) / "items.csv")
     return items, Schema()
@@ -114,6 +132,7 @@ LOADERS: dict[str, Callable[[Path], tuple[pd.DataFrame, Schema]]] = {
     "crowdflower": lambda data: _shared(data, "crowdflower"),
     "fashion": _fashion,
     "fashion_specs": _fashion_specs,
+    "fashion_paths": _fashion_paths,
     "synthetic": lambda data: _generated("synthetic"),
     "furniture": lambda data: _generated("furniture"),
     "electronics": lambda data: _generated("electronics"),

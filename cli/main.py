@@ -408,8 +408,8 @@ def _timestamp(text: str) -> datetime:
 def _print_data_notes(data: dict) -> None:
     """What was read that the user should know of, on stderr (the manifest keeps it too): each
     file's columns read under another name (`products.csv: product_id -> item_id, ...`), the
-    interactions skipped for an unknown item, the spec list found in an `attributes` column, and
-    with `--on-bad-lines skip` the lines left out."""
+    interactions skipped for an unknown item, the columns of links and of category paths, the
+    spec list found in an `attributes` column, and with `--on-bad-lines skip` the lines left out."""
     from recsys.io.headers import HeaderMap
 
     for name in ("items", "interactions"):
@@ -423,6 +423,9 @@ def _print_data_notes(data: dict) -> None:
     if links:
         print(f"{', '.join(links)}: links, not read as attributes (a schema's [columns] can map them)",
               file=sys.stderr)
+    paths = (data.get("items") or {}).get("paths")
+    if paths:
+        print(f"{', '.join(paths)}: category paths (A > B > C), each level a value of its own", file=sys.stderr)
     spec = (data.get("items") or {}).get("spec_list")
     if spec:
         columns = [c for c in spec.get("columns") or () if c.strip().lower() != "attributes"]

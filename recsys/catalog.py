@@ -591,14 +591,11 @@ class _CatalogBuilder:
 
     def build(self) -> Catalog:
         n = len(self.items)
-        specs = spec_list_columns(self.items, self.overrides)
-        skipped = set(specs) | set(link_columns(self.items, self.overrides))
-        columns = [c for c in self.items.columns
-                   if facet_for_column(c, self.overrides) is not None and c not in skipped]
-        for column in columns:
-            self._add_column(column)
+        kinds = column_kinds(self.items, self.overrides)
+        for column in kinds.columns:
+            self._add_column(column, column in kinds.paths)
         having = np.zeros(n, dtype=bool)
-        for column in specs:
+        for column in kinds.specs:
             having |= self._add_pairs(self.items[column])
         spec_items = int(having.sum())
         self._add_extracted()
@@ -627,9 +624,9 @@ class _CatalogBuilder:
             spec_items=spec_items,
         )
 
-    def _add_column(self, column: str) -> None:
+    def _add_column(self, column: str, paths: bool = False) -> None:
         """Numbers the column's attributes; the first pass over the items adds them to the rows
-        (`_each_item`)."""
+        (`_each_item`). `paths`: its values are category paths, a value per level."""
         facet = facet_for_column(column, self.overrides)
         assert facet is not None  # build() adds the columns that feed a facet
         key = column.strip().lower()
@@ -661,8 +658,10 @@ class _CatalogBuilder:
         for cell in cells.tolist():
             indices = parsed.get(cell)
             if indices is None:
-                indices = parsed[cell] = tuple(self.index_of(Attribute(facet, key, value))
-                                               for value in _split(cell, separators))
+                values = _split(cell, separators)
+                if paths:
+                    values = list(dict.fromkeys(level for value in values for level in path_levels(value)))
+                indices = parsed[cell] = tuple(self.index_of(Attribute(facet, key, value)) for value in values)
             split.append(indices)
         self.cells.append((facet, split))
 
@@ -881,6 +880,24 @@ SPEC_SAMPLE = 2000
 _SPEC_KEY = re.compile(r"[^\W\d_][\w\s\-/().&]{0,59}")
 
 
+@dataclass(frozen=True)
+class ColumnKinds:
+    """How the items' columns other than the contract's own feed the facets."""
+
+    columns: list[str]  # read a value per cell (`|`-separated; a tags column's commas too)
+    paths: list[str]  # of `columns`: category paths, a value per level (`path_columns`)
+    specs: list[str]  # spec lists, a pair per attribute (`spec_list_columns`)
+    links: list[str]  # left out (`link_columns`)
+
+
+def column_kinds(items: pd.DataFrame, overrides: Mapping[str, str]) -> ColumnKinds:
+    specs = spec_list_columns(items, overrides)
+    links = link_columns(items, overrides)
+    columns = [c for c in items.columns
+               if facet_for_column(c, overrides) is not None and c not in specs and c not in links]
+    return ColumnKinds(columns, path_columns(items[columns], overrides), specs, links)
+
+
 def spec_list_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
     """The columns read as spec lists (`spec_pairs`): `attributes`, and any other column that
     would feed a facet, is not mapped by a schema's `[columns]`, and whose cells are spec lists
@@ -909,13 +926,42 @@ def link_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]
 _LINK = re.compile(r"(?:https?://|www\.)\S+", re.I)
 
 
-def _cells_are(cells: pd.Series, test: Callable[[str], object]) -> bool:
-    """Whether `SPEC_SHARE` of the column's filled cells (of the first SPEC_SAMPLE, at least 3) pass `test`."""
+def path_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
+    """The facet columns whose values are category paths (`PATH_SHARE` of the filled cells
+    `A > B > C`, also with `›` or `»`), read as a value per level (`path_levels`): Google
+    Merchant's `product_type` and `google_product_category` and a shop's breadcrumbs say
+    "Home & Garden > Kitchen > Cookware", and read as one value, a shopper's "cookware" was a
+    word of a five-word phrase on every such item, its level not a value to filter or count by.
+    A schema maps such a column to a facet as any other; its cells are still read a level each."""
+    return [column for column in items.columns
+            if facet_for_column(column, overrides) is not None
+            and _cells_are(items[column], _is_path_cell, PATH_SHARE)]
+
+
+# a column is read as category paths when at least this share of its filled cells is one: fewer
+# than spec lists' SPEC_SHARE, since a feed files some items under a top level alone
+PATH_SHARE = 0.5
+_PATH_SEPARATOR = re.compile(r"\s*[>›»]\s*")
+
+
+def _is_path_cell(text: str) -> bool:
+    parts = _PATH_SEPARATOR.split(text)
+    return len(parts) >= 2 and all(p.strip() for p in parts)  # not "> 10", "<5 kg", "->"
+
+
+def path_levels(value: str) -> list[str]:
+    """A category path's levels, each once, from the top: "apparel > watches > watches" gives
+    apparel, watches."""
+    return list(dict.fromkeys(p.strip() for p in _PATH_SEPARATOR.split(value) if p.strip()))
+
+
+def _cells_are(cells: pd.Series, test: Callable[[str], object], share: float = SPEC_SHARE) -> bool:
+    """Whether `share` of the column's filled cells (of the first SPEC_SAMPLE, at least 3) pass `test`."""
     filled = [c.strip() for c in cells.head(SPEC_SAMPLE * 4).astype(str).tolist()
               if c.strip() and c.strip().lower() not in ("nan", "none", "null")][:SPEC_SAMPLE]
     if len(filled) < 3:
         return False
-    return sum(bool(test(c)) for c in filled) >= SPEC_SHARE * len(filled)
+    return sum(bool(test(c)) for c in filled) >= share * len(filled)
 
 
 def _is_spec_cell(text: str) -> bool:

@@ -19,7 +19,8 @@ category beat it; docs/results.md, "Like this item"). A catalogue says what kind
 column of one of the usual names (`KIND_KEYS`, matched as column names are: `Product Type`,
 `product_type` and `productType` are one); the finest such column whose value the item shares with
 at least `MIN_SAME_KIND` other items is the one kept to, so a kind of three items widens to its
-category, and a catalogue without such a column ranks every item.
+category, and a catalogue without such a column ranks every item. Of a column's values, the
+rarest that enough items share: a category path's deepest level such, widening a level at a time.
 """
 
 from __future__ import annotations
@@ -115,10 +116,13 @@ def kind_filter(catalog: Catalog, item_idx: int, chosen: Collection[str | None] 
     if any(key in chosen for key in keys):
         return {}
     for key in keys:
-        mine = catalog.item_filter_attributes(item_idx, key)
-        # items of any of its values (an item of two counts twice: a bound, and kinds are one value)
-        if mine and sum(int(catalog.items_per_attribute(f)[a]) for f, a in mine) - 1 >= MIN_SAME_KIND:
-            return {key: catalog.item_filter_values(item_idx, key)}
+        # of its values the rarest first: a category path's levels are values of one key
+        # (`catalog.path_levels`), so a shirt keeps to shirts before apparel
+        held = sorted((int(catalog.items_per_attribute(f)[a]), catalog.vocab[f][a].shown)
+                      for f, a in catalog.item_filter_attributes(item_idx, key))
+        for count, value in held:
+            if count - 1 >= MIN_SAME_KIND:
+                return {key: [value]}
     return {}
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from recsys.artifact import load_version, read_manifest, save_version
-from recsys.catalog import Catalog, link_columns, spec_list_summary
+from recsys.catalog import Catalog, column_kinds, spec_list_summary
 from recsys.errors import DataError
 from recsys.io.readers import UNKNOWN_ITEMS, InteractionStream, read_items, read_judgments
 from recsys.io.schema import Schema
@@ -100,9 +100,11 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     spec_list = spec_list_summary(items, schema.columns)
     if spec_list is not None:
         data["items"]["spec_list"] = spec_list
-    links = link_columns(items, schema.columns)
-    if links:
-        data["items"]["links"] = links
+    kinds = column_kinds(items, schema.columns)
+    if kinds.links:
+        data["items"]["links"] = kinds.links
+    if kinds.paths:
+        data["items"]["paths"] = kinds.paths
     if inputs.judgments:
         data["judgments"] = {"file": str(inputs.judgments), "fingerprint": fingerprint(inputs.judgments)}
     if inputs.source:

@@ -1,0 +1,105 @@
+"""A category path ("Home & Garden > Kitchen > Cookware", Google Merchant's `product_type`, a
+shop's breadcrumbs) is a value per level: each level matches, filters and counts as a value of
+its own, where the whole path was one long phrase."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recsys.baselines import BM25Ranker
+from recsys.catalog import Catalog, path_columns, path_levels
+from training.fit import TrainConfig
+from training.start import untrained_recommender
+
+NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Series([], dtype="int64"),
+                        "label": pd.Series([], dtype="float32"), "weight": pd.Series([], dtype="float32")})
+
+
+def _items(paths: list[str], **extra: list[str]) -> pd.DataFrame:
+    n = len(paths)
+    return pd.DataFrame({"item_id": [f"i{i}" for i in range(n)], "title": [f"thing {i}" for i in range(n)],
+                         "product_type": paths, **extra})
+
+
+@pytest.mark.parametrize("value, levels", [
+    ("home & garden > kitchen > cookware", ["home & garden", "kitchen", "cookware"]),
+    ("apparel›topwear›shirts", ["apparel", "topwear", "shirts"]),
+    ("women » shoes", ["women", "shoes"]),
+    ("accessories > watches > watches", ["accessories", "watches"]),  # each level once
+    ("toys", ["toys"]),
+])
+def test_path_levels(value, levels):
+    assert path_levels(value) == levels
+
+
+def test_which_columns_are_category_paths():
+    items = _items(["Home & Garden > Kitchen > Cookware", "Home & Garden", "Toys > Puzzles", "Toys > Dolls"],
+                   age=["> 3 years", "> 8 years", "<5 years", "all ages"],  # comparisons, not paths
+                   brand=["Acme", "Borea", "Acme", "Cato"])
+    # a feed files some items under a top level alone: half the cells paths is enough
+    assert path_columns(items, {}) == ["product_type"]
+    # a schema that maps the column to a facet keeps it a path: the levels are still values
+    assert path_columns(items, {"product_type": "style"}) == ["product_type"]
+    assert path_columns(items, {"product_type": "ignore"}) == []
+
+
+def test_each_level_is_a_value_to_filter_and_count_by():
+    items = _items(["Home & Garden > Kitchen > Cookware", "Home & Garden > Kitchen > Cutlery|Sale",
+                    "Home & Garden > Bedroom", "Toys"])
+    cat = Catalog.build(items)
+    labels = [sorted(lab for lab in cat.attribute_labels(i)["other"] if lab.startswith("product_type:"))
+              for i in range(4)]
+    assert labels == [["product_type:cookware", "product_type:home & garden", "product_type:kitchen"],
+                      ["product_type:cutlery", "product_type:home & garden", "product_type:kitchen",
+                       "product_type:sale"],
+                      ["product_type:bedroom", "product_type:home & garden"],
+                      ["product_type:toys"]]
+    kitchen = cat.filter_mask({"product_type": ["kitchen"]})
+    assert [cat.item_ids[i] for i in np.flatnonzero(kitchen)] == ["i0", "i1"]
+    counts = untrained_recommender(cat, NO_ROWS, TrainConfig(seed=0)).facet_counts("", ["product_type"])
+    assert {v["value"]: v["count"] for v in counts.facets[0].values} == {
+        "home & garden": 3, "kitchen": 2, "cookware": 1, "cutlery": 1, "sale": 1, "bedroom": 1, "toys": 1}
+
+
+def test_the_start_ranks_a_level_as_bm25_does_and_names_the_level():
+    """"cookware" on the saucepan filed under Cookware, against a rack whose long title says
+    the word: BM25 puts the shorter saucepan first, and so does the start. Its explanation names
+    the level the word matched; read as one phrase, it named the whole path."""
+    n = 30
+    items = pd.DataFrame({
+        "item_id": ["pan", "rack"] + [f"f{i}" for i in range(n)],
+        "title": ["Saucepan", "Cookware Hanging Rack Hook Set For Walls"] + [f"lamp shade {i}" for i in range(n)],
+        "product_type": ["Home & Garden > Kitchen & Dining > Cookware", "Home & Garden > Storage"]
+                        + ["Home & Garden > Lighting"] * n})
+    cat = Catalog.build(items)
+    bm25 = BM25Ranker().fit(cat.texts).score("cookware")
+    assert bm25[cat.idx("pan")] > bm25[cat.idx("rack")]
+    rec = untrained_recommender(cat, NO_ROWS, TrainConfig(seed=0))
+    top = rec.recommend("cookware", k=2).items
+    assert [r.item_id for r in top] == ["pan", "rack"]
+    assert "'cookware' matched product_type:cookware" in top[0].explanation.summary
+
+
+def test_recsys_train_says_which_columns_are_category_paths(tmp_path, capsys):
+    from cli.main import main
+
+    items = tmp_path / "items.csv"
+    _items([f"Home & Garden > Kitchen > {kind}" for kind in ("Cookware", "Cutlery", "Storage")] * 2).to_csv(
+        items, index=False)
+    assert main(["train", "--items", str(items), "--out", str(tmp_path / "a")]) == 0
+    assert "product_type: category paths (A > B > C), each level a value of its own" in capsys.readouterr().err
+
+
+def test_like_this_keeps_to_the_deepest_level_that_ten_other_items_share():
+    """A path's levels are values of one key: like-this keeps to the item's deepest level that
+    enough other items share (a shirt to shirts, not to all apparel), widening a level at a
+    time where the deepest is too small (a polo of three to its topwear)."""
+    paths = (["Apparel > Topwear > Shirts"] * 12 + ["Apparel > Topwear > Polos"] * 3
+             + ["Apparel > Bottomwear > Jeans"] * 12)
+    rec = untrained_recommender(Catalog.build(_items(paths)), NO_ROWS, TrainConfig(seed=0))
+    asked, result = rec.similar("i0", k=40)
+    assert asked.kept_to == {"product_type": ["shirts"]} and result.total == 11
+    asked, result = rec.similar("i12", k=40)
+    assert asked.kept_to == {"product_type": ["topwear"]} and result.total == 14
