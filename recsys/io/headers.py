@@ -7,7 +7,8 @@ A column is matched by its name with case and separators ignored (`Product Descr
 
 1. a schema's `[rename]` entry naming a column of this file wins;
 2. else the contract's own name (`item_id`, or `Item ID` when there is no exact `item_id`);
-3. else one of its export names (`product_id`, `sku`, ...);
+3. else one of its export names (`product_id`, `sku`, ...; a Shopify `Handle` before a
+   `Variant SKU`);
 4. else a generic name (a bare `id`, `name`, `q`), taken only when no more specific one is there.
 
 Two candidates at the same step are an error naming both and the `[rename]` line that settles
@@ -37,11 +38,14 @@ class Role:
     column: str
     names: tuple[str, ...] = ()
     generic: tuple[str, ...] = ()  # taken only when neither the column nor `names` is there
+    first: tuple[str, ...] = ()  # taken before `names`: a Shopify export's `Handle` over its `Variant SKU`
 
 
 _ITEM_ID = Role("item_id", ("productid", "productuid", "sku", "itemsku", "productsku", "variantid",
                             "variantsku", "articleid", "articlenumber", "itemnumber", "productnumber",
-                            "productcode", "itemcode", "asin"), ("id", "uid"))
+                            "productcode", "itemcode", "asin"), ("id", "uid"),
+               # the product a Shopify export's rows are, each variant's row under it (recsys.io.variants)
+               first=("handle",))
 _QUERY = Role("query", ("searchterm", "searchterms", "searchquery", "searchphrase", "searchstring",
                         "searchtext", "querytext", "searchkeyword", "keyword", "keywords"),
               ("q", "search", "term"))
@@ -195,7 +199,7 @@ def _explicit(source: str, line: int, columns: Sequence[str], targets: set[str],
 
 def _candidates(role: Role, columns: list[str]) -> list[str]:
     """The columns that may be `role`, from the best step that has any (see the module doc)."""
-    for names in ((normalized(role.column),), role.names, role.generic):
+    for names in ((normalized(role.column),), role.first, role.names, role.generic):
         found = [c for c in columns if normalized(c) in names]
         if found:
             return found

@@ -74,6 +74,7 @@ from .text import (
     show_value,
     stream_lines,
 )
+from .variants import fold_variants
 
 # interactions naming an item the items file does not have: skipped (counted, the first rows
 # shown) by default, as real search logs name discontinued items; "error" stops at the first
@@ -109,6 +110,7 @@ def read_items(
     if rename is None and schema is not None:
         rename = schema.rename
     map_columns(table, ITEMS, rename)
+    fold_variants(table)
     _check_items(table, schema, skip=on_bad_lines == "skip")
     return table.frame, table.report
 

@@ -1,0 +1,99 @@
+"""A product exported as several rows (Shopify: a row per variant and image under one `Handle`,
+the title on the first only) is one item, and option columns in name/value pairs are columns of
+their own (recsys/io/variants.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recsys.catalog import Catalog
+from recsys.errors import DataError
+from recsys.io.readers import read_items
+from recsys.io.variants import option_pairs
+from training.fit import TrainConfig
+from training.start import untrained_recommender
+
+# Shopify's product export, trimmed to the columns that matter here: the shirt has three
+# variants and an image row of its own, the boots none (Shopify's "Title: Default Title")
+SHOPIFY = """Handle,Title,Body (HTML),Vendor,Type,Tags,Option1 Name,Option1 Value,Option2 Name,Option2 Value,\
+Variant SKU,Variant Price,Image Src
+linen-shirt,Linen Shirt,<p>A relaxed <strong>linen</strong> shirt.</p>,Harbor,Shirts,"summer, linen",\
+Color,Navy,Size,S,LS-NAVY-S,49.00,https://cdn.example.com/navy.jpg
+linen-shirt,,,,,,,Navy,,M,LS-NAVY-M,52.50,https://cdn.example.com/navy-2.jpg
+linen-shirt,,,,,,,White,,S,LS-WHITE-S,49.00,
+linen-shirt,,,,,,,,,,,,https://cdn.example.com/white.jpg
+wrap-dress,Crimson Wrap Dress,<p>A red cotton wrap dress.</p>,Nordic,Dresses,"cotton, party",Size,S,,,WD-S,89.00,\
+https://cdn.example.com/dress.jpg
+wrap-dress,,,,,,,M,,,WD-M,89.00,
+chelsea-boots,Brown Suede Boots,<p>Chelsea boots in brown suede.</p>,Harbor,Boots,suede,Title,Default Title,,,\
+CB-42,129.00,https://cdn.example.com/boots.jpg
+"""
+
+
+@pytest.fixture
+def export(tmp_path):
+    path = tmp_path / "products_export.csv"
+    path.write_text(SHOPIFY)
+    return path
+
+
+def test_a_product_s_rows_are_one_item_and_its_options_columns(export):
+    items, report = read_items(export)
+    assert items["item_id"].tolist() == ["linen-shirt", "wrap-dress", "chelsea-boots"]
+    shirt = items.iloc[0]
+    assert shirt["title"] == "Linen Shirt" and shirt["description"] == "A relaxed linen shirt."
+    assert shirt["Color"] == "Navy|White" and shirt["Size"] == "S|M"
+    assert shirt["Variant SKU"] == "LS-NAVY-S|LS-NAVY-M|LS-WHITE-S"
+    assert shirt["Variant Price"] == "49.00"  # of numbers the least: the price a shop says "from"
+    assert shirt["Image Src"].count("https://") == 3
+    assert items.iloc[1]["Size"] == "S|M" and items.iloc[1]["Color"] == ""
+    # the one option of a product without variants is Shopify's placeholder, not a value
+    assert items.iloc[2]["Size"] == "" and items.iloc[2]["Color"] == ""
+    assert not any(c.startswith("Option") for c in items.columns) and "Title" not in items.columns
+    assert report.notices[:2] == [
+        "options read as columns of their own: Color (1 item), Size (2 items)",
+        "4 rows with the item_id of the row above and no title read into that item "
+        "(a product's variants and images): 3 items"]
+
+
+def test_the_options_are_facets_to_match_filter_and_explain(export):
+    items, _ = read_items(export)
+    rec = untrained_recommender(Catalog.build(items), _NO_ROWS, TrainConfig(seed=0))
+    white = rec.catalog.filter_mask({"color": ["white"]})
+    assert [rec.catalog.item_ids[i] for i in np.flatnonzero(white)] == ["linen-shirt"]
+    top = rec.recommend("white shirt", k=1).items[0]
+    assert top.item_id == "linen-shirt" and "white" in top.attributes["color"]
+    color = next(h for h in top.explanation.heads if h.head == "color")
+    assert [(m.query_token, m.attribute) for m in color.matches] == [("white", "white")]
+
+
+@pytest.mark.parametrize("header, pairs", [
+    (["Option1 Name", "Option1 Value", "Option2 Name", "Option2 Value"],
+     [("Option1 Name", "Option1 Value"), ("Option2 Name", "Option2 Value")]),
+    (["Attribute 1 name", "Attribute 1 value(s)"], [("Attribute 1 name", "Attribute 1 value(s)")]),
+    (["Product Name", "Product Value", "Brand Name"], []),  # not numbered: a name of the product
+])
+def test_option_pairs(header, pairs):
+    assert option_pairs(header) == pairs
+
+
+def test_woocommerce_attribute_values_are_comma_separated(tmp_path):
+    path = tmp_path / "woo.csv"
+    path.write_text("ID,Name,Attribute 1 name,Attribute 1 value(s),Attribute 2 name,Attribute 2 value(s)\n"
+                    "1,Hoodie,Color,\"Blue, Green\",Material,Cotton\n"
+                    "2,Cap,Color,Red,,\n")
+    items, _ = read_items(path)
+    assert items["Color"].tolist() == ["Blue|Green", "Red"] and items["Material"].tolist() == ["Cotton", ""]
+
+
+def test_an_item_id_repeated_with_a_title_is_still_refused(tmp_path):
+    path = tmp_path / "items.csv"
+    path.write_text("item_id,title\na,Shirt\na,Shirt again\n")
+    with pytest.raises(DataError, match="item_id"):
+        read_items(path)
+
+
+_NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Series([], dtype="int64"),
+                         "label": pd.Series([], dtype="float32"), "weight": pd.Series([], dtype="float32")})
