@@ -915,15 +915,20 @@ def spec_list_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list
 
 def link_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
     """The columns left out of the attributes because their cells are links (`SPEC_SHARE` of
-    the filled ones `http(s)://...` or `www....`), unless a schema's `[columns]` maps them: an
+    the filled ones `http(s)://...` or `www....`, or several such), unless a schema's `[columns]` maps them: an
     export's `image_link` or `Image Src` put `https`, the image host and the file name's words
     on every item, and a shopper's "black" could be explained by a picture's file name."""
     return [column for column in items.columns
             if column.strip().lower() not in overrides and facet_for_column(column, overrides) is not None
-            and _cells_are(items[column], _LINK.fullmatch)]
+            and _cells_are(items[column], _is_links)]
 
 
 _LINK = re.compile(r"(?:https?://|www\.)\S+", re.I)
+_LINK_SEPARATORS = re.compile(r"[\s,|]+")  # WooCommerce lists a product's images with commas
+
+
+def _is_links(text: str) -> bool:
+    return all(_LINK.fullmatch(part) for part in _LINK_SEPARATORS.split(text) if part)
 
 
 def path_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:

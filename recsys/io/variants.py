@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 
 from .headers import normalized
 from .text import Table, counted
@@ -39,10 +40,57 @@ def fold_variants(table: Table) -> None:
         return
     ids = frame["item_id"]
     continues = ((ids == ids.shift()) & (ids != "") & (frame["title"] == "")).to_numpy()
-    group = np.cumsum(~continues) - 1  # (R,) the item each row is read into
-    _read_options(table, group)
-    if continues.any():
-        _fold(table, continues)
+    into = np.maximum.accumulate(np.where(continues, 0, np.arange(len(frame))))  # (R,) the row each is read into
+    parents = _parent_rows(frame)
+    n_variations = 0
+    if parents is not None:
+        n_variations = int((parents >= 0).sum())
+        into = np.where(parents >= 0, into[np.maximum(parents, 0)], into)
+        table.frame = frame = frame.drop(columns=[_parent_column(frame)])  # said by the rows read into their parent
+    _read_options(table, into)
+    _drop_platform_types(table)
+    if (into != np.arange(len(frame))).any():
+        _fold(table, into, int(continues.sum()), n_variations)
+
+
+# a column that names each variation's parent product (WooCommerce's `Parent`: the parent's SKU,
+# or `id:45`, its `ID`)
+_PARENT_COLUMNS = ("parent", "parentid", "parentsku", "parentproductid", "parentitemid")
+# WooCommerce's `Type` says how the shop stores a product, not what kind of product it is
+_PLATFORM_TYPES = frozenset({"simple", "variable", "variation", "grouped", "external"})
+
+
+def _parent_rows(frame: pd.DataFrame) -> np.ndarray | None:
+    """(R,) the row each row names as its parent, -1 where none is named or found; None without
+    a parent column."""
+    column = _parent_column(frame)
+    if column is None or not (frame[column] != "").any():
+        return None
+    by_item = {item: row for row, item in enumerate(frame["item_id"].tolist())}
+    id_column = next((c for c in frame.columns if normalized(c) == "id"), None)
+    by_id = {v: row for row, v in enumerate(frame[id_column].tolist())} if id_column else by_item
+    parents = np.full(len(frame), -1)
+    for row, ref in enumerate(frame[column].tolist()):
+        if ref:
+            found = by_id.get(ref[3:].strip()) if ref.lower().startswith("id:") else by_item.get(ref)
+            if found is not None and found != row:
+                parents[row] = found
+    return parents
+
+
+def _parent_column(frame: pd.DataFrame) -> str | None:
+    return next((c for c in frame.columns if normalized(c) in _PARENT_COLUMNS), None)
+
+
+def _drop_platform_types(table: Table) -> None:
+    frame = table.frame
+    for column in frame.columns:
+        if normalized(column) == "type" and set(frame[column].str.lower()) - {""} <= _PLATFORM_TYPES:
+            table.frame = frame.drop(columns=[column])
+            table.report.notices.append(f"{column}: a platform's product types ({', '.join(sorted(_PLATFORM_TYPES))}), "
+                                        "not read as attributes")
+            table.report.warnings.append(table.report.notices[-1])
+            return
 
 
 def option_pairs(columns: list[str]) -> list[tuple[str, str]]:
@@ -60,7 +108,7 @@ def option_pairs(columns: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _read_options(table: Table, group: np.ndarray) -> None:
+def _read_options(table: Table, into: np.ndarray) -> None:
     frame = table.frame
     pairs = option_pairs(list(frame.columns))
     if not pairs:
@@ -71,7 +119,7 @@ def _read_options(table: Table, group: np.ndarray) -> None:
     for name_column, value_column in pairs:
         names = frame[name_column].where(frame[name_column] != "")
         # a variant row leaves the name to the item's first row
-        names = names.fillna(names.groupby(group).transform("first")).fillna("")
+        names = names.fillna(names.groupby(into).transform("first")).fillna("")
         split = re.compile(r"[|,]" if normalized(value_column).endswith("values") else r"\|")
         for row, (name, cell) in enumerate(zip(names.tolist(), frame[value_column].tolist(), strict=True)):
             if not name or not cell:
@@ -84,35 +132,47 @@ def _read_options(table: Table, group: np.ndarray) -> None:
             if column not in added:
                 added[column] = [[] for _ in range(len(frame))]
             added[column][row].extend(v.strip() for v in split.split(cell) if v.strip())
-    frame = frame.drop(columns=[c for pair in pairs for c in pair])
+    # the pair's own further columns go with it (WooCommerce's `Attribute 1 visible`, `... global`)
+    stems = tuple(normalized(name)[:-4] for name, _ in pairs)
+    frame = frame.drop(columns=[c for c in frame.columns if any(
+        normalized(c).startswith(stem) and normalized(c)[len(stem):].isalpha() for stem in stems)])
     for column, rows in added.items():
         old = frame[column].tolist() if column in frame.columns else [""] * len(frame)
         frame[column] = ["|".join(dict.fromkeys([*filter(None, o.split("|")), *new])) if new else o
                          for o, new in zip(old, rows, strict=True)]
     table.frame = frame
     if added:
-        said = ", ".join(f"{c} ({counted(len(np.unique(group[(frame[c] != '').to_numpy()])), 'item')})"
+        said = ", ".join(f"{c} ({counted(len(np.unique(into[(frame[c] != '').to_numpy()])), 'item')})"
                          for c in added)
         table.report.notices.append(f"options read as columns of their own: {said}")
         table.report.warnings.append(table.report.notices[-1])
 
 
-def _fold(table: Table, continues: np.ndarray) -> None:
+def _fold(table: Table, into: np.ndarray, n_continuing: int, n_variations: int) -> None:
     frame = table.frame
-    first = np.flatnonzero(~continues)  # (G,) each item's first row
-    bounds = list(zip(first.tolist(), [*first[1:].tolist(), len(frame)], strict=True))
-    merged = frame.iloc[first].reset_index(drop=True)  # row g: item g
+    rows = np.arange(len(frame))
+    moved = into != rows
+    # each item's rows together, its own first, items in file order
+    order = np.lexsort((moved, into))
+    starts = np.flatnonzero(np.r_[True, into[order][1:] != into[order][:-1]])
+    bounds = list(zip(starts.tolist(), [*starts[1:].tolist(), len(order)], strict=True))
+    merged = frame.iloc[order[starts]].reset_index(drop=True)  # row g: item g
     for column in frame.columns:
-        if column == "item_id" or not (frame[column].to_numpy()[continues] != "").any():
-            continue  # the first rows say it all (a title, a description, a vendor)
-        cells = frame[column].tolist()
+        if column in _OWN or not (frame[column].to_numpy()[moved] != "").any():
+            continue  # the item's own row says it (a variation's "Hoodie - Blue" is not a title)
+        cells = frame[column].to_numpy()[order].tolist()
         merged[column] = [_merged_cell(cells[a:b]) if b - a > 1 else cells[a] for a, b in bounds]
     table.frame = merged
-    table.lines = [table.lines[i] for i in first.tolist()]
-    table.report.notices.append(
-        f"{counted(int(continues.sum()), 'row')} with the item_id of the row above and no title read into "
-        f"that item (a product's variants and images): {len(first):,} items")
+    table.lines = [table.lines[i] for i in order[starts].tolist()]
+    read = [counted(n_continuing, "row") + " with the item_id of the row above and no title"] if n_continuing else []
+    if n_variations:
+        read.append(counted(n_variations, "row") + " naming a parent item")
+    table.report.notices.append(f"{' and '.join(read)} read into that item (a product's variants and images): "
+                                f"{len(merged):,} items")
     table.report.warnings.append(table.report.notices[-1])
+
+
+_OWN = ("item_id", "title", "description")  # an item's own, never joined with its variants'
 
 
 def _merged_cell(cells: list[str]) -> str:

@@ -97,3 +97,33 @@ def test_an_item_id_repeated_with_a_title_is_still_refused(tmp_path):
 
 _NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Series([], dtype="int64"),
                          "label": pd.Series([], dtype="float32"), "weight": pd.Series([], dtype="float32")})
+
+
+# WooCommerce's export: a variable product, its variations naming it as their `Parent` (by SKU
+# or `id:`), a simple product; `Type` is how the shop stores each, not a kind
+WOOCOMMERCE = """ID,Type,SKU,Name,Description,Regular price,Categories,Images,Parent,Attribute 1 name,\
+Attribute 1 value(s),Attribute 1 visible,Attribute 1 global
+44,variable,woo-hoodie,Hoodie,A warm hoodie.,,Clothing > Hoodies,"https://x.test/h1.jpg, https://x.test/h2.jpg",,\
+Color,"Blue, Green",1,1
+45,variation,woo-hoodie-blue,Hoodie - Blue,,45,,https://x.test/hb.jpg,woo-hoodie,Color,Blue,,1
+46,variation,woo-hoodie-green,Hoodie - Green,,42,,https://x.test/hg.jpg,id:44,Color,Green,,1
+47,simple,woo-cap,Cap,A red cap.,18,Clothing > Accessories,https://x.test/cap.jpg,,Color,Red,1,1
+48,variation,woo-lost,Scarf - Grey,,12,,,woo-scarf,Color,Grey,,1
+49,simple,woo-belt,Belt,A leather belt.,25,Clothing > Accessories,"https://x.test/b1.jpg,https://x.test/b2.jpg",,,,,
+"""
+
+
+def test_a_woocommerce_variation_is_read_into_its_parent(tmp_path):
+    path = tmp_path / "wc-product-export.csv"
+    path.write_text(WOOCOMMERCE)
+    items, report = read_items(path)
+    # the scarf's parent is not in the file: it stays an item of its own
+    assert items["item_id"].tolist() == ["woo-hoodie", "woo-cap", "woo-lost", "woo-belt"]
+    hoodie = items.iloc[0]
+    assert hoodie["title"] == "Hoodie" and hoodie["description"] == "A warm hoodie."
+    assert hoodie["Color"] == "Blue|Green" and hoodie["Regular price"] == "42"
+    assert "Type" not in items.columns and not any("Attribute" in c for c in items.columns)
+    assert "Type: a platform's product types" in report.notices[1]
+    assert report.notices[2].startswith("2 rows naming a parent item read into that item")
+    cat = Catalog.build(items)
+    assert "images" not in {a.key for f in cat.facets for a in cat.vocab[f]}  # links, comma-separated
