@@ -96,7 +96,7 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     }
     rows = InteractionCounts().rows()
     if inputs.interactions is not None:
-        rows, data["interactions"] = _read_interactions(inputs, catalog, schema)
+        rows, data["interactions"] = _read_interactions(inputs, catalog, schema, item_report.aliases)
     spec_list = spec_list_summary(items, schema.columns)
     if spec_list is not None:
         data["items"]["spec_list"] = spec_list
@@ -112,12 +112,14 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     return catalog, rows, data
 
 
-def _read_interactions(inputs: TrainInputs, catalog: Catalog, schema: Schema) -> tuple[pd.DataFrame, dict]:
-    """The interactions file as counted rows (query, item_idx, label, weight, count) and its notes."""
+def _read_interactions(inputs: TrainInputs, catalog: Catalog, schema: Schema,
+                       aliases: dict[str, str]) -> tuple[pd.DataFrame, dict]:
+    """The interactions file as counted rows (query, item_idx, label, weight, count) and its
+    notes; `aliases`: the items file's other ids of its items (`ReadReport.aliases`)."""
     assert inputs.interactions is not None
     stream = InteractionStream(inputs.interactions, set(catalog.item_ids), encoding=inputs.encoding,
                                on_bad_lines=inputs.on_bad_lines, rename=schema.rename,
-                               unknown_items=inputs.unknown_items)
+                               unknown_items=inputs.unknown_items, aliases=aliases)
     counts = InteractionCounts()
     positions = pd.Index(catalog.item_ids)  # every item_id the stream lets through is there
     for inter in stream:

@@ -95,6 +95,24 @@ def check_unique(table: Table, column: str) -> None:
     )
 
 
+def resolve_aliases(table: Table, aliases: Mapping[str, str]) -> int:
+    """Rows that name an item by another of its ids (`ReadReport.aliases`: a variant's SKU) are
+    read as naming the item; how many did."""
+    if not aliases:
+        return 0
+    ids = table.frame["item_id"]
+    found = ids.map(aliases)
+    named = found.notna().to_numpy()
+    if named.any():
+        table.frame["item_id"] = found.fillna(ids)
+    return int(named.sum())
+
+
+def aliases_note(n: int) -> str:
+    return (f"{counted(n, 'row')} {'names' if n == 1 else 'name'} an item by a variant's id (its SKU, "
+            "read into its product): read as that item")
+
+
 def skip_unknown(table: Table, item_ids: set[str], examples: list[tuple[int, str, str]],
                   instead: str = _ERROR_INSTEAD) -> None:
     """Rows whose item is not in the catalogue (discontinued items, in a search log) are skipped:

@@ -28,6 +28,7 @@ from recsys.errors import DataError, InputError
 from recsys.gc_pause import paused_gc
 
 from .contract import (
+    aliases_note,
     blank_missing,
     check_item_ids,
     check_known,
@@ -42,6 +43,7 @@ from .contract import (
     note_ignored,
     numbers,
     plain_text,
+    resolve_aliases,
     skip_bad_items,
     skip_unknown,
     unknown_items_warning,
@@ -178,6 +180,7 @@ def read_interactions(
     on_bad_lines: str = "error",
     rename: Mapping[str, str] | None = None,
     unknown_items: str = UNKNOWN_ITEMS[0],
+    aliases: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, ReadReport]:
     """interactions.csv -> columns query, item_id, label, weight (+ user_id, timestamp if present).
 
@@ -186,13 +189,17 @@ def read_interactions(
     column, or from `event` when `label` is absent (impression 0, click 1, cart 2, purchase 3).
     `weight` (float > 0) defaults to 1.0, also for empty cells (counted in the warnings). Rows
     whose item_id is not in `item_ids` are skipped and counted (`unknown_items="skip"`) or an
-    error ("error"). Exact duplicate rows are dropped and counted.
+    error ("error"); an item_id among `aliases` (the items file's `ReadReport.aliases`) names
+    its item. Exact duplicate rows are dropped and counted.
     """
     _check_unknown_items(unknown_items)
     table = read_csv(path, encoding, on_bad_lines)
     header = map_columns(table, INTERACTIONS, rename)
     examples: list[tuple[int, str, str]] = []
-    out = _interaction_rows(table, item_ids, unknown_items, examples)
+    out, aliased = _interaction_rows(table, item_ids, unknown_items, examples, aliases or {})
+    if aliased:
+        table.report.notices.append(aliases_note(aliased))
+        table.report.warnings.append(table.report.notices[-1])
     if not len(out):
         raise DataError(table.name, no_rows_message([], table.report.unknown_items, examples))
     scale = label_scale_note(header, float(out["label"].min()))
@@ -208,11 +215,12 @@ def _check_unknown_items(unknown_items: str) -> None:
 
 
 def _interaction_rows(table: Table, item_ids: set[str], unknown_items: str,
-                      examples: list[tuple[int, str, str]]) -> pd.DataFrame:
+                      examples: list[tuple[int, str, str]], aliases: Mapping[str, str]) -> tuple[pd.DataFrame, int]:
     """The interactions contract on a table (a whole file, or a chunk of one) whose header is
-    mapped. Skipped unknown items are counted in the report, the first few kept in `examples`
-    as (line, query, item_id)."""
+    mapped, and how many rows named an item by an alias. Skipped unknown items are counted in
+    the report, the first few kept in `examples` as (line, query, item_id)."""
     check_nonempty(table, "query")
+    aliased = resolve_aliases(table, aliases)
     if unknown_items == "skip":
         skip_unknown(table, item_ids, examples)
     check_known(table, item_ids)
@@ -222,7 +230,7 @@ def _interaction_rows(table: Table, item_ids: set[str], unknown_items: str,
     for column in ("user_id", "timestamp"):
         if column in table.frame.columns:
             out[column] = table.frame[column]
-    return out
+    return out, aliased
 
 
 def _interaction_columns(table: Table, out: pd.DataFrame) -> set[str]:
@@ -248,9 +256,9 @@ class InteractionStream:
     def __init__(self, path: str | Path, item_ids: set[str], *, encoding: str | None = None,
                  on_bad_lines: str = "error", chunk_rows: int = STREAM_CHUNK_ROWS,
                  block_bytes: int = BLOCK_BYTES, rename: Mapping[str, str] | None = None,
-                 unknown_items: str = UNKNOWN_ITEMS[0]):
+                 unknown_items: str = UNKNOWN_ITEMS[0], aliases: Mapping[str, str] | None = None):
         _check_unknown_items(unknown_items)
-        self.rename, self.unknown_items = rename, unknown_items
+        self.rename, self.unknown_items, self.aliases = rename, unknown_items, aliases or {}
         if on_bad_lines not in ON_BAD_LINES:
             raise InputError(f"on_bad_lines must be 'error' or 'skip', got {on_bad_lines!r}")
         if chunk_rows < 1:
@@ -269,7 +277,7 @@ class InteractionStream:
         mapped: HeaderMap | None = None
         lowest = np.inf
         header_notes: list[str] = []
-        empty_weights = duplicates = 0
+        empty_weights = duplicates = aliased = 0
         first_duplicate: int | None = None
         seen = np.zeros(0, dtype=np.uint64)  # sorted hashes of the rows kept so far
         kept = 0
@@ -296,7 +304,8 @@ class InteractionStream:
                 table.frame = table.frame.rename(columns=mapped.renamed)
             if "weight" in table.frame.columns:
                 empty_weights += int((table.frame["weight"] == "").sum())
-            out = _interaction_rows(table, self.item_ids, self.unknown_items, examples)
+            out, named = _interaction_rows(table, self.item_ids, self.unknown_items, examples, self.aliases)
+            aliased += named
             unknown += table.report.skipped_lines
             if len(out):
                 lowest = min(lowest, float(out["label"].min()))
@@ -329,9 +338,10 @@ class InteractionStream:
         # items, weights, the label's scale, ignored columns, duplicates
         warnings = [bad_lines_warning(bad_lines, len(header))] if bad_lines else []
         warnings += [w for w in header_notes if w.startswith(("dropped", "renamed"))]
-        notices = [unknown_items_warning(unknown, examples)] if unknown else []
+        notices = [aliases_note(aliased)] if aliased else []
+        notices += [unknown_items_warning(unknown, examples)] if unknown else []
         scale = label_scale_note(mapped, lowest) if mapped is not None else []
-        warnings += notices[:1]
+        warnings += notices
         warnings += [empty_weights_warning(empty_weights)] if empty_weights else []
         warnings += scale
         warnings += [w for w in header_notes if w.startswith("ignored columns")]

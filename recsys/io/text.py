@@ -63,6 +63,9 @@ class ReadReport:
     # the warnings to tell at once (the command line prints them): skipped unknown items, a label
     # scale that never says "not chosen"
     notices: list[str] = field(default_factory=list)
+    # items files: another id of an item -> its item_id (a variant's SKU, its row read into its
+    # product: recsys.io.variants), for the logs that name the variant
+    aliases: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -22,7 +22,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .headers import normalized
+from .headers import CONTRACTS, ITEMS, normalized
 from .text import Table, counted
 
 # a numbered pair of columns: `Option1 Name` / `Option1 Value`, `Attribute 1 name` / `Attribute 1 value(s)`
@@ -50,7 +50,27 @@ def fold_variants(table: Table) -> None:
     _read_options(table, into)
     _drop_platform_types(table)
     if (into != np.arange(len(frame))).any():
+        table.report.aliases = _aliases(table.frame, into)
         _fold(table, into, int(continues.sum()), n_variations)
+
+
+def _aliases(frame: pd.DataFrame, into: np.ndarray) -> dict[str, str]:
+    """Each other id of a product's rows -> the product's item_id: a variation's own item_id
+    (WooCommerce's SKU), and the cells of the columns an item_id could have come from (Shopify's
+    `Variant SKU`, WooCommerce's `ID`), a search log's names for the variant. An id that is an
+    item's own, or that two products' rows share, names none."""
+    role = CONTRACTS[ITEMS][0]
+    id_columns = [c for c in frame.columns if c != "item_id" and normalized(c) in {*role.first, *role.names,
+                                                                                   *role.generic}]
+    items = frame["item_id"].to_numpy()[into]
+    aliases: dict[str, str] = {}
+    shared: set[str] = set()
+    for column in ["item_id", *id_columns]:
+        for alias, item in zip(frame[column].tolist(), items.tolist(), strict=True):
+            if alias and aliases.setdefault(alias, item) != item:
+                shared.add(alias)
+    own = set(items.tolist())
+    return {alias: item for alias, item in aliases.items() if alias not in shared and alias not in own}
 
 
 # a column that names each variation's parent product (WooCommerce's `Parent`: the parent's SKU,

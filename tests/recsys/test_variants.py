@@ -127,3 +127,25 @@ def test_a_woocommerce_variation_is_read_into_its_parent(tmp_path):
     assert report.notices[2].startswith("2 rows naming a parent item read into that item")
     cat = Catalog.build(items)
     assert "images" not in {a.key for f in cat.facets for a in cat.vocab[f]}  # links, comma-separated
+
+
+def test_a_search_log_that_names_variants_trains_on_their_products(export, tmp_path, capsys):
+    """A shop's log names what was clicked by the variant's SKU; the catalogue's items are the
+    products. Each SKU the export lists under a product is read as that product."""
+    from cli.main import main
+
+    log = tmp_path / "searches.csv"
+    log.write_text("search_term,Variant SKU,clicks\nwhite shirt,LS-WHITE-S,3\nnavy shirt,LS-NAVY-M,2\n"
+                   "red dress,WD-S,4\nsuede boots,CB-42,1\nold boots,CB-40,1\nshirt,linen-shirt,2\n")
+    assert main(["train", "--items", str(export), "--interactions", str(log), "--out", str(tmp_path / "a"),
+                 "--epochs", "1", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "4 rows name an item by a variant's id (its SKU, read into its product): read as that item" in err
+    assert "skipped 1 row whose item_id is not in the items file: lines 6" in err  # CB-40 is in no row
+
+
+def test_an_id_two_products_share_or_an_item_s_own_names_no_variant(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_text("Handle,Title,Variant SKU\na,Shirt,A-1\na,,SHARED\nb,Dress,b\nb,,SHARED\nb,,B-2\n")
+    _, report = read_items(path)
+    assert report.aliases == {"A-1": "a", "B-2": "b"}
