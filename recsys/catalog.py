@@ -36,6 +36,7 @@ from .errors import InputError, UnknownItemError
 from .facets import DESCRIPTION, FACETS, TITLE, facet_for_column
 from .gc_pause import paused_gc
 from .io.headers import normalized
+from .io.money import MONEY, money_value
 from .lexicon import Lexicon, LexiconConfig
 from .lru import WordCache
 from .tokenize import STOPWORDS, match_key, words
@@ -185,38 +186,27 @@ def _fmt(x: float) -> str:
     return f"{x:.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.3g}"
 
 
-# a number as exports write a price: a currency sign or code before or after ("$19.99", "19.99
-# USD", "EUR 5"), thousands with commas ("1,299.00", "1,299") or a decimal comma ("19,99")
-_CURRENCY = r"(?:[$€£¥₹]|[A-Z]{3})"
-_AMOUNT = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)"
-_MONEY = re.compile(rf"^\s*{_CURRENCY}?\s*({_AMOUNT})\s*{_CURRENCY}?\s*$")
 _MONEY_SAMPLE = 20  # a column's first cells that are not plain numbers tried as prices
 
 
 def _as_numbers(series: pd.Series) -> np.ndarray:
     """(n,) float: each cell as a number, NaN where it is none. Prices as exports write them
-    (`_MONEY`; Google Merchant feeds say "15.00 USD") are numbers when most of the column's
+    (`recsys.io.money`; Google Merchant feeds say "15.00 USD") are numbers when most of the column's
     first cells that are not plain numbers are such prices; a text column (colours, brands) is
     given up on after those."""
     values: np.ndarray = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
     missed = np.flatnonzero(np.isnan(values) & (series != "").to_numpy(dtype=bool))
     if not len(missed):
         return values
-    first = [_MONEY.match(str(series.iat[i])) for i in missed[:_MONEY_SAMPLE].tolist()]
+    first = [MONEY.match(str(series.iat[i])) for i in missed[:_MONEY_SAMPLE].tolist()]
     if 2 * sum(m is not None for m in first) <= len(first):
         return values
     values = values.copy()  # pandas may hand out a read-only view
     for i in missed.tolist():
-        m = _MONEY.match(str(series.iat[i]))
+        m = MONEY.match(str(series.iat[i]))
         if m is not None:
-            values[i] = _money_value(m.group(1))
+            values[i] = money_value(m.group(1))
     return values
-
-
-def _money_value(text: str) -> float:
-    if "," in text and ("." in text or re.search(r",\d{3}(?:,|$)", text)):
-        return float(text.replace(",", ""))  # thousands
-    return float(text.replace(",", "."))  # a decimal comma, or none
 
 
 def _numeric_values(series: pd.Series, chunk: int = 65_536) -> np.ndarray | None:

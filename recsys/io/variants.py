@@ -1,18 +1,26 @@
 """A product exported as several rows, and its options named in columns of their own.
 
-Shopify's product export (and a few others') writes a product as its first row (handle, title,
-description, vendor, type, tags) followed by a row for each further variant and image, with the
-same handle and an empty title. Its options are columns in pairs, a name and a value:
-`Option1 Name` "Color", `Option1 Value` "Navy" (the name only on the first row; WooCommerce's
-`Attribute 1 name` / `Attribute 1 value(s)` the same, the values comma-separated). Read row by
-row, every variant row was an item with no title (the whole file refused), and the option values
-were words with no kind ("navy" under `option1 value`, never a colour).
+Shop exports write a product with variants as several rows:
+- Shopify: the product's first row (handle, title, description, vendor, type, tags), then a row
+  for each further variant and image, with the same handle and an empty title;
+- WooCommerce: a row for each variation, with its own SKU and name ("Hoodie - Blue") and a
+  `Parent` naming the product's SKU (or `id:44`, its `ID`);
+- Google Merchant feeds: a row for each variant, with its own id and title ("Linen Shirt - Navy
+  / M"), one `item_group_id` for the product's rows.
+Options are columns in pairs, a name and a value: `Option1 Name` "Color", `Option1 Value` "Navy"
+(the name only on the first row; WooCommerce's `Attribute 1 name` / `Attribute 1 value(s)` the
+same, the values comma-separated). Read row by row, a Shopify file was refused at its first
+variant row (no title), each variation or variant was an item beside its siblings, and option
+values were words with no kind ("navy" under `option1 value`, never a colour).
 
 So, on the items table with its header mapped: each numbered name/value pair of columns becomes
 a column named by the name's cell ("Color": navy|white), fed to the facets by the usual rule;
-then each row with the item_id of the row above it and no title is read into the item it
-continues: each column's distinct values joined with `|`, a column of numbers (a variant's
-price, weight) its least (the "from" price a shop shows). Both are said in the report.
+then the rows of one product are read into its first: each column's distinct values joined with
+`|`, a column of numbers (a variant's price, weight) its least (the "from" price a shop shows),
+the first row's item_id and description, and its title, or of a group the words every variant's
+title has ("Linen Shirt"). The other ids of the rows read into a product are kept as its
+aliases (`ReadReport.aliases`), which a search log that names the variants is read through.
+Each step is said in the report.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .headers import CONTRACTS, ITEMS, normalized
+from .money import as_number
 from .text import Table, counted
 
 # a numbered pair of columns: `Option1 Name` / `Option1 Value`, `Attribute 1 name` / `Attribute 1 value(s)`
@@ -41,17 +50,52 @@ def fold_variants(table: Table) -> None:
     ids = frame["item_id"]
     continues = ((ids == ids.shift()) & (ids != "") & (frame["title"] == "")).to_numpy()
     into = np.maximum.accumulate(np.where(continues, 0, np.arange(len(frame))))  # (R,) the row each is read into
+    read = [counted(int(continues.sum()), "row") + " with the item_id of the row above and no title"]
     parents = _parent_rows(frame)
-    n_variations = 0
     if parents is not None:
-        n_variations = int((parents >= 0).sum())
         into = np.where(parents >= 0, into[np.maximum(parents, 0)], into)
+        read.append(counted(int((parents >= 0).sum()), "row") + " naming a parent item")
         table.frame = frame = frame.drop(columns=[_parent_column(frame)])  # said by the rows read into their parent
+    group_column = next((c for c in frame.columns if normalized(c) in _GROUP_COLUMNS), None)
+    if group_column is not None:
+        leaders = _group_leaders(frame[group_column].tolist())
+        grouped = leaders != np.arange(len(frame))
+        into = np.where(grouped, into[leaders], into)
+        read.append(f"{counted(int(grouped.sum()), 'row')} with the {group_column} of an earlier row")
+        _name_groups(frame, leaders)
+        table.frame = frame = frame.drop(columns=[group_column])  # a product's id, not an attribute
     _read_options(table, into)
     _drop_platform_types(table)
     if (into != np.arange(len(frame))).any():
         table.report.aliases = _aliases(table.frame, into)
-        _fold(table, into, int(continues.sum()), n_variations)
+        _fold(table, into, [r for r in read if not r.startswith("0 ")])
+
+
+# a column that groups a product's variants when each is a row with its own id and title
+# (Google Merchant's `item_group_id`)
+_GROUP_COLUMNS = ("itemgroupid", "variantgroupid")
+_TITLE_PUNCTUATION = " -–—/|,:;"
+
+
+def _group_leaders(groups: list[str]) -> np.ndarray:
+    """(R,) the first row of each row's group (itself where its cell is empty)."""
+    first: dict[str, int] = {}
+    return np.array([first.setdefault(g, row) if g else row for row, g in enumerate(groups)], dtype=np.int64)
+
+
+def _name_groups(frame: pd.DataFrame, leaders: np.ndarray) -> None:
+    """Each group's first row takes the words every variant's title has, in its order: "Linen
+    Shirt - Navy / M" and "Linen Shirt - White / S" are the "Linen Shirt"; titles with no word
+    in common keep the first."""
+    titles = frame["title"].tolist()
+    others: dict[int, list[set[str]]] = {}
+    for row, leader in enumerate(leaders.tolist()):
+        if leader != row:
+            others.setdefault(leader, []).append(set(titles[row].casefold().split()))
+    for leader, sets in others.items():
+        words = [w for w in titles[leader].split() if all(w.casefold() in s for s in sets)]
+        titles[leader] = " ".join(words).strip(_TITLE_PUNCTUATION) or titles[leader]
+    frame["title"] = titles
 
 
 def _aliases(frame: pd.DataFrame, into: np.ndarray) -> dict[str, str]:
@@ -168,7 +212,7 @@ def _read_options(table: Table, into: np.ndarray) -> None:
         table.report.warnings.append(table.report.notices[-1])
 
 
-def _fold(table: Table, into: np.ndarray, n_continuing: int, n_variations: int) -> None:
+def _fold(table: Table, into: np.ndarray, read: list[str]) -> None:
     frame = table.frame
     rows = np.arange(len(frame))
     moved = into != rows
@@ -184,9 +228,6 @@ def _fold(table: Table, into: np.ndarray, n_continuing: int, n_variations: int) 
         merged[column] = [_merged_cell(cells[a:b]) if b - a > 1 else cells[a] for a, b in bounds]
     table.frame = merged
     table.lines = [table.lines[i] for i in order[starts].tolist()]
-    read = [counted(n_continuing, "row") + " with the item_id of the row above and no title"] if n_continuing else []
-    if n_variations:
-        read.append(counted(n_variations, "row") + " naming a parent item")
     table.report.notices.append(f"{' and '.join(read)} read into that item (a product's variants and images): "
                                 f"{len(merged):,} items")
     table.report.warnings.append(table.report.notices[-1])
@@ -197,12 +238,12 @@ _OWN = ("item_id", "title", "description")  # an item's own, never joined with i
 
 def _merged_cell(cells: list[str]) -> str:
     """One item's cell from its rows': each distinct value once (`|` separates several); of
-    numbers, the least."""
+    numbers (prices as exports write them too: "49.00 USD"), the least."""
     values = list(dict.fromkeys(v.strip() for c in cells for v in c.split("|") if v.strip()))
     if len(values) <= 1:
         return values[0] if values else ""
-    try:
-        numbers = [float(v) for v in values]
-    except ValueError:
+    numbers = [as_number(v) for v in values]
+    known = [n for n in numbers if n is not None]
+    if len(known) < len(numbers):
         return "|".join(values)
-    return values[int(np.argmin(numbers))]
+    return values[int(np.argmin(known))]

@@ -149,3 +149,32 @@ def test_an_id_two_products_share_or_an_item_s_own_names_no_variant(tmp_path):
     path.write_text("Handle,Title,Variant SKU\na,Shirt,A-1\na,,SHARED\nb,Dress,b\nb,,SHARED\nb,,B-2\n")
     _, report = read_items(path)
     assert report.aliases == {"A-1": "a", "B-2": "b"}
+
+
+# a Google Merchant feed (tab-separated): each variant a row with its own id and title, grouped
+# by `item_group_id`
+MERCHANT = "\n".join("\t".join(row) for row in [
+    ["id", "title", "description", "link", "image_link", "price", "brand", "product_type", "color", "size",
+     "item_group_id"],
+    ["SH-N-M", "Linen Shirt - Navy / M", "A relaxed linen shirt.", "https://shop.test/p/1", "https://shop.test/1.jpg",
+     "52.00 USD", "Harbor", "Apparel > Shirts", "Navy", "M", "SH"],
+    ["SH-W-S", "Linen Shirt - White / S", "A relaxed linen shirt.", "https://shop.test/p/2",
+     "https://shop.test/2.jpg", "49.00 USD", "Harbor", "Apparel > Shirts", "White", "S", "SH"],
+    ["DR-1", "Wrap Dress", "A red dress.", "https://shop.test/p/3", "https://shop.test/3.jpg", "89.00 USD",
+     "Nordic", "Apparel > Dresses", "Red", "S", ""],
+    ["SH-N-S", "Linen Shirt - Navy / S", "A relaxed linen shirt.", "https://shop.test/p/4",
+     "https://shop.test/4.jpg", "52.00 USD", "Harbor", "Apparel > Shirts", "Navy", "S", "SH"],
+]) + "\n"
+
+
+def test_a_merchant_feed_s_variants_are_one_item_each_group(tmp_path):
+    path = tmp_path / "feed.tsv"
+    path.write_text(MERCHANT)
+    items, report = read_items(path)
+    assert items["item_id"].tolist() == ["SH-N-M", "DR-1"] and "item_group_id" not in items.columns
+    shirt = items.iloc[0]
+    assert shirt["title"] == "Linen Shirt"  # the words every variant's title has
+    assert shirt["color"] == "Navy|White" and shirt["size"] == "M|S"
+    assert shirt["price"] == "49.00 USD"  # the least price, as the feed writes it
+    assert report.aliases == {"SH-W-S": "SH-N-M", "SH-N-S": "SH-N-M"}
+    assert "2 rows with the item_group_id of an earlier row read into that item" in report.notices[-1]
