@@ -396,3 +396,25 @@ def test_a_column_of_links_is_not_read_as_attributes():
     assert "black" not in cat.texts[0]
     mapped = Catalog.build(items, overrides={"image_link": "other"})
     assert "image_link" in {a.key for a in mapped.vocab["other"]}
+
+
+@pytest.mark.parametrize("name, code", [("gtin", True), ("GTIN13", True), ("Variant Barcode", True), ("mpn", True),
+                                        ("ISBN", True), ("ID", True), ("price", False), ("rating", False),
+                                        ("year", False), ("grid", False)])
+def test_which_columns_hold_codes(name, code):
+    from recsys.catalog import is_code_column
+
+    assert is_code_column(name) is code
+
+
+def test_a_column_of_codes_is_text_a_shopper_can_type():
+    """A Merchant feed's `gtin` is digits: read as a number it was bucketed
+    (`gtin:5900000000000+` on a fifth of the items) and its code matched nothing."""
+    n = 40
+    items = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)], "title": [f"lamp {i}" for i in range(n)],
+                          "gtin": [str(5901234123457 + 7919 * i) for i in range(n)],
+                          "price": [str(10 + i) for i in range(n)]})
+    cat = Catalog.build(items)
+    assert set(cat.buckets) == {"price"}
+    assert "gtin:5901234131376" in cat.attribute_labels(1)["other"]
+    assert cat.item_ids[int(np.flatnonzero(cat.filter_mask({"gtin": ["5901234131376"]}))[0])] == "i1"
