@@ -49,6 +49,7 @@ from .contract import (
     unknown_items_warning,
     weights,
 )
+from .feed import feed_columns, is_feed, read_feed
 from .headers import (
     INTERACTIONS,
     ITEMS,
@@ -102,13 +103,14 @@ def read_items(
     schema: Schema | None = None,
 ) -> tuple[pd.DataFrame, ReadReport]:
     """items.csv: `item_id` (unique, non-empty), `title` (non-empty); other columns kept as str.
+    An XML product feed (Google Merchant's RSS or Atom: `recsys.io.feed`) is read as such a file.
 
     The header is mapped to the contract (`recsys.io.headers.map_header`): `rename` (a schema's
     `[rename]` table, e.g. `{"id": "item_id", "productDisplayName": "title"}`) first, then common
     export names (`product_id`, `Product Title`). `schema` supplies its `rename` (unless `rename`
     is given) and its `missing` markers.
     """
-    table = read_csv(path, encoding, on_bad_lines)
+    table = read_feed(path) if is_feed(path) else read_csv(path, encoding, on_bad_lines)
     if rename is None and schema is not None:
         rename = schema.rename
     map_columns(table, ITEMS, rename)
@@ -394,6 +396,9 @@ def check_header(path: str | Path, contract: str, rename: Mapping[str, str] | No
     mapped as its reader maps it, without reading the rows: a file with columns that cannot be
     used is told so at once (the service's upload, before it starts a training job)."""
     name = str(path)
-    line, header = read_header(name, csv_records(name, stream_lines(name, encoding, BLOCK_BYTES)))
+    if contract == ITEMS and is_feed(path):
+        line, header = 1, feed_columns(path)
+    else:
+        line, header = read_header(name, csv_records(name, stream_lines(name, encoding, BLOCK_BYTES)))
     return map_header(name, line, [c for c in header if c], contract,
                       check_rename(dict(rename), "rename") if rename else None)
