@@ -26,23 +26,16 @@ from defusedxml.ElementTree import iterparse
 
 from recsys.errors import DataError
 
-from .text import ReadReport, Table, check_cell_sizes
+from .text import ReadReport, Table, check_cell_sizes, first_character
 
 # the element of one product: RSS 2.0's and Atom's (Google Merchant, Meta catalogues), and the
 # `<product>` and `<offer>` of other shops' feeds
 _PRODUCTS = ("item", "entry", "product", "offer")
-_SNIFF_BYTES = 512
 
 
 def is_feed(path: str | Path) -> bool:
-    """Whether the file is XML (its first character, after a byte-order mark and white space, is
-    `<`): no CSV file starts so, whatever its name."""
-    try:
-        with open(path, "rb") as file:
-            head = file.read(_SNIFF_BYTES)
-    except OSError:
-        return False  # the CSV reader says what is wrong with it
-    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<")
+    """Whether the file is XML, whatever its name."""
+    return first_character(path) == b"<"
 
 
 def read_feed(path: str | Path) -> Table:

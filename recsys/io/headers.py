@@ -43,7 +43,7 @@ class Role:
 
 _ITEM_ID = Role("item_id", ("productid", "productuid", "sku", "itemsku", "productsku", "variantid",
                             "variantsku", "articleid", "articlenumber", "itemnumber", "productnumber",
-                            "productcode", "itemcode", "asin"), ("id", "uid"),
+                            "productcode", "itemcode", "asin", "objectid"), ("id", "uid"),
                # the product a Shopify export's rows are, each variant's row under it (recsys.io.variants)
                first=("handle",))
 _QUERY = Role("query", ("searchterm", "searchterms", "searchquery", "searchphrase", "searchstring",

@@ -58,6 +58,7 @@ from .headers import (
     check_rename,
     map_header,
 )
+from .records import is_json, read_records, record_columns
 from .schema import Schema
 from .text import (
     BLOCK_BYTES,
@@ -103,14 +104,16 @@ def read_items(
     schema: Schema | None = None,
 ) -> tuple[pd.DataFrame, ReadReport]:
     """items.csv: `item_id` (unique, non-empty), `title` (non-empty); other columns kept as str.
-    An XML product feed (Google Merchant's RSS or Atom: `recsys.io.feed`) is read as such a file.
+    An XML product feed (Google Merchant's RSS or Atom: `recsys.io.feed`) and JSON records (a
+    search engine's index export: `recsys.io.records`) are read as such a file.
 
     The header is mapped to the contract (`recsys.io.headers.map_header`): `rename` (a schema's
     `[rename]` table, e.g. `{"id": "item_id", "productDisplayName": "title"}`) first, then common
     export names (`product_id`, `Product Title`). `schema` supplies its `rename` (unless `rename`
     is given) and its `missing` markers.
     """
-    table = read_feed(path) if is_feed(path) else read_csv(path, encoding, on_bad_lines)
+    table = (read_feed(path) if is_feed(path) else read_records(path) if is_json(path)
+             else read_csv(path, encoding, on_bad_lines))
     if rename is None and schema is not None:
         rename = schema.rename
     map_columns(table, ITEMS, rename)
@@ -398,6 +401,8 @@ def check_header(path: str | Path, contract: str, rename: Mapping[str, str] | No
     name = str(path)
     if contract == ITEMS and is_feed(path):
         line, header = 1, feed_columns(path)
+    elif contract == ITEMS and is_json(path):
+        line, header = 1, record_columns(path)
     else:
         line, header = read_header(name, csv_records(name, stream_lines(name, encoding, BLOCK_BYTES)))
     return map_header(name, line, [c for c in header if c], contract,

@@ -190,6 +190,18 @@ def read_csv(path: str | Path, encoding: str | None, on_bad_lines: str) -> Table
     return table
 
 
+def first_character(path: str | Path) -> bytes:
+    """The file's first byte after a byte-order mark and white space (b"" for none, or for a file
+    that cannot be opened: its reader says why): how an XML feed or JSON records are told from
+    CSV, which never starts with `<`, `[` or `{`."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(512)
+    except OSError:
+        return b""
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
+
+
 def read_bytes(name: str) -> bytes:
     with _open(name) as file:
         return file.read()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -260,3 +261,22 @@ def test_shutdown_stops_a_running_job(tmp_path, v1, rec):
     assert job.status == "failed" and "shut down" in job.error
     assert version_dirs(artifacts) == {v1.name, "current"}
     assert current_version(artifacts) == v1.name
+
+
+def test_an_xml_feed_or_json_records_upload_as_the_items(admin, v1):
+    """A shop's Google Merchant feed and a search engine's JSON export are items files too: the
+    header check before the job reads them, and the job trains on them."""
+    c, _ = admin
+    products = [("f1", "Oak Chair"), ("f2", "Oak Table"), ("f3", "Linen Sofa"), ("f4", "Wool Rug")]
+    feed = ('<rss xmlns:g="http://base.google.com/ns/1.0"><channel><title>Shop</title>'
+            + "".join(f"<item><g:id>{i}</g:id><g:title>{t}</g:title><g:brand>Acme</g:brand></item>"
+                      for i, t in products) + "</channel></rss>").encode()
+    records = json.dumps([{"objectID": i, "name": t, "brand": "Acme"} for i, t in products]).encode()
+    for name, body in (("feed.xml", feed), ("export.json", records)):
+        r = c.post("/admin/train", files={"items": (name, body)}, headers=AUTH)
+        assert r.status_code == 202, r.text
+        job = wait_job(c, r.json()["id"])
+        assert job["status"] == "succeeded", job
+    nameless = b'<rss><channel><item><ref>1</ref><label>Chair</label></item></channel></rss>'
+    r = c.post("/admin/train", files={"items": ("feed.xml", nameless)}, headers=AUTH)
+    assert r.status_code == 422 and "missing required columns 'item_id', 'title'" in r.json()["message"], r.text
