@@ -805,16 +805,18 @@ NEGATIVE_VALUES = frozenset({"no", "none", "not supported", "unsupported", "not 
 # words match as a shopper asks, each at its own share, `formula.is_phrase`)
 AFFIRMATIVE_VALUES = frozenset({"yes", "true", "supported", "included", "available", "built-in", "built in"})
 _PAIR_SEPARATORS = re.compile(r"[|;]")
+_MAGENTO_SEPARATORS = re.compile(r"[,|]")
 _KEY_SPACES = re.compile(r"\s+")
 
 
 def spec_pairs(cell: str) -> list[tuple[str, str]]:
-    """(key, value) pairs of an `attributes` cell: `key:value` pairs separated by `|` or `;`, or
-    a JSON object (`{"brand": "Acme", "ports": ["usb", "hdmi"]}`). A list value gives one pair
-    per element; lone words without a key, empty and negative values (`NEGATIVE_VALUES`) give
-    none. The key is context only: its words never match a query (`Attribute.match_keys`),
-    except where the value only affirms it (`AFFIRMATIVE_VALUES`): then the value is the key,
-    as one word, `("Bluetooth Enabled", "Bluetooth_Enabled")`."""
+    """(key, value) pairs of an `attributes` cell: `key:value` pairs separated by `|` or `;`
+    (or Magento's `key=value,key=value`: `_pair_parts`), or a JSON object (`{"brand": "Acme",
+    "ports": ["usb", "hdmi"]}`). A list value gives one pair per element; lone words without a
+    key, empty and negative values (`NEGATIVE_VALUES`) give none. The key is context only: its
+    words never match a query (`Attribute.match_keys`), except where the value only affirms it
+    (`AFFIRMATIVE_VALUES`): then the value is the key, as one word, `("Bluetooth Enabled",
+    "Bluetooth_Enabled")`."""
     text = cell.strip()
     if text.startswith("{"):
         try:
@@ -826,12 +828,26 @@ def spec_pairs(cell: str) -> list[tuple[str, str]]:
                    for x in (v if isinstance(v, list) else [v]) if x is not None]
             return [(k, _affirmed(k, v)) for k, v in raw if _is_value(k, v)]
     pairs = []
-    for part in _PAIR_SEPARATORS.split(text):
-        key, sep, value = part.partition(":")
+    for key, sep, value in _pair_parts(text):
         key, value = key.strip(), value.strip()
         if sep and _is_value(key, value):
             pairs.append((key, _affirmed(key, value)))
     return pairs
+
+
+def _pair_parts(text: str) -> list[tuple[str, str, str]]:
+    """(key, separator, value) of each part of a spec-list cell: `key:value` parts separated by
+    `|` or `;`, or, in a cell with `=` and no `:`, Magento's `additional_attributes` form:
+    `key=value` parts separated by `,`, a key's several values by `|` (`color=Blue,activity=Yoga|Gym`;
+    a product's variants' cells joined with `|`, `color=Black,size=XS|color=Blue,size=S`, read alike)."""
+    if "=" in text and ":" not in text:
+        parts, key = [], ""
+        for part in _MAGENTO_SEPARATORS.split(text):
+            if "=" in part:
+                key, _, part = part.partition("=")
+            parts.append((key, "=" if key else "", part))  # without `=`: the key before's next value
+        return parts
+    return [part.partition(":") for part in _PAIR_SEPARATORS.split(text)]
 
 
 def _affirmed(key: str, value: str) -> str:
@@ -965,10 +981,9 @@ def _is_spec_cell(text: str) -> bool:
             return isinstance(json.loads(text), dict)
         except ValueError:
             return False
-    parts = [p for p in _PAIR_SEPARATORS.split(text) if p.strip()]
+    parts = [p for p in _pair_parts(text) if "".join(p).strip()]
     pairs = 0
-    for part in parts:
-        key, sep, value = part.partition(":")
+    for key, sep, value in parts:
         value = value.strip()
         pairs += bool(sep and _SPEC_KEY.fullmatch(key.strip()) and value and not value.startswith("//"))
     # two pairs at least, and most parts pairs (`sizes:S;M` has a value's second part)

@@ -53,9 +53,10 @@ def fold_variants(table: Table) -> None:
     read = [counted(int(continues.sum()), "row") + " with the item_id of the row above and no title"]
     parents = _parent_rows(frame)
     if parents is not None:
+        column = _parent_column(frame)
         into = np.where(parents >= 0, into[np.maximum(parents, 0)], into)
-        read.append(counted(int((parents >= 0).sum()), "row") + " naming a parent item")
-        table.frame = frame = frame.drop(columns=[_parent_column(frame)])  # said by the rows read into their parent
+        read.append(f"{counted(int((parents >= 0).sum()), 'row')} tied to a parent item by {column}")
+        table.frame = frame = frame.drop(columns=[column])  # said by the rows read into their parent
     group_column = next((c for c in frame.columns if normalized(c) in _GROUP_COLUMNS), None)
     if group_column is not None:
         leaders = _group_leaders(frame[group_column].tolist())
@@ -118,10 +119,14 @@ def _aliases(frame: pd.DataFrame, into: np.ndarray) -> dict[str, str]:
 
 
 # a column that names each variation's parent product (WooCommerce's `Parent`: the parent's SKU,
-# or `id:45`, its `ID`)
+# or `id:45`, its `ID`), or a parent's column that names its children (`_CHILDREN_COLUMNS`)
 _PARENT_COLUMNS = ("parent", "parentid", "parentsku", "parentproductid", "parentitemid")
-# WooCommerce's `Type` says how the shop stores a product, not what kind of product it is
-_PLATFORM_TYPES = frozenset({"simple", "variable", "variation", "grouped", "external"})
+# WooCommerce's `Type` and Magento's `product_type` say how the shop stores a product, not what
+# kind of product it is
+_PLATFORM_TYPES = frozenset({"simple", "variable", "variation", "grouped", "external", "configurable", "virtual",
+                             "bundle", "downloadable"})
+# Magento's configurable product lists its children: `sku=MH01-XS-Black,size=XS,color=Black|sku=...`
+_CHILDREN_COLUMNS = ("configurablevariations",)
 
 
 def _parent_rows(frame: pd.DataFrame) -> np.ndarray | None:
@@ -130,6 +135,8 @@ def _parent_rows(frame: pd.DataFrame) -> np.ndarray | None:
     column = _parent_column(frame)
     if column is None or not (frame[column] != "").any():
         return None
+    if normalized(column) in _CHILDREN_COLUMNS:
+        return _children_parents(frame, column)
     by_item = {item: row for row, item in enumerate(frame["item_id"].tolist())}
     id_column = next((c for c in frame.columns if normalized(c) == "id"), None)
     by_id = {v: row for row, v in enumerate(frame[id_column].tolist())} if id_column else by_item
@@ -143,13 +150,27 @@ def _parent_rows(frame: pd.DataFrame) -> np.ndarray | None:
 
 
 def _parent_column(frame: pd.DataFrame) -> str | None:
-    return next((c for c in frame.columns if normalized(c) in _PARENT_COLUMNS), None)
+    return next((c for c in frame.columns if normalized(c) in _PARENT_COLUMNS + _CHILDREN_COLUMNS), None)
+
+
+def _children_parents(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """(R,) for each row a parent's children column names (its `sku=...` of each child), that
+    parent's row; -1 elsewhere."""
+    by_item = {item: row for row, item in enumerate(frame["item_id"].tolist())}
+    parents = np.full(len(frame), -1)
+    for row, cell in enumerate(frame[column].tolist()):
+        for child in cell.split("|"):
+            fields = dict(part.partition("=")[::2] for part in child.split(","))
+            found = by_item.get(fields.get("sku", "").strip())
+            if found is not None and found != row:
+                parents[found] = row
+    return parents
 
 
 def _drop_platform_types(table: Table) -> None:
     frame = table.frame
     for column in frame.columns:
-        if normalized(column) == "type" and set(frame[column].str.lower()) - {""} <= _PLATFORM_TYPES:
+        if normalized(column) in ("type", "producttype") and set(frame[column].str.lower()) - {""} <= _PLATFORM_TYPES:
             table.frame = frame.drop(columns=[column])
             table.report.notices.append(f"{column}: a platform's product types ({', '.join(sorted(_PLATFORM_TYPES))}), "
                                         "not read as attributes")

@@ -124,7 +124,7 @@ def test_a_woocommerce_variation_is_read_into_its_parent(tmp_path):
     assert hoodie["Color"] == "Blue|Green" and hoodie["Regular price"] == "42"
     assert "Type" not in items.columns and not any("Attribute" in c for c in items.columns)
     assert "Type: a platform's product types" in report.notices[1]
-    assert report.notices[2].startswith("2 rows naming a parent item read into that item")
+    assert report.notices[2].startswith("2 rows tied to a parent item by Parent read into that item")
     cat = Catalog.build(items)
     assert "images" not in {a.key for f in cat.facets for a in cat.vocab[f]}  # links, comma-separated
 
@@ -178,3 +178,28 @@ def test_a_merchant_feed_s_variants_are_one_item_each_group(tmp_path):
     assert shirt["price"] == "49.00 USD"  # the least price, as the feed writes it
     assert report.aliases == {"SH-W-S": "SH-N-M", "SH-N-S": "SH-N-M"}
     assert "2 rows with the item_group_id of an earlier row read into that item" in report.notices[-1]
+
+
+# Magento 2's product export: a configurable product lists its children (`configurable_variations`),
+# each a simple product with its own row; `additional_attributes` is `key=value,key=value`
+MAGENTO = """sku,product_type,name,description,price,additional_attributes,configurable_variations
+MH01,configurable,Chaz Hoodie,<p>A warm hoodie.</p>,52,material=Cotton|Polyester,\
+"sku=MH01-XS-Black,size=XS,color=Black|sku=MH01-S-Blue,size=S,color=Blue"
+MH01-XS-Black,simple,Chaz Hoodie-XS-Black,,52,"color=Black,size=XS",
+MH01-S-Blue,simple,Chaz Hoodie-S-Blue,,54,"color=Blue,size=S",
+WB04,simple,Overnight Duffle,<p>A roomy bag.</p>,45,"color=Black,strap=Adjustable",
+WB05,simple,Wayfarer Messenger Bag,<p>A messenger bag.</p>,45,"color=Brown,strap=Adjustable",
+"""
+
+
+def test_a_magento_configurable_product_takes_its_children(tmp_path):
+    path = tmp_path / "catalog_product.csv"
+    path.write_text(MAGENTO)
+    items, report = read_items(path)
+    assert items["item_id"].tolist() == ["MH01", "WB04", "WB05"] and "product_type" not in items.columns
+    assert items.iloc[0]["title"] == "Chaz Hoodie" and items.iloc[0]["price"] == "52"
+    assert report.aliases == {"MH01-XS-Black": "MH01", "MH01-S-Blue": "MH01"}
+    cat = Catalog.build(items)
+    hoodie = cat.attribute_labels(0)
+    assert sorted(hoodie["color"]) == ["black", "blue"]  # Magento's pairs are spec lists: `color` feeds colour
+    assert {"material:cotton", "material:polyester", "size:s", "size:xs"} <= set(hoodie["other"])

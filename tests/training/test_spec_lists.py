@@ -26,6 +26,9 @@ NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Ser
                                                                  ("Water Resistant", "Water_Resistant"),
                                                                  ("usb_ports", "2")]),
     ('{"Wi-Fi Built-In": true, "dock": false}', [("Wi-Fi Built-In", "Wi-Fi_Built-In")]),
+    # Magento's additional_attributes: `=` and `,`, a key's further values after `|`
+    ("color=Blue,size=M,activity=Yoga|Gym", [("color", "Blue"), ("size", "M"), ("activity", "Yoga"),
+                                             ("activity", "Gym")]),
     ("lonely|:x|y:", []),
     ("{not json", []),
 ])
