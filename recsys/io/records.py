@@ -60,7 +60,7 @@ def record_columns(path: str | Path) -> list[str]:
 
 def _records(name: str) -> Iterator[tuple[int, object]]:
     """(row, record): an array's elements numbered from 1, or JSON Lines' objects by line."""
-    check_text(name, None)
+    check_text(name, None)  # a file in another encoding is refused with the fix (UTF-16 is told)
     text = read_bytes(name).decode("utf-8-sig")
     if text.lstrip().startswith("["):
         try:

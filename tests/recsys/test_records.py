@@ -66,6 +66,13 @@ def test_records_that_cannot_be_read_say_where(tmp_path, text, message, row):
     assert e.value.row == row
 
 
+def test_json_records_in_another_encoding_are_refused_with_the_fix(tmp_path):
+    path = tmp_path / "items.json"
+    path.write_bytes('[{"id": "a", "title": "Chäir"}]'.encode("utf-16"))
+    with pytest.raises(DataError, match="looks like UTF-16 text; save it as UTF-8"):
+        read_items(path)
+
+
 def test_recsys_train_reads_records(tmp_path, capsys):
     from cli.main import main
 
