@@ -26,16 +26,11 @@ from defusedxml.ElementTree import iterparse
 
 from recsys.errors import DataError
 
-from .text import ReadReport, Table, check_cell_sizes, first_character
+from .text import ReadReport, Table, check_cell_sizes
 
 # the element of one product: RSS 2.0's and Atom's (Google Merchant, Meta catalogues), and the
 # `<product>` and `<offer>` of other shops' feeds
 _PRODUCTS = ("item", "entry", "product", "offer")
-
-
-def is_feed(path: str | Path) -> bool:
-    """Whether the file is XML, whatever its name."""
-    return first_character(path) == b"<"
 
 
 def read_feed(path: str | Path) -> Table:

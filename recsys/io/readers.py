@@ -49,7 +49,7 @@ from .contract import (
     unknown_items_warning,
     weights,
 )
-from .feed import feed_columns, is_feed, read_feed
+from .feed import feed_columns, read_feed
 from .headers import (
     INTERACTIONS,
     ITEMS,
@@ -58,7 +58,7 @@ from .headers import (
     check_rename,
     map_header,
 )
-from .records import is_json, read_records, record_columns
+from .records import read_records, record_columns
 from .schema import Schema
 from .text import (
     BLOCK_BYTES,
@@ -71,6 +71,7 @@ from .text import (
     counted,
     csv_records,
     drop_unnamed,
+    first_character,
     handle_bad_lines,
     no_rows_message,
     read_csv,
@@ -112,7 +113,8 @@ def read_items(
     export names (`product_id`, `Product Title`). `schema` supplies its `rename` (unless `rename`
     is given) and its `missing` markers.
     """
-    table = (read_feed(path) if is_feed(path) else read_records(path) if is_json(path)
+    kind = _items_kind(path)
+    table = (read_feed(path) if kind == "feed" else read_records(path) if kind == "records"
              else read_csv(path, encoding, on_bad_lines))
     if rename is None and schema is not None:
         rename = schema.rename
@@ -120,6 +122,14 @@ def read_items(
     fold_variants(table)
     _check_items(table, schema, skip=on_bad_lines == "skip")
     return table.frame, table.report
+
+
+def _items_kind(path: str | Path) -> str:
+    """How an items file is written, told by its first character (no CSV file starts with `<`,
+    `[` or `{`, whatever its name): "feed" (XML, `recsys.io.feed`), "records" (JSON,
+    `recsys.io.records`) or "csv"."""
+    first = first_character(path)
+    return "feed" if first == b"<" else "records" if first in (b"[", b"{") else "csv"
 
 
 def items_from_records(records: Sequence[Mapping[str, object]], *, source: str = "items",
@@ -399,9 +409,10 @@ def check_header(path: str | Path, contract: str, rename: Mapping[str, str] | No
     mapped as its reader maps it, without reading the rows: a file with columns that cannot be
     used is told so at once (the service's upload, before it starts a training job)."""
     name = str(path)
-    if contract == ITEMS and is_feed(path):
+    kind = _items_kind(path) if contract == ITEMS else "csv"
+    if kind == "feed":
         line, header = 1, feed_columns(path)
-    elif contract == ITEMS and is_json(path):
+    elif kind == "records":
         line, header = 1, record_columns(path)
     else:
         line, header = read_header(name, csv_records(name, stream_lines(name, encoding, BLOCK_BYTES)))

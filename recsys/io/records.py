@@ -21,12 +21,7 @@ import pandas as pd
 
 from recsys.errors import DataError
 
-from .text import ReadReport, Table, check_cell_sizes, check_text, first_character, read_bytes
-
-
-def is_json(path: str | Path) -> bool:
-    """Whether the file is JSON, whatever its name."""
-    return first_character(path) in (b"[", b"{")
+from .text import ReadReport, Table, check_cell_sizes, check_text, read_bytes
 
 
 def read_records(path: str | Path) -> Table:

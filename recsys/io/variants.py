@@ -50,26 +50,30 @@ def fold_variants(table: Table) -> None:
     ids = frame["item_id"]
     continues = ((ids == ids.shift()) & (ids != "") & (frame["title"] == "")).to_numpy()
     into = np.maximum.accumulate(np.where(continues, 0, np.arange(len(frame))))  # (R,) the row each is read into
-    read = [counted(int(continues.sum()), "row") + " with the item_id of the row above and no title"]
-    parents = _parent_rows(frame)
+    read: list[str] = []  # what tied rows to an item, each said when it tied any
+    if continues.any():
+        read.append(counted(int(continues.sum()), "row") + " with the item_id of the row above and no title")
+    column = _parent_column(frame)
+    parents = _parent_rows(frame, column) if column is not None else None
     if parents is not None:
-        column = _parent_column(frame)
         into = np.where(parents >= 0, into[np.maximum(parents, 0)], into)
-        read.append(f"{counted(int((parents >= 0).sum()), 'row')} tied to a parent item by {column}")
+        if (parents >= 0).any():
+            read.append(f"{counted(int((parents >= 0).sum()), 'row')} tied to a parent item by {column}")
         table.frame = frame = frame.drop(columns=[column])  # said by the rows read into their parent
     group_column = next((c for c in frame.columns if normalized(c) in _GROUP_COLUMNS), None)
     if group_column is not None:
         leaders = _group_leaders(frame[group_column].tolist())
         grouped = leaders != np.arange(len(frame))
         into = np.where(grouped, into[leaders], into)
-        read.append(f"{counted(int(grouped.sum()), 'row')} with the {group_column} of an earlier row")
+        if grouped.any():
+            read.append(f"{counted(int(grouped.sum()), 'row')} with the {group_column} of an earlier row")
         _name_groups(frame, leaders)
         table.frame = frame = frame.drop(columns=[group_column])  # a product's id, not an attribute
     _read_options(table, into)
     _drop_platform_types(table)
-    if (into != np.arange(len(frame))).any():
+    if read:
         table.report.aliases = _aliases(table.frame, into)
-        _fold(table, into, [r for r in read if not r.startswith("0 ")])
+        _fold(table, into, read)
 
 
 # a column that groups a product's variants when each is a row with its own id and title
@@ -129,11 +133,10 @@ _PLATFORM_TYPES = frozenset({"simple", "variable", "variation", "grouped", "exte
 _CHILDREN_COLUMNS = ("configurablevariations",)
 
 
-def _parent_rows(frame: pd.DataFrame) -> np.ndarray | None:
-    """(R,) the row each row names as its parent, -1 where none is named or found; None without
-    a parent column."""
-    column = _parent_column(frame)
-    if column is None or not (frame[column] != "").any():
+def _parent_rows(frame: pd.DataFrame, column: str) -> np.ndarray | None:
+    """(R,) the row each row's parent `column` names as its parent, -1 where none is named or
+    found; None when the column is empty."""
+    if not (frame[column] != "").any():
         return None
     if normalized(column) in _CHILDREN_COLUMNS:
         return _children_parents(frame, column)
