@@ -211,6 +211,7 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
         "buckets": {k: b.edges for k, b in cat.buckets.items()},
         # a bucketed column's numbers, for range filters (null: an empty cell)
         "numbers": {k: [None if math.isnan(x) else x for x in v.tolist()] for k, v in cat.numbers.items()},
+        "aliases": cat.aliases,  # a variant's id -> its product's
     }
     _write_json(folder / "catalog.json", catalog_json)
     _write_json(folder / "words.json", fz.words.to_json())
@@ -402,6 +403,7 @@ def load_version(path: str | Path) -> Recommender:
         # absent from a version saved before range filters: its bucketed columns take labels only
         numbers={k: np.array([np.nan if x is None else x for x in v], dtype=float)
                  for k, v in catalog_json.get("numbers", {}).items()},
+        aliases=catalog_json.get("aliases", {}),  # absent from a version saved before them
     )
     words = WordTable.from_json(words_json)
     exact = {f: csr[f"exact.{f}"] for f in cfg.facets}
@@ -752,6 +754,11 @@ def _check_catalog(folder: Path, c: object, cfg: ModelConfig) -> tuple[int, dict
                 x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x))
                 for x in values):
             raise bad(f"'numbers.{key}' must be a bucketed column's finite numbers or nulls, one an item")
+    aliases = c.get("aliases", {})
+    known = set(ids)
+    if not isinstance(aliases, dict) or not all(
+            isinstance(a, str) and isinstance(i, str) and i in known and a not in known for a, i in aliases.items()):
+        raise bad("'aliases' must map ids that are not item_ids to item_ids")
     return len(ids), sizes
 
 

@@ -255,6 +255,10 @@ class Catalog:
     # how many items hold a spec list (at least one `key:value` pair in an `attributes` column,
     # `spec_pairs`); 0 for a catalogue loaded from a saved version, which does not keep it
     spec_items: int = field(default=0, compare=False)
+    # another id an item is known by -> its item_id (`ReadReport.aliases`: a variant's SKU in a
+    # product export, folded into its product), so that an event, a judgment or a product page
+    # that names the variant finds the product; a version keeps them
+    aliases: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _label_views: list[tuple[str, memoryview, memoryview, list[str]]] = field(
@@ -308,6 +312,15 @@ class Catalog:
 
     def has(self, item_id: str) -> bool:
         return item_id in self._index
+
+    def canonical(self, item_id: str) -> str:
+        """The item_id `item_id` names: itself, or the item an alias of it stands for
+        (`aliases`). An id the catalogue does not know is returned as it is."""
+        return item_id if item_id in self._index else self.aliases.get(item_id, item_id)
+
+    def keep_aliases(self, aliases: Mapping[str, str]) -> None:
+        """Keep the `aliases` that name an item of this catalogue and are not an item's own id."""
+        self.aliases = {a: i for a, i in aliases.items() if i in self._index and a not in self._index}
 
     def attributes_of(self, item_idx: int, facet: str) -> np.ndarray:
         """Attribute indices of one item in one facet, in the order they were read."""

@@ -364,6 +364,7 @@ class Recommender:
         share with the item (`["category"]`: a chair's like-this are chairs; a key the item has
         no value of restricts nothing); None: its kind (`similar.kind_filter`), unless `filters`
         name a kind key; (): nothing. `rules` act as on `recommend`."""
+        item_id = self.catalog.canonical(item_id)  # a variant's page asks for its product's
         item_idx = self.catalog.idx(item_id)
         asked = item_query(self.catalog, item_idx, self.featurizer.attribute_df)
         kept = self._same_as(item_idx, same, filters)
@@ -496,9 +497,9 @@ class Recommender:
             mask = np.ones(self.catalog.n_items, dtype=bool)
         if candidates is not None:
             only = np.zeros_like(mask)
-            only[[self.catalog.idx(c) for c in candidates]] = True
+            only[[self.catalog.idx(self.catalog.canonical(c)) for c in candidates]] = True
             mask &= only
-        for item_id in exclude:
+        for item_id in map(self.catalog.canonical, exclude):  # a variant's SKU excludes its product
             if self.catalog.has(item_id):
                 mask[self.catalog.idx(item_id)] = False
         return mask
@@ -536,6 +537,7 @@ class Recommender:
                 head_weights: Mapping[str, float] | None = None,
                 rules: Adjustments | None = None) -> ItemDetail:
         weights = self.head_weight_vector(head_weights)  # a request's bad head before its bad item
+        item_id = self.catalog.canonical(item_id)
         item_idx = self.catalog.idx(item_id)
         state = self.index.query_state(query)
         score, prior, heads = detail_item(self.index, state, item_idx, weights)
@@ -576,7 +578,7 @@ class Recommender:
                 "matches_a": ha.matches,
                 "matches_b": hb.matches,
             })
-        lengths = self.index.sets.total_length(np.array([self.catalog.idx(item_a), self.catalog.idx(item_b)]))
+        lengths = self.index.sets.total_length(np.array([self.catalog.idx(a.item_id), self.catalog.idx(b.item_id)]))
         ea, eb = (Explanation(d.prior, "", [HeadExplanation(h.head, h.contribution, h.matches) for h in d.heads],
                               float(length), self.index.length_unit)
                   for d, length in zip((a, b), lengths.tolist()))
@@ -588,7 +590,7 @@ class Recommender:
         pinned = [f"{who} {r.note}" for who, d in (("A", a), ("B", b)) for r in d.rules if r.kind in ("pin", "hide")]
         if pinned:
             summary += "; " + "; ".join(pinned)
-        return Comparison(query, item_a, item_b, a.score, b.score, a.prior - b.prior, heads, summary,
+        return Comparison(query, a.item_id, b.item_id, a.score, b.score, a.prior - b.prior, heads, summary,
                           a.rules, b.rules)
 
 

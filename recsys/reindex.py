@@ -33,6 +33,7 @@ def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = 
     old = rec.catalog
     new = Catalog.build(items, schema.columns, buckets=old.buckets, lexicon=schema.lexicon,
                         facets=rec.facets)
+    new.keep_aliases(old.aliases)  # of the items still here
     old_words = rec.featurizer.words
     added = sorted(catalog_word_keys(new) - set(old_words.keys))
     words = WordTable(old_words.keys + added, old_words.query_words)  # old ids stay valid

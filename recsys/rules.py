@@ -110,7 +110,7 @@ def check_rule(rule: Rule, catalog: Catalog) -> str | None:
             return (f"rule {rule.name!r}: no item of the catalogue has {key}:{value} (its values: "
                     f"{', '.join(catalog.filter_values(key)[:20])}); it is stored and does nothing "
                     f"until one has")
-    elif rule.item_id is not None and not catalog.has(rule.item_id):
+    elif rule.item_id is not None and not catalog.has(catalog.canonical(rule.item_id)):
         return (f"rule {rule.name!r}: item {rule.item_id!r} is not in the catalogue; it is stored "
                 f"and does nothing until the item is added")
     return None
@@ -431,8 +431,9 @@ class RuleBook:
 def matching_items(rule: Rule, catalog: Catalog) -> np.ndarray:
     """Sorted catalogue indices of the items `rule` acts on (empty when none, or when its key is
     not one of this catalogue's)."""
-    if rule.item_id is not None:
-        return (np.array([catalog.idx(rule.item_id)], dtype=np.int64) if catalog.has(rule.item_id)
+    if rule.item_id is not None:  # a variant's SKU acts on its product
+        item_id = catalog.canonical(rule.item_id)
+        return (np.array([catalog.idx(item_id)], dtype=np.int64) if catalog.has(item_id)
                 else np.zeros(0, dtype=np.int64))
     key, value = split_attribute(rule.attribute or "")
     if catalog.filter_key(key) is None:

@@ -134,3 +134,20 @@ def furniture_items() -> pd.DataFrame:
         rows.append({"item_id": f"F{n:03d}", "title": f"{brand} {category}", "color": color,
                      "category": category})
     return pd.DataFrame(rows)
+
+
+# Shopify's product export, trimmed to the columns that matter here: the shirt has three
+# variants and an image row of its own, the boots none (Shopify's "Title: Default Title")
+SHOPIFY = """Handle,Title,Body (HTML),Vendor,Type,Tags,Option1 Name,Option1 Value,Option2 Name,Option2 Value,\
+Variant SKU,Variant Price,Image Src
+linen-shirt,Linen Shirt,<p>A relaxed <strong>linen</strong> shirt.</p>,Harbor,Shirts,"summer, linen",\
+Color,Navy,Size,S,LS-NAVY-S,49.00,https://cdn.example.com/navy.jpg
+linen-shirt,,,,,,,Navy,,M,LS-NAVY-M,52.50,https://cdn.example.com/navy-2.jpg
+linen-shirt,,,,,,,White,,S,LS-WHITE-S,49.00,
+linen-shirt,,,,,,,,,,,,https://cdn.example.com/white.jpg
+wrap-dress,Crimson Wrap Dress,<p>A red cotton wrap dress.</p>,Nordic,Dresses,"cotton, party",Size,S,,,WD-S,89.00,\
+https://cdn.example.com/dress.jpg
+wrap-dress,,,,,,,M,,,WD-M,89.00,
+chelsea-boots,Brown Suede Boots,<p>Chelsea boots in brown suede.</p>,Harbor,Boots,suede,Title,Default Title,,,\
+CB-42,129.00,https://cdn.example.com/boots.jpg
+"""

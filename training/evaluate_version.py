@@ -29,7 +29,7 @@ def evaluate_version(model: Path, items: Path, judgments: Path, probes: Path | N
         df, _ = read_items(items, encoding=encoding, on_bad_lines=on_bad_lines, schema=chosen)
         rec = with_catalog(rec, df, chosen)
     jdf, _ = read_judgments(judgments, set(rec.catalog.item_ids), encoding=encoding,
-                            rename=chosen.rename)
+                            rename=chosen.rename, aliases=rec.catalog.aliases)
     index = {item_id: i for i, item_id in enumerate(rec.catalog.item_ids)}
     graded = group_judgments(jdf, index, source=str(judgments))
     report = evaluate_all(rec, graded, make_baselines(rec, None))

@@ -78,7 +78,9 @@ def read_catalog(path: Path, schema: Schema, encoding: str | None = None,
                  on_bad_lines: str = "error") -> tuple[Catalog, pd.DataFrame, ReadReport]:
     """An items file read under the contract and built into the catalogue training sees."""
     items, report = read_items(path, encoding=encoding, on_bad_lines=on_bad_lines, schema=schema)
-    return Catalog.build(items, schema.columns, lexicon=schema.lexicon, facets=schema.facets), items, report
+    catalog = Catalog.build(items, schema.columns, lexicon=schema.lexicon, facets=schema.facets)
+    catalog.keep_aliases(report.aliases)
+    return catalog, items, report
 
 
 def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict]:
@@ -244,5 +246,5 @@ def _read_extra(inputs: TrainInputs, catalog: Catalog, rename: dict[str, str]):
     if not inputs.judgments:
         return None
     df, _ = read_judgments(inputs.judgments, set(catalog.item_ids), encoding=inputs.encoding,
-                           rename=rename)
+                           rename=rename, aliases=catalog.aliases)
     return group_judgments(df, {i: n for n, i in enumerate(catalog.item_ids)}, source=str(inputs.judgments))

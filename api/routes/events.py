@@ -42,7 +42,8 @@ def checked_events(req: EventsRequest, rec: Recommender, s: Settings) -> list[Ev
     out = []
     for i, e in enumerate(req.events):
         check_query(e.query, s, loc=("events", i, "query"))
-        if not rec.catalog.has(e.item_id):  # a valid id (api.schemas.ItemId), but whose?
+        item_id = rec.catalog.canonical(e.item_id)  # a variant's SKU is stored as its product
+        if not rec.catalog.has(item_id):  # a valid id (api.schemas.ItemId), but whose?
             raise field_error(("events", i, "item_id"),
                               f"unknown item {e.item_id[:80]!r}: not in the catalogue of the served "
                               f"model {rec.version}")
@@ -51,7 +52,7 @@ def checked_events(req: EventsRequest, rec: Recommender, s: Settings) -> list[Ev
             raise field_error(("events", i, "timestamp"),
                               f"{at.isoformat()} is in the future (now {now.isoformat(timespec='seconds')}, "
                               f"{s.event_clock_skew_s:g} s of clock skew allowed)")
-        out.append(Event(type=e.type, query=e.query, item_id=e.item_id, timestamp=at,
+        out.append(Event(type=e.type, query=e.query, item_id=item_id, timestamp=at,
                          event_id=e.event_id, request_id=e.request_id, position=e.position,
                          user_id=e.user_id))
     return out

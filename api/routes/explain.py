@@ -28,6 +28,6 @@ def _explain(req: ExplainRequest, rec: Recommender, rules: ServedRules) -> Respo
     detail = rec.explain(req.query, req.item_id, head_weights=req.head_weights,
                          rules=rules.for_query(req.query, rec))
     took_ms = (time.perf_counter() - start) * 1000
-    title = rec.catalog.titles[rec.catalog.idx(req.item_id)]
+    title = rec.catalog.titles[rec.catalog.idx(detail.item_id)]
     out = {**vars(detail), "title": title, "model_version": rec.version, "took_ms": round(took_ms, 3)}
     return as_json(ExplainOut.model_validate(out), rec.version)

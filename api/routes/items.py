@@ -12,6 +12,7 @@ router = APIRouter(prefix="/items", tags=["items"])
             responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}})
 async def get_item(item_id: ItemId, rec: ModelDep) -> dict:
     """One catalogue item of the served model and its attributes per facet."""
+    item_id = rec.catalog.canonical(item_id)  # a variant's SKU: its product
     idx = rec.catalog.idx(item_id)  # UnknownItemError -> 404
     return {"item_id": item_id, "title": rec.catalog.titles[idx],
             "attributes": rec.catalog.attribute_labels(idx), "model_version": rec.version}

@@ -380,13 +380,17 @@ def read_judgments(
     encoding: str | None = None,
     on_bad_lines: str = "error",
     rename: Mapping[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, ReadReport]:
     """judgments.csv -> columns query, item_id, grade (float >= 0), the header mapped as
     `read_items` maps it (`rename`, then common names: `relevance` -> grade). Exact duplicates
-    are dropped."""
+    are dropped. An item_id among `aliases` names its item, as in `read_interactions`."""
     table = read_csv(path, encoding, on_bad_lines)
     map_columns(table, JUDGMENTS, rename)
     check_nonempty(table, "query")
+    aliased = resolve_aliases(table, aliases or {})
+    if aliased:
+        table.report.notices.append(aliases_note(aliased))
     if on_bad_lines == "skip":
         skip_unknown(table, item_ids, [], instead="")
     check_known(table, item_ids)

@@ -15,21 +15,7 @@ from recsys.io.variants import option_pairs
 from training.fit import TrainConfig
 from training.start import untrained_recommender
 
-# Shopify's product export, trimmed to the columns that matter here: the shirt has three
-# variants and an image row of its own, the boots none (Shopify's "Title: Default Title")
-SHOPIFY = """Handle,Title,Body (HTML),Vendor,Type,Tags,Option1 Name,Option1 Value,Option2 Name,Option2 Value,\
-Variant SKU,Variant Price,Image Src
-linen-shirt,Linen Shirt,<p>A relaxed <strong>linen</strong> shirt.</p>,Harbor,Shirts,"summer, linen",\
-Color,Navy,Size,S,LS-NAVY-S,49.00,https://cdn.example.com/navy.jpg
-linen-shirt,,,,,,,Navy,,M,LS-NAVY-M,52.50,https://cdn.example.com/navy-2.jpg
-linen-shirt,,,,,,,White,,S,LS-WHITE-S,49.00,
-linen-shirt,,,,,,,,,,,,https://cdn.example.com/white.jpg
-wrap-dress,Crimson Wrap Dress,<p>A red cotton wrap dress.</p>,Nordic,Dresses,"cotton, party",Size,S,,,WD-S,89.00,\
-https://cdn.example.com/dress.jpg
-wrap-dress,,,,,,,M,,,WD-M,89.00,
-chelsea-boots,Brown Suede Boots,<p>Chelsea boots in brown suede.</p>,Harbor,Boots,suede,Title,Default Title,,,\
-CB-42,129.00,https://cdn.example.com/boots.jpg
-"""
+from ..planted import SHOPIFY
 
 
 @pytest.fixture
@@ -142,6 +128,54 @@ def test_a_search_log_that_names_variants_trains_on_their_products(export, tmp_p
     err = capsys.readouterr().err
     assert "4 rows name an item by a variant's id (its SKU, read into its product): read as that item" in err
     assert "skipped 1 row whose item_id is not in the items file: lines 6" in err  # CB-40 is in no row
+
+
+def test_a_version_keeps_its_variants_ids_for_pages_judgments_and_rules(export, tmp_path):
+    """A shop's site knows a product page, a judgment or a pin by the variant a shopper saw;
+    the version trained on the export keeps each SKU as its product's other id."""
+    from recsys.artifact import load_version
+    from recsys.io.readers import read_judgments
+    from recsys.rules import Rule, matching_items
+    from training.train import TrainInputs, train
+
+    version = train(TrainInputs(items=export, interactions=None), tmp_path / "a", TrainConfig(seed=0)).version_dir
+    rec = load_version(version)
+    assert rec.catalog.aliases == {"LS-NAVY-S": "linen-shirt", "LS-NAVY-M": "linen-shirt",
+                                   "LS-WHITE-S": "linen-shirt", "WD-S": "wrap-dress", "WD-M": "wrap-dress",
+                                   "CB-42": "chelsea-boots"}
+    assert rec.explain("white shirt", "LS-WHITE-S").item_id == "linen-shirt"
+    asked, like = rec.similar("LS-NAVY-M", k=5, same=())
+    assert asked.item_id == "linen-shirt" and "linen-shirt" not in [i.item_id for i in like.items]
+    assert [i.item_id for i in rec.recommend("shirt", k=3, exclude=["LS-NAVY-S"]).items] == [
+        i.item_id for i in rec.recommend("shirt", k=3, exclude=["linen-shirt"]).items]
+    pin = Rule(name="boots first", kind="pin", item_id="CB-42", position=1)
+    assert [rec.catalog.item_ids[i] for i in matching_items(pin, rec.catalog)] == ["chelsea-boots"]
+    judged = tmp_path / "judgments.csv"
+    judged.write_text("query,item_id,grade\nwhite shirt,LS-WHITE-S,3\nred dress,wrap-dress,2\n")
+    df, report = read_judgments(judged, set(rec.catalog.item_ids), aliases=rec.catalog.aliases)
+    assert df["item_id"].tolist() == ["linen-shirt", "wrap-dress"]
+    assert report.notices == ["1 row names an item by a variant's id (its SKU, read into its product): "
+                              "read as that item"]
+    assert rec.catalog.canonical("CB-40") == "CB-40" and not rec.catalog.has("CB-40")  # in no row
+
+
+def test_a_version_whose_variant_names_no_item_is_refused(export, tmp_path):
+    import json
+
+    from recsys.artifact import load_version
+    from recsys.errors import ArtifactError
+    from recsys.io.text import fingerprint
+    from training.train import TrainInputs, train
+
+    version = train(TrainInputs(items=export, interactions=None), tmp_path / "a", TrainConfig(seed=0)).version_dir
+    catalog = json.loads((version / "catalog.json").read_text())
+    catalog["aliases"]["LS-PINK-S"] = "no-such-item"
+    (version / "catalog.json").write_text(json.dumps(catalog))
+    manifest = json.loads((version / "manifest.json").read_text())
+    manifest["files"]["catalog.json"] = fingerprint(version / "catalog.json")  # as a writer with a bug would
+    (version / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArtifactError, match=r"catalog\.json.*'aliases' must map ids that are not item_ids to item_ids"):
+        load_version(version)
 
 
 def test_an_id_two_products_share_or_an_item_s_own_names_no_variant(tmp_path):
