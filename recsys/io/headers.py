@@ -44,8 +44,9 @@ class Role:
 _ITEM_ID = Role("item_id", ("productid", "productuid", "sku", "itemsku", "productsku", "variantid",
                             "variantsku", "articleid", "articlenumber", "itemnumber", "productnumber",
                             "productcode", "itemcode", "asin", "objectid"), ("id", "uid"),
-               # the product a Shopify export's rows are, each variant's row under it (recsys.io.variants)
-               first=("handle",))
+               # the product a Shopify export's rows are, each variant's row under it (recsys.io.variants);
+               # Squarespace's `Product ID [Non Editable]` over its variants' `SKU`
+               first=("handle", "productidnoneditable"))
 _QUERY = Role("query", ("searchterm", "searchterms", "searchquery", "searchphrase", "searchstring",
                         "searchtext", "querytext", "searchkeyword", "keyword", "keywords"),
               ("q", "search", "term"))

@@ -6,12 +6,15 @@ Shop exports write a product with variants as several rows:
 - WooCommerce: a row for each variation, with its own SKU and name ("Hoodie - Blue") and a
   `Parent` naming the product's SKU (or `id:44`, its `ID`);
 - Google Merchant feeds: a row for each variant, with its own id and title ("Linen Shirt - Navy
-  / M"), one `item_group_id` for the product's rows.
+  / M"), one `item_group_id` for the product's rows;
+- Squarespace: the product's first row (`Product ID [Non Editable]`, title, description), then a
+  row for each further variant with its own `SKU` and neither the product's id nor a title.
 Options are columns in pairs, a name and a value: `Option1 Name` "Color", `Option1 Value` "Navy"
 (the name only on the first row; WooCommerce's `Attribute 1 name` / `Attribute 1 value(s)` the
-same, the values comma-separated). Read row by row, a Shopify file was refused at its first
-variant row (no title), each variation or variant was an item beside its siblings, and option
-values were words with no kind ("navy" under `option1 value`, never a colour).
+same, the values comma-separated; Squarespace's `Option Name 1` / `Option Value 1`). Read row by
+row, a Shopify file was refused at its first variant row (no title), each variation or variant
+was an item beside its siblings, and option values were words with no kind ("navy" under
+`option1 value`, never a colour).
 
 So, on the items table with its header mapped: each numbered name/value pair of columns becomes
 a column named by the name's cell ("Color": navy|white), fed to the facets by the usual rule;
@@ -36,6 +39,7 @@ from .text import Table, counted
 
 # a numbered pair of columns: `Option1 Name` / `Option1 Value`, `Attribute 1 name` / `Attribute 1 value(s)`
 _PAIR_STEM = re.compile(r"[a-z]+\d+")
+_NUMBER_AFTER = re.compile(r"([a-z]+)name(\d+)")  # `Option Name 1` / `Option Value 1`
 # option names that are not read: the contract's columns (Shopify names the one option of a
 # product without variants "Title", valued "Default Title")
 _CONTRACT = ("itemid", "title", "description", "attributes")
@@ -48,11 +52,17 @@ def fold_variants(table: Table) -> None:
     if "item_id" not in frame.columns or "title" not in frame.columns:
         return
     ids = frame["item_id"]
-    continues = ((ids == ids.shift()) & (ids != "") & (frame["title"] == "")).to_numpy()
+    untitled = (frame["title"] == "").to_numpy()
+    same_id = ((ids == ids.shift()) & (ids != "")).to_numpy() & untitled
+    no_id = (ids == "").to_numpy() & untitled  # Squarespace's variant rows: the product's id on its first only
+    no_id[:1] = False  # nothing above to be read into: refused by the contract
+    continues = same_id | no_id
     into = np.maximum.accumulate(np.where(continues, 0, np.arange(len(frame))))  # (R,) the row each is read into
     read: list[str] = []  # what tied rows to an item, each said when it tied any
-    if continues.any():
-        read.append(counted(int(continues.sum()), "row") + " with the item_id of the row above and no title")
+    if same_id.any():
+        read.append(counted(int(same_id.sum()), "row") + " with the item_id of the row above and no title")
+    if no_id.any():
+        read.append(counted(int(no_id.sum()), "row") + " with no item_id and no title")
     column = _parent_column(frame)
     parents = _parent_rows(frame, column) if column is not None else None
     if parents is not None:
@@ -103,14 +113,18 @@ def _name_groups(frame: pd.DataFrame, leaders: np.ndarray) -> None:
     frame["title"] = titles
 
 
+# a variant's own id that is no item_id's name (Squarespace's `Variant ID [Non Editable]`)
+_VARIANT_ID_COLUMNS = ("variantidnoneditable",)
+
+
 def _aliases(frame: pd.DataFrame, into: np.ndarray) -> dict[str, str]:
     """Each other id of a product's rows -> the product's item_id: a variation's own item_id
     (WooCommerce's SKU), and the cells of the columns an item_id could have come from (Shopify's
     `Variant SKU`, WooCommerce's `ID`), a search log's names for the variant. An id that is an
     item's own, or that two products' rows share, names none."""
     role = CONTRACTS[ITEMS][0]
-    id_columns = [c for c in frame.columns if c != "item_id" and normalized(c) in {*role.first, *role.names,
-                                                                                   *role.generic}]
+    id_columns = [c for c in frame.columns if c != "item_id" and normalized(c) in {
+        *role.first, *role.names, *role.generic, *_VARIANT_ID_COLUMNS}]
     items = frame["item_id"].to_numpy()[into]
     aliases: dict[str, str] = {}
     shared: set[str] = set()
@@ -128,7 +142,10 @@ _PARENT_COLUMNS = ("parent", "parentid", "parentsku", "parentproductid", "parent
 # WooCommerce's `Type` and Magento's `product_type` say how the shop stores a product, not what
 # kind of product it is
 _PLATFORM_TYPES = frozenset({"simple", "variable", "variation", "grouped", "external", "configurable", "virtual",
-                             "bundle", "downloadable"})
+                             "bundle", "downloadable",
+                             # Squarespace's `Product Type [Non Editable]`
+                             "physical", "digital", "service", "gift_card"})
+_TYPE_COLUMNS = ("type", "producttype", "producttypenoneditable")
 # Magento's configurable product lists its children: `sku=MH01-XS-Black,size=XS,color=Black|sku=...`
 _CHILDREN_COLUMNS = ("configurablevariations",)
 
@@ -173,7 +190,7 @@ def _children_parents(frame: pd.DataFrame, column: str) -> np.ndarray:
 def _drop_platform_types(table: Table) -> None:
     frame = table.frame
     for column in frame.columns:
-        if normalized(column) in ("type", "producttype") and set(frame[column].str.lower()) - {""} <= _PLATFORM_TYPES:
+        if normalized(column) in _TYPE_COLUMNS and set(frame[column].str.lower()) - {""} <= _PLATFORM_TYPES:
             table.frame = frame.drop(columns=[column])
             table.report.notices.append(f"{column}: a platform's product types ({', '.join(sorted(_PLATFORM_TYPES))}), "
                                         "not read as attributes")
@@ -182,17 +199,23 @@ def _drop_platform_types(table: Table) -> None:
 
 
 def option_pairs(columns: list[str]) -> list[tuple[str, str]]:
-    """(name column, value column) of each numbered option pair, in header order."""
+    """(name column, value column) of each numbered option pair, in header order: the number
+    before the name (`Option1 Name` / `Option1 Value`) or after it (Squarespace's `Option Name 1`
+    / `Option Value 1`)."""
     by_name = {normalized(c): c for c in columns}
     pairs = []
     for norm, column in by_name.items():
         stem = norm[:-4] if norm.endswith("name") else ""
-        if not _PAIR_STEM.fullmatch(stem):
+        after = _NUMBER_AFTER.fullmatch(norm)
+        if _PAIR_STEM.fullmatch(stem):
+            values = [stem + suffix for suffix in ("value", "values")]
+        elif after is not None:
+            values = [after[1] + word + after[2] for word in ("value", "values")]
+        else:
             continue
-        for suffix in ("value", "values"):
-            if stem + suffix in by_name:
-                pairs.append((column, by_name[stem + suffix]))
-                break
+        found = next((by_name[v] for v in values if v in by_name), None)
+        if found is not None:
+            pairs.append((column, found))
     return pairs
 
 
@@ -221,8 +244,9 @@ def _read_options(table: Table, into: np.ndarray) -> None:
                 added[column] = [[] for _ in range(len(frame))]
             added[column][row].extend(v.strip() for v in split.split(cell) if v.strip())
     # the pair's own further columns go with it (WooCommerce's `Attribute 1 visible`, `... global`)
-    stems = tuple(normalized(name)[:-4] for name, _ in pairs)
-    frame = frame.drop(columns=[c for c in frame.columns if any(
+    stems = tuple(normalized(name)[:-4] for name, _ in pairs if normalized(name).endswith("name"))
+    paired = {c for pair in pairs for c in pair}
+    frame = frame.drop(columns=[c for c in frame.columns if c in paired or any(
         normalized(c).startswith(stem) and normalized(c)[len(stem):].isalpha() for stem in stems)])
     for column, rows in added.items():
         old = frame[column].tolist() if column in frame.columns else [""] * len(frame)

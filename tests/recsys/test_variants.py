@@ -59,6 +59,8 @@ def test_the_options_are_facets_to_match_filter_and_explain(export):
     (["Option1 Name", "Option1 Value", "Option2 Name", "Option2 Value"],
      [("Option1 Name", "Option1 Value"), ("Option2 Name", "Option2 Value")]),
     (["Attribute 1 name", "Attribute 1 value(s)"], [("Attribute 1 name", "Attribute 1 value(s)")]),
+    (["Option Name 1", "Option Value 1", "Option Name 2", "Option Value 2"],  # Squarespace
+     [("Option Name 1", "Option Value 1"), ("Option Name 2", "Option Value 2")]),
     (["Product Name", "Product Value", "Brand Name"], []),  # not numbered: a name of the product
 ])
 def test_option_pairs(header, pairs):
@@ -176,6 +178,48 @@ def test_a_version_whose_variant_names_no_item_is_refused(export, tmp_path):
     (version / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ArtifactError, match=r"catalog\.json.*'aliases' must map ids that are not item_ids to item_ids"):
         load_version(version)
+
+
+# Squarespace's product export, trimmed: a variant row has its own SKU and variant id, and
+# neither the product's id nor a title; `Option Name 1` / `Option Value 1` pairs
+SQUARESPACE = """Product ID [Non Editable],Variant ID [Non Editable],Product Type [Non Editable],Product URL,\
+Title,Description,SKU,Option Name 1,Option Value 1,Option Name 2,Option Value 2,Price,Categories,Visible
+61a1,7a01,PHYSICAL,linen-shirt,Linen Shirt,<p>A relaxed linen shirt.</p>,SQ01,Color,Navy,Size,S,49.00,Shirts,Yes
+,7a02,,,,,SQ02,,Navy,,M,52.50,,
+,7a03,,,,,SQ03,,White,,S,49.00,,
+61a2,7a04,PHYSICAL,wrap-dress,Crimson Wrap Dress,<p>A red cotton wrap dress.</p>,SQ04,Size,S,,,89.00,Dresses,Yes
+61a3,7a05,DIGITAL,gift-card,Gift Card,<p>For anything in the shop.</p>,SQ05,,,,,25.00,Gifts,Yes
+"""
+
+
+@pytest.mark.parametrize("repeated", [False, True], ids=["first-row-id", "every-row-id"])
+def test_a_squarespace_export_reads_one_item_a_product(tmp_path, repeated):
+    text = SQUARESPACE.replace("\n,7a0", "\n61a1,7a0") if repeated else SQUARESPACE
+    path = tmp_path / "squarespace.csv"
+    path.write_text(text)
+    items, report = read_items(path)
+    assert items["item_id"].tolist() == ["61a1", "61a2", "61a3"]
+    shirt = items.iloc[0]
+    assert (shirt["title"], shirt["Color"], shirt["Size"]) == ("Linen Shirt", "Navy|White", "S|M")
+    assert shirt["Price"] == "49.00"
+    assert items.iloc[1]["Size"] == "S" and items.iloc[1]["Color"] == ""
+    assert not any(c.startswith("Option") for c in items.columns)
+    assert "Product Type [Non Editable]" not in items.columns  # PHYSICAL, DIGITAL: how it ships, not a kind
+    tied = "with the item_id of the row above and no title" if repeated else "with no item_id and no title"
+    assert f"2 rows {tied} read into that item (a product's variants and images): 3 items" in report.notices
+    assert report.aliases == {"SQ01": "61a1", "SQ02": "61a1", "SQ03": "61a1", "7a01": "61a1", "7a02": "61a1",
+                              "7a03": "61a1", "SQ04": "61a2", "7a04": "61a2", "SQ05": "61a3", "7a05": "61a3"}
+    rec = untrained_recommender(Catalog.build(items), _NO_ROWS, TrainConfig(seed=0))
+    white = rec.catalog.filter_mask({"color": ["white"]})
+    assert [rec.catalog.item_ids[i] for i in np.flatnonzero(white)] == ["61a1"]
+    assert rec.recommend("white linen shirt", k=1).items[0].item_id == "61a1"
+
+
+def test_a_first_row_without_an_item_id_is_still_refused(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_text("Product ID [Non Editable],Title,SKU\n,,SQ01\n61a1,Shirt,SQ02\n")
+    with pytest.raises(DataError, match="row 2, column 'item_id': expected a non-empty item_id"):
+        read_items(path)
 
 
 def test_an_id_two_products_share_or_an_item_s_own_names_no_variant(tmp_path):
