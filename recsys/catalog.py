@@ -596,7 +596,7 @@ class _CatalogBuilder:
         n = len(self.items)
         kinds = column_kinds(self.items, self.overrides)
         for column in kinds.columns:
-            self._add_column(column, column in kinds.paths)
+            self._add_column(column, path_separator(self.items[column], column) if column in kinds.paths else None)
         having = np.zeros(n, dtype=bool)
         for column in kinds.specs:
             having |= self._add_pairs(self.items[column])
@@ -627,9 +627,9 @@ class _CatalogBuilder:
             spec_items=spec_items,
         )
 
-    def _add_column(self, column: str, paths: bool = False) -> None:
+    def _add_column(self, column: str, paths: re.Pattern[str] | None = None) -> None:
         """Numbers the column's attributes; the first pass over the items adds them to the rows
-        (`_each_item`). `paths`: its values are category paths, a value per level."""
+        (`_each_item`). `paths`: its values are category paths, a value per level, separated so."""
         facet = facet_for_column(column, self.overrides)
         assert facet is not None  # build() adds the columns that feed a facet
         key = column.strip().lower()
@@ -662,8 +662,8 @@ class _CatalogBuilder:
             indices = parsed.get(cell)
             if indices is None:
                 values = _split(cell, separators)
-                if paths:
-                    values = list(dict.fromkeys(level for value in values for level in path_levels(value)))
+                if paths is not None:
+                    values = list(dict.fromkeys(level for value in values for level in path_levels(value, paths)))
                 indices = parsed[cell] = tuple(self.index_of(Attribute(facet, key, value)) for value in values)
             split.append(indices)
         self.cells.append((facet, split))
@@ -951,32 +951,55 @@ def _is_links(text: str) -> bool:
 
 
 def path_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
-    """The facet columns whose values are category paths (`PATH_SHARE` of the filled cells
-    `A > B > C`, also with `›` or `»`), read as a value per level (`path_levels`): Google
-    Merchant's `product_type` and `google_product_category` and a shop's breadcrumbs say
-    "Home & Garden > Kitchen > Cookware", and read as one value, a shopper's "cookware" was a
-    word of a five-word phrase on every such item, its level not a value to filter or count by.
-    A schema maps such a column to a facet as any other; its cells are still read a level each."""
+    """The facet columns whose values are category paths (`path_separator`), read as a value per
+    level (`path_levels`): Google Merchant's `product_type` and `google_product_category` and a
+    shop's breadcrumbs say "Home & Garden > Kitchen > Cookware", and read as one value, a
+    shopper's "cookware" was a word of a five-word phrase on every such item, its level not a
+    value to filter or count by. A schema maps such a column to a facet as any other; its cells
+    are still read a level each."""
     return [column for column in items.columns
             if facet_for_column(column, overrides) is not None
-            and _cells_are(items[column], _is_path_cell, PATH_SHARE)]
+            and path_separator(items[column], column) is not None]
 
 
 # a column is read as category paths when at least this share of its filled cells is one: fewer
 # than spec lists' SPEC_SHARE, since a feed files some items under a top level alone
 PATH_SHARE = 0.5
 _PATH_SEPARATOR = re.compile(r"\s*[>›»]\s*")
+# a slash separates levels too (Wayfair's "Furniture / Living Room Furniture / Chairs & Seating",
+# Magento's "Default Category/Gear/Bags", several paths joined by a bare comma), but also the
+# parts of one value ("Black/White", "S/M", "Indoor/Outdoor"): a column is read as slash paths
+# only when most of its cells have three levels or more, or two in a column named for categories
+SLASH_SEPARATOR = re.compile(r"\s*/\s*|,(?=\S)")
+_CATEGORY_NAME = re.compile(r"categor|breadcrumb|taxonomy|hierarch|producttype|department|path")
+
+
+def path_separator(cells: pd.Series, column: str) -> re.Pattern[str] | None:
+    """How the column's cells separate a category path's levels (`A > B > C`, also with `›` or
+    `»`; else a slash, `SLASH_SEPARATOR`), or None when `PATH_SHARE` of its filled cells are no
+    paths."""
+    if _cells_are(cells, _is_path_cell, PATH_SHARE):
+        return _PATH_SEPARATOR
+    levels = 2 if _CATEGORY_NAME.search(normalized(column)) else 3
+    if _cells_are(cells, lambda text: _path_parts(text, SLASH_SEPARATOR) >= levels, PATH_SHARE):
+        return SLASH_SEPARATOR
+    return None
+
+
+def _path_parts(text: str, separator: re.Pattern[str]) -> int:
+    """How many levels `text` has by `separator`; 0 when one is empty (not "> 10", "<5 kg", "->")."""
+    parts = separator.split(text)
+    return len(parts) if all(p.strip() for p in parts) else 0
 
 
 def _is_path_cell(text: str) -> bool:
-    parts = _PATH_SEPARATOR.split(text)
-    return len(parts) >= 2 and all(p.strip() for p in parts)  # not "> 10", "<5 kg", "->"
+    return _path_parts(text, _PATH_SEPARATOR) >= 2
 
 
-def path_levels(value: str) -> list[str]:
+def path_levels(value: str, separator: re.Pattern[str] = _PATH_SEPARATOR) -> list[str]:
     """A category path's levels, each once, from the top: "apparel > watches > watches" gives
     apparel, watches."""
-    return list(dict.fromkeys(p.strip() for p in _PATH_SEPARATOR.split(value) if p.strip()))
+    return list(dict.fromkeys(p.strip() for p in separator.split(value) if p.strip()))
 
 
 def _cells_are(cells: pd.Series, test: Callable[[str], object], share: float = SPEC_SHARE) -> bool:

@@ -40,8 +40,9 @@ MIN_WORDS = 3  # below this many words from its other attributes, the descriptio
 # filter keys that name an item's kind, finest first, in `_key_form` (fashion's articleType before
 # its subCategory before its masterCategory; Shopify's and Google Merchant feeds' product_type
 # before their categories)
-KIND_KEYS = ("articletype", "producttype", "itemtype", "type", "kind", "subcategory", "productgroup", "itemgroup",
-             "productcategory", "category", "categories", "googleproductcategory", "department", "mastercategory")
+KIND_KEYS = ("articletype", "productclass", "producttype", "itemtype", "type", "kind", "subcategory", "productgroup",
+             "itemgroup", "productcategory", "category", "categories", "categoryhierarchy", "categorypath",
+             "breadcrumbs", "breadcrumb", "googleproductcategory", "department", "mastercategory")
 MIN_SAME_KIND = 10  # other items of the item's kind, at least, for the results to keep to it
 NO_SAME = "none"  # `same` naming this alone: like-this over every item, not kept to its kind
 

@@ -45,6 +45,36 @@ def test_which_columns_are_category_paths():
     assert path_columns(items, {"product_type": "ignore"}) == []
 
 
+@pytest.mark.parametrize("column, cells, levels", [
+    # Wayfair's category hierarchy
+    ("category hierarchy", ["Furniture / Living Room Furniture / Chairs & Seating / Accent Chairs",
+                            "Furniture / Bedroom Furniture / Beds", "Rugs / Area Rugs"],
+     ["furniture", "living room furniture", "chairs & seating", "accent chairs"]),
+    # Magento's categories: several paths joined by a bare comma, each level once
+    ("categories", ["Default Category/Gear,Default Category/Gear/Bags", "Default Category/Gear/Watches",
+                    "Default Category/Men/Tops"], ["default category", "gear", "bags"]),
+    # three levels or more need no name
+    ("shelf", ["Home/Kitchen/Pans", "Home/Kitchen/Knives", "Home/Garden/Tools"], ["home", "kitchen", "pans"]),
+    # where `>` separates the levels, a slash is a level's own
+    ("category", ["Lighting > Indoor/Outdoor Lights > Sconces", "Lighting > Fans", "Bath > Sinks"],
+     ["lighting", "indoor/outdoor lights", "sconces"]),
+])
+def test_slash_paths_are_read_a_level_each(column, cells, levels):
+    items = pd.DataFrame({"item_id": ["a", "b", "c"], "title": ["x", "y", "z"], column: cells})
+    assert path_columns(items, {}) == [column]
+    cat = Catalog.build(items)
+    assert [lab.split(":", 1)[1] for lab in cat.attribute_labels(0)["other"] if lab.startswith(column)] == levels
+
+
+@pytest.mark.parametrize("column, cells", [
+    ("color", ["Black/White", "Navy / Red", "Grey"]),  # two colours, not a path
+    ("size", ["S/M", "M/L", "L/XL"]),
+])
+def test_a_slash_inside_a_value_is_no_path(column, cells):
+    items = pd.DataFrame({"item_id": ["a", "b", "c"], "title": ["x", "y", "z"], column: cells})
+    assert path_columns(items, {}) == []
+
+
 def test_each_level_is_a_value_to_filter_and_count_by():
     items = _items(["Home & Garden > Kitchen > Cookware", "Home & Garden > Kitchen > Cutlery|Sale",
                     "Home & Garden > Bedroom", "Toys"])
@@ -103,3 +133,18 @@ def test_like_this_keeps_to_the_deepest_level_that_ten_other_items_share():
     assert asked.kept_to == {"product_type": ["shirts"]} and result.total == 11
     asked, result = rec.similar("i12", k=40)
     assert asked.kept_to == {"product_type": ["topwear"]} and result.total == 14
+
+
+def test_like_this_keeps_to_a_wayfair_product_class_then_its_hierarchy_s_level():
+    """Wayfair's catalogue names an item's kind in `product_class` and files it under a slash
+    path: a class of a few items widens to the hierarchy's deepest level enough others share."""
+    hierarchy = "Furniture / Living Room Furniture / Chairs & Seating / {}"
+    classes = ["Accent Chairs"] * 12 + ["Recliners"] * 3 + ["Sofas"] * 8
+    n = len(classes)
+    items = pd.DataFrame({"item_id": [f"w{i}" for i in range(n)], "title": [f"seat {i}" for i in range(n)],
+                          "product_class": classes, "category hierarchy": [hierarchy.format(c) for c in classes]})
+    rec = untrained_recommender(Catalog.build(items), NO_ROWS, TrainConfig(seed=0))
+    asked, result = rec.similar("w0", k=30)  # an accent chair: 11 others
+    assert asked.kept_to == {"product_class": ["accent chairs"]} and result.total == 11
+    asked, result = rec.similar("w12", k=30)  # a recliner: 2 others, so chairs & seating
+    assert asked.kept_to == {"category hierarchy": ["chairs & seating"]} and result.total == 22
