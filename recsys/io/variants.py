@@ -8,7 +8,10 @@ Shop exports write a product with variants as several rows:
 - Google Merchant feeds: a row for each variant, with its own id and title ("Linen Shirt - Navy
   / M"), one `item_group_id` for the product's rows;
 - Squarespace: the product's first row (`Product ID [Non Editable]`, title, description), then a
-  row for each further variant with its own `SKU` and neither the product's id nor a title.
+  row for each further variant with its own `SKU` and neither the product's id nor a title;
+- BigCommerce: an `Item Type` (Product, SKU, Rule) or `Item` (Product, Variant, Image, Video)
+  column says what each row is, a product's other rows under it, a SKU row's name its options
+  ("[S]Size=Small,[RT]Color=Red").
 Options are columns in pairs, a name and a value: `Option1 Name` "Color", `Option1 Value` "Navy"
 (the name only on the first row; WooCommerce's `Attribute 1 name` / `Attribute 1 value(s)` the
 same, the values comma-separated; Squarespace's `Option Name 1` / `Option Value 1`). Read row by
@@ -51,14 +54,25 @@ def fold_variants(table: Table) -> None:
     frame = table.frame
     if "item_id" not in frame.columns or "title" not in frame.columns:
         return
+    row_kinds = _row_kind_column(frame)
+    if row_kinds is not None:
+        _bracket_options(frame, row_kinds)
     ids = frame["item_id"]
     untitled = (frame["title"] == "").to_numpy()
     same_id = ((ids == ids.shift()) & (ids != "")).to_numpy() & untitled
     no_id = (ids == "").to_numpy() & untitled  # Squarespace's variant rows: the product's id on its first only
     no_id[:1] = False  # nothing above to be read into: refused by the contract
     continues = same_id | no_id
-    into = np.maximum.accumulate(np.where(continues, 0, np.arange(len(frame))))  # (R,) the row each is read into
     read: list[str] = []  # what tied rows to an item, each said when it tied any
+    if row_kinds is not None:
+        kinds = frame[row_kinds].str.strip().str.lower()
+        of_item = (kinds != "product").to_numpy() & ~continues
+        of_item[:1] = False
+        continues |= of_item
+        if of_item.any():
+            read.append(f"{counted(int(of_item.sum()), 'row')} whose {row_kinds} is not Product")
+        table.frame = frame = frame.drop(columns=[row_kinds])  # said by the rows read into their product
+    into = np.maximum.accumulate(np.where(continues, 0, np.arange(len(frame))))  # (R,) the row each is read into
     if same_id.any():
         read.append(counted(int(same_id.sum()), "row") + " with the item_id of the row above and no title")
     if no_id.any():
@@ -84,6 +98,38 @@ def fold_variants(table: Table) -> None:
     if read:
         table.report.aliases = _aliases(table.frame, into)
         _fold(table, into, read)
+
+
+# BigCommerce's `Item Type` (Product, SKU, Rule) or `Item` (Product, Variant, Image, Video): what
+# each row is; a row that is not a product's is read into the product above it
+_ROW_KIND_COLUMNS = ("itemtype", "item")
+_ROW_KINDS = frozenset({"product", "sku", "rule", "variant", "image", "video", "modifier", "customfield",
+                        "custom field"})
+# a BigCommerce SKU row's name says its options: "[S]Size=Small,[RT]Color=Red"
+_BRACKET_OPTION = re.compile(r"\[[A-Za-z]{1,3}\]\s*([^=,\[\]]+?)\s*=\s*([^,\[\]]+)")
+
+
+def _row_kind_column(frame: pd.DataFrame) -> str | None:
+    """The column that says what each row is, when its cells are all such kinds and some say
+    Product."""
+    for column in frame.columns:
+        if normalized(column) in _ROW_KIND_COLUMNS:
+            kinds = set(frame[column].str.strip().str.lower())
+            if "product" in kinds and kinds <= _ROW_KINDS:
+                return column
+    return None
+
+
+def _bracket_options(frame: pd.DataFrame, row_kinds: str) -> None:
+    """The options a variant row's title names in BigCommerce's form, as numbered option
+    columns (`Option1 Name` "Size", `Option1 Value` "Small"), which `_read_options` reads."""
+    found: list[list[tuple[str, str]]] = []
+    for kind, title in zip(frame[row_kinds].str.strip().str.lower().tolist(), frame["title"].tolist(), strict=True):
+        found.append([(n.strip(), v.strip()) for n, v in _BRACKET_OPTION.findall(title)] if kind != "product" else [])
+    width = max(map(len, found), default=0)
+    for k in range(width):
+        frame[f"Option{k + 1} Name"] = [o[k][0] if k < len(o) else "" for o in found]
+        frame[f"Option{k + 1} Value"] = [o[k][1] if k < len(o) else "" for o in found]
 
 
 # a column that groups a product's variants when each is a row with its own id and title
@@ -113,8 +159,9 @@ def _name_groups(frame: pd.DataFrame, leaders: np.ndarray) -> None:
     frame["title"] = titles
 
 
-# a variant's own id that is no item_id's name (Squarespace's `Variant ID [Non Editable]`)
-_VARIANT_ID_COLUMNS = ("variantidnoneditable",)
+# a variant's own id that is no item_id's name (Squarespace's `Variant ID [Non Editable]`,
+# BigCommerce's `Product Code/SKU`)
+_VARIANT_ID_COLUMNS = ("variantidnoneditable", "productcodesku")
 
 
 def _aliases(frame: pd.DataFrame, into: np.ndarray) -> dict[str, str]:
@@ -143,8 +190,8 @@ _PARENT_COLUMNS = ("parent", "parentid", "parentsku", "parentproductid", "parent
 # kind of product it is
 _PLATFORM_TYPES = frozenset({"simple", "variable", "variation", "grouped", "external", "configurable", "virtual",
                              "bundle", "downloadable",
-                             # Squarespace's `Product Type [Non Editable]`
-                             "physical", "digital", "service", "gift_card"})
+                             # Squarespace's `Product Type [Non Editable]`, BigCommerce's P and D
+                             "physical", "digital", "service", "gift_card", "p", "d"})
 _TYPE_COLUMNS = ("type", "producttype", "producttypenoneditable")
 # Magento's configurable product lists its children: `sku=MH01-XS-Black,size=XS,color=Black|sku=...`
 _CHILDREN_COLUMNS = ("configurablevariations",)
@@ -190,10 +237,13 @@ def _children_parents(frame: pd.DataFrame, column: str) -> np.ndarray:
 def _drop_platform_types(table: Table) -> None:
     frame = table.frame
     for column in frame.columns:
-        if normalized(column) in _TYPE_COLUMNS and set(frame[column].str.lower()) - {""} <= _PLATFORM_TYPES:
+        if normalized(column) not in _TYPE_COLUMNS:
+            continue
+        types = set(frame[column].str.lower()) - {""}
+        if types <= _PLATFORM_TYPES:
             table.frame = frame.drop(columns=[column])
-            table.report.notices.append(f"{column}: a platform's product types ({', '.join(sorted(_PLATFORM_TYPES))}), "
-                                        "not read as attributes")
+            table.report.notices.append(f"{column}: a platform's product types ({', '.join(sorted(types))}: how "
+                                        "the shop stores or ships a product, not its kind), not read as attributes")
             table.report.warnings.append(table.report.notices[-1])
             return
 

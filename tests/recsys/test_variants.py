@@ -222,6 +222,55 @@ def test_a_first_row_without_an_item_id_is_still_refused(tmp_path):
         read_items(path)
 
 
+# BigCommerce's product export (the Bulk Edit template): `Item Type` says what each row is, a
+# SKU row's name says its options, a Rule row sets a variant's price
+BIGCOMMERCE = """Item Type,Product ID,Product Name,Product Type,Product Code/SKU,Brand Name,Product Description,\
+Price,Category
+Product,112,Linen Shirt,P,LS,Harbor,<p>A relaxed linen shirt.</p>,49.00,Shop All/Shirts
+SKU,,"[S]Size=Small,[RT]Color=Navy",,LS-S-NAVY,,,,
+SKU,,"[S]Size=Medium,[RT]Color=White",,LS-M-WHITE,,,,
+Rule,,,,LS-M-WHITE,,,52.50,
+Product,113,Brown Suede Boots,P,CB,Harbor,<p>Chelsea boots.</p>,129.00,Shop All/Boots
+"""
+# its newer export: `Item` is Product, Variant or Image
+BIGCOMMERCE_ITEM = """Item,ID,Name,Type,SKU,Price,Image URL (Import)
+Product,77,Canvas Tote,Physical,TOTE,25.00,
+Variant,501,,,TOTE-RED,25.00,
+Variant,502,,,TOTE-BLUE,27.00,
+Image,9001,,,,,https://cdn.example.com/tote.jpg
+Product,78,Water Bottle,Physical,BOTTLE,15.00,
+"""
+
+
+def test_a_bigcommerce_export_reads_a_product_s_rows_into_it(tmp_path):
+    path = tmp_path / "bigcommerce.csv"
+    path.write_text(BIGCOMMERCE)
+    items, report = read_items(path)
+    assert items["item_id"].tolist() == ["112", "113"]
+    assert items["title"].tolist() == ["Linen Shirt", "Brown Suede Boots"]
+    shirt = items.iloc[0]
+    assert (shirt["Size"], shirt["Color"], shirt["Price"]) == ("Small|Medium", "Navy|White", "49.00")
+    assert "Item Type" not in items.columns and "Product Type" not in items.columns  # P: physical, not a kind
+    assert report.aliases == {"LS": "112", "LS-S-NAVY": "112", "LS-M-WHITE": "112", "CB": "113"}
+    assert ("2 rows whose Item Type is not Product and 1 row with no item_id and no title read into that item "
+            "(a product's variants and images): 2 items") in report.notices
+    rec = untrained_recommender(Catalog.build(items), _NO_ROWS, TrainConfig(seed=0))
+    assert rec.recommend("white shirt", k=1).items[0].item_id == "112"
+
+    path.write_text(BIGCOMMERCE_ITEM)
+    items, report = read_items(path)
+    assert items["item_id"].tolist() == ["TOTE", "BOTTLE"] and items.iloc[0]["Price"] == "25.00"
+    assert report.aliases == {"77": "TOTE", "501": "TOTE", "502": "TOTE", "9001": "TOTE", "TOTE-RED": "TOTE",
+                              "TOTE-BLUE": "TOTE", "78": "BOTTLE"}
+
+
+def test_an_item_column_of_other_words_is_a_column_like_any_other(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_text("sku,title,item\nA1,Shirt,product\nA2,Shoes,footwear\n")
+    items, _ = read_items(path)
+    assert items["item_id"].tolist() == ["A1", "A2"] and items["item"].tolist() == ["product", "footwear"]
+
+
 def test_an_id_two_products_share_or_an_item_s_own_names_no_variant(tmp_path):
     path = tmp_path / "export.csv"
     path.write_text("Handle,Title,Variant SKU\na,Shirt,A-1\na,,SHARED\nb,Dress,b\nb,,SHARED\nb,,B-2\n")
