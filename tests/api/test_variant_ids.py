@@ -76,3 +76,8 @@ def test_a_catalogue_change_keeps_the_variants_of_the_items_it_keeps(shop):
     assert shop.delete("/admin/items/chelsea-boots", headers=ADMIN).status_code == 200
     assert shop.get("/items/CB-42").status_code == 404  # its variant went with it
     assert shop.get("/items/LS-WHITE-S").json()["item_id"] == "linen-shirt"
+    # an item added under a variant's id is that item from then on
+    new = {"item_id": "LS-NAVY-S", "title": "Navy Linen Shirt, small", "color": "navy"}
+    assert shop.put("/admin/items", json={"items": [new]}, headers=ADMIN).status_code == 200
+    assert shop.get("/items/LS-NAVY-S").json()["title"] == "Navy Linen Shirt, small"
+    assert shop.get("/items/LS-NAVY-M").json()["item_id"] == "linen-shirt"
