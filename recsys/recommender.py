@@ -36,7 +36,15 @@ from .index.topk import ItemOffsets, fast_top_k
 from .lru import WordCache
 from .model import FacetScorer
 from .rules import BASE_SETS, Adjustments, RuleEffect, place_pins, sum_effects
-from .similar import ItemQuery, item_query, kind_filter, named_label
+from .similar import (
+    TITLE_KIND,
+    ItemQuery,
+    TitleKinds,
+    item_query,
+    kind_filter,
+    kind_keys,
+    named_label,
+)
 from .synonyms import SynonymBook
 
 
@@ -216,20 +224,22 @@ class Recommender:
         explain: bool = True,
         history: Sequence[str] = (),
         rules: Adjustments | None = None,
+        within: np.ndarray | None = None,
     ) -> Recommendation:
         """The k best items for `query` from `offset`, explained head by head. `history` (a
         shopper's profile words, `profile.build_profile`) is ranked as more query words, in the
         same heads, over the query's own HISTORY_DEPTH best items when it has words (the whole
         catalogue when it has none: a home page); each explanation lists those of them that
         matched the item. `rules` (`RuleBook.for_query`) boost, bury, hide and pin items; each
-        explanation lists those that acted on its item."""
+        explanation lists those that acted on its item. `within`: item indices the answer keeps
+        to (like-this's kind read from titles), as `candidates` would by their ids."""
         added = self.history_words(query, history)
         with_history = " ".join([query, *added])
         if added and self.is_typed(query):
             # the history re-orders what the query finds and never brings in what it did not ask
             # for: a shopper who likes navy and types "shirt" still wants shirts
             _, _, top, _, total = self._top(query, max(HISTORY_DEPTH, offset + k), 0, filters, exclude,
-                                            candidates, head_weights, rules)
+                                            candidates, head_weights, rules, within)
             if rules is None or rules.empty:
                 state, weights, shown, shown_scores = self._rerank(with_history, top, k, offset, head_weights)
             else:  # pins and hides place items by rank: ranked again, with the rules, over `top`
@@ -238,7 +248,7 @@ class Recommender:
                     head_weights, rules)
         else:
             state, weights, shown, shown_scores, total = self._top(with_history, k, offset, filters, exclude,
-                                                                   candidates, head_weights, rules)
+                                                                   candidates, head_weights, rules, within)
         ranks = list(range(offset + 1, offset + 1 + len(shown)))
         explanations: list[Explanation | None] = [None] * len(shown)
         if explain:
@@ -363,14 +373,25 @@ class Recommender:
         were kept to (`ItemQuery.kept_to`). `same`: filter keys whose values the results must
         share with the item (`["category"]`: a chair's like-this are chairs; a key the item has
         no value of restricts nothing); None: its kind (`similar.kind_filter`), unless `filters`
-        name a kind key; (): nothing. `rules` act as on `recommend`."""
+        name a kind key, or in a catalogue with no kind column the kind its title names
+        (`similar.TitleKinds`); (): nothing. `rules` act as on `recommend`."""
         item_id = self.catalog.canonical(item_id)  # a variant's page asks for its product's
         item_idx = self.catalog.idx(item_id)
         asked = item_query(self.catalog, item_idx, self.featurizer.attribute_df)
         kept = self._same_as(item_idx, same, filters)
+        kind = self.title_kinds.kind_of(item_idx) if same is None and not kind_keys(self.catalog) else None
         result = self.recommend(asked.query, k=k, offset=offset, filters={**(filters or {}), **kept} or None,
-                                exclude=[*exclude, item_id], explain=explain, rules=rules)
+                                exclude=[*exclude, item_id], explain=explain, rules=rules,
+                                within=None if kind is None else kind[1])
+        if kind is not None:  # no kind column: the kind its title names
+            kept = {**kept, TITLE_KIND: [kind[0]]}
         return replace(asked, kept_to=kept), result
+
+    @cached_property
+    def title_kinds(self) -> TitleKinds:
+        """Each item's kind as its title names it (`similar.TitleKinds`), read on the first
+        like-this of a catalogue without a kind column."""
+        return TitleKinds(self.catalog.titles)
 
     def _same_as(self, item_idx: int, same: Sequence[str] | None,
                  filters: Mapping[str, FilterValues] | None) -> dict[str, list[str]]:
@@ -396,10 +417,10 @@ class Recommender:
     def _top(self, query: str, k: int, offset: int, filters: Mapping[str, FilterValues] | None,
              exclude: Sequence[str], candidates: Sequence[str] | None,
              head_weights: Mapping[str, float] | None, rules: Adjustments | None = None,
-             ) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray, int]:
+             within: np.ndarray | None = None) -> tuple[QueryState, np.ndarray, np.ndarray, np.ndarray, int]:
         """(query state, head weights, the shown items' indices and scores, eligible count)."""
         weights = self.head_weight_vector(head_weights)
-        eligible = self._eligible(filters, exclude, candidates)
+        eligible = self._eligible(filters, exclude, candidates, within)
         state = self.index.query_state(query)
         if rules is not None and not rules.empty:
             return self._top_with_rules(state, weights, head_weights, eligible, k, offset, rules)
@@ -479,10 +500,10 @@ class Recommender:
         return self.index.grouped.item_scores(tables, items).astype(np.float64)
 
     def _eligible(self, filters: Mapping[str, FilterValues] | None, exclude: Sequence[str],
-                  candidates: Sequence[str] | None) -> np.ndarray | None:
+                  candidates: Sequence[str] | None, within: np.ndarray | None = None) -> np.ndarray | None:
         """The items a request may return; None when it restricts nothing (the common case,
-        spared a full-catalogue mask)."""
-        if not filters and candidates is None and not exclude:
+        spared a full-catalogue mask). `within`: item indices it keeps to besides."""
+        if not filters and candidates is None and not exclude and within is None:
             return None
         if filters:
             unknown = sorted(k.strip().lower() for k in filters if self.catalog.filter_key(k) is None)
@@ -498,6 +519,10 @@ class Recommender:
         if candidates is not None:
             only = np.zeros_like(mask)
             only[[self.catalog.idx(self.catalog.canonical(c)) for c in candidates]] = True
+            mask &= only
+        if within is not None:
+            only = np.zeros_like(mask)
+            only[within] = True
             mask &= only
         for item_id in map(self.catalog.canonical, exclude):  # a variant's SKU excludes its product
             if self.catalog.has(item_id):

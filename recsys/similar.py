@@ -19,12 +19,17 @@ category beat it; docs/results.md, "Like this item"). A catalogue says what kind
 column of one of the usual names (`KIND_KEYS`, matched as column names are: `Product Type`,
 `product_type` and `productType` are one); the finest such column whose value the item shares with
 at least `MIN_SAME_KIND` other items is the one kept to, so a kind of three items widens to its
-category, and a catalogue without such a column ranks every item. Of a column's values, the
-rarest that enough items share: a category path's deepest level such, widening a level at a time.
+category. Of a column's values, the rarest that enough items share: a category path's deepest
+level such, widening a level at a time. A catalogue with no such column (titles alone, as Home
+Depot's and CrowdFlower's) keeps to the kind its titles name (`TitleKinds`): a product title says
+its kind last in its main clause ("... Convection Microwave in Stainless Steel with Sensor
+Cooking"), and the items whose titles end their main clause on the same word (by match key:
+shoe and shoes) are kept to when at least `MIN_SAME_KIND` others do; else every item is ranked.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -33,7 +38,7 @@ import numpy as np
 from .catalog import Catalog
 from .errors import InputError
 from .facets import DESCRIPTION
-from .tokenize import STOPWORDS, words
+from .tokenize import STOPWORDS, match_key, words
 
 MAX_WORDS = 16  # query words at most: a longer query would dilute every head's attention
 MIN_WORDS = 3  # below this many words from its other attributes, the description's are used too
@@ -45,6 +50,42 @@ KIND_KEYS = ("articletype", "productclass", "producttype", "itemtype", "type", "
              "breadcrumbs", "breadcrumb", "googleproductcategory", "department", "mastercategory")
 MIN_SAME_KIND = 10  # other items of the item's kind, at least, for the results to keep to it
 NO_SAME = "none"  # `same` naming this alone: like-this over every item, not kept to its kind
+TITLE_KIND = "kind in its title"  # `ItemQuery.kept_to`'s key for a kind read from the titles
+# where a title's main clause ends: what the item is in, with or for, a comma, a bracket, a dash
+# ("... Faucet Trim Kit in Chrome (Valve Not Included)"); not "and" or "of", which join a kind's
+# own words ("Wood and Concrete Coating", "House of Fara ... Fluted Casing")
+_CLAUSE_END = re.compile(r"\s(?:with|in|for|w/|featuring|by)\s|[,(\[;:]|\s[-–—|]\s", re.IGNORECASE)
+
+
+def title_kind(title: str) -> str | None:
+    """The word a product title names its kind by: the last word of three letters or more, no
+    digit and no stop word, of its main clause (`_CLAUSE_END`); None when it has none."""
+    main = _CLAUSE_END.split(title, maxsplit=1)[0]
+    found = [w for w in words(main) if len(w) >= 3 and w.isalpha() and w not in STOPWORDS]
+    return found[-1] if found else None
+
+
+class TitleKinds:
+    """Each item's kind as its title names it (`title_kind`), and the items of each kind (by
+    match key), for like-this on a catalogue with no kind column."""
+
+    def __init__(self, titles: Sequence[str]):
+        self.words = [title_kind(t) for t in titles]
+        self.keys = [match_key(w) if w else None for w in self.words]
+        members: dict[str, list[int]] = {}
+        for i, key in enumerate(self.keys):
+            if key:
+                members.setdefault(key, []).append(i)
+        self.members = {key: np.array(items, dtype=np.int64) for key, items in members.items()}
+
+    def kind_of(self, item_idx: int) -> tuple[str, np.ndarray] | None:
+        """(the word, the items of the kind, itself among them) when at least MIN_SAME_KIND
+        other items share its kind; else None."""
+        key = self.keys[item_idx]
+        items = self.members.get(key) if key else None
+        if items is None or len(items) - 1 < MIN_SAME_KIND:
+            return None
+        return str(self.words[item_idx]), items
 
 
 @dataclass(frozen=True)

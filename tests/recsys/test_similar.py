@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from cli.main import main
 from recsys.catalog import Catalog
-from recsys.similar import MAX_WORDS, item_query
+from recsys.similar import MAX_WORDS, TITLE_KIND, item_query, title_kind
 from training.fit import TrainConfig
 from training.start import untrained_recommender
 
@@ -196,7 +196,41 @@ def test_like_this_keeps_to_the_finest_kind_that_ten_other_items_share():
     for kind in ({"department": ["tables"]}, {"product_type": ["table"]}):  # the caller chose a kind
         asked, result = rec.similar("S00", k=30, filters=kind)
         assert asked.kept_to == {} and result.total == 12
-    plain = [{"item_id": f"P{n}", "title": f"lamp {n}", "colour": "red"} for n in range(20)]
+    plain = [{"item_id": f"P{n}", "title": f"{kind} {n}", "colour": "red"}
+             for n, kind in enumerate(["lamp"] * 10 + ["rug"] * 10)]
     rec = untrained_recommender(Catalog.build(pd.DataFrame(plain)), NO_EVENTS, TrainConfig(seed=0))
-    asked, result = rec.similar("P0", k=30)
+    asked, result = rec.similar("P0", k=30)  # 9 other lamps: its title's kind is too few
     assert asked.kept_to == {} and result.total == 19
+
+
+@pytest.mark.parametrize("title, kind", [
+    ("Whirlpool 1.9 cu. ft. Over the Range Convection Microwave in Stainless Steel with Sensor Cooking", "microwave"),
+    ("Delta Vero 1-Handle Shower Only Faucet Trim Kit in Chrome (Valve Not Included)", "kit"),
+    ("BEHR Premium Textured DeckOver 1-gal. #SC-141 Tugboat Wood and Concrete Coating", "coating"),
+    ("House of Fara 3/4 in. x 3 in. x 8 ft. MDF Fluted Casing", "casing"),
+    ("Oakley Sunglasses - Radar Path Polished Black/Gray Sunglasses", "sunglasses"),
+    ("Accent Pillow with Heart Design - Red/Black", "pillow"),
+    ("Turtle Check Men Navy Blue Shirt", "shirt"),
+    ("Shirt, navy, linen", "shirt"),
+    ("12345", None),
+])
+def test_a_title_names_its_kind_last_in_its_main_clause(title, kind):
+    assert title_kind(title) == kind
+
+
+def test_without_a_kind_column_like_this_keeps_to_the_kind_its_title_names():
+    """Home Depot's and CrowdFlower's items are titles alone: an oak chair's like-this were
+    oak tables of the same brand as much as chairs. The kind its title names (by match key:
+    chair and chairs) is kept to where 10 other items share it, and said."""
+    rows = [{"item_id": f"C{n:02d}", "title": f"Nordli Oak Dining {'Chairs' if n % 2 else 'Chair'} {n}"}
+            for n in range(11)]
+    rows += [{"item_id": f"T{n:02d}", "title": f"Nordli Oak Dining Table {n}"} for n in range(11)]
+    rows += [{"item_id": f"S{n}", "title": f"Nordli Oak Stool {n}"} for n in range(3)]
+    rec = untrained_recommender(Catalog.build(pd.DataFrame(rows)), NO_EVENTS, TrainConfig(seed=0))
+    asked, result = rec.similar("C00", k=30)
+    assert asked.kept_to == {TITLE_KIND: ["chair"]} and result.total == 10
+    assert {i.item_id[0] for i in result.items} == {"C"}
+    asked, result = rec.similar("C00", k=30, same=())  # every item, asked
+    assert asked.kept_to == {} and {i.item_id[0] for i in result.items} == {"C", "T", "S"}
+    asked, result = rec.similar("S0", k=30)  # 2 other stools: every item
+    assert asked.kept_to == {} and result.total == 24
