@@ -80,10 +80,11 @@ class TitleKinds:
 
     def kind_of(self, item_idx: int) -> tuple[str, np.ndarray] | None:
         """(the word, the items of the kind, itself among them) when at least MIN_SAME_KIND
-        other items share its kind; else None."""
+        other items share its kind, and not every item does (titles "Product 1", "Product 2"
+        name no kind); else None."""
         key = self.keys[item_idx]
         items = self.members.get(key) if key else None
-        if items is None or len(items) - 1 < MIN_SAME_KIND:
+        if items is None or len(items) - 1 < MIN_SAME_KIND or len(items) == len(self.keys):
             return None
         return str(self.words[item_idx]), items
 

@@ -234,3 +234,6 @@ def test_without_a_kind_column_like_this_keeps_to_the_kind_its_title_names():
     assert asked.kept_to == {} and {i.item_id[0] for i in result.items} == {"C", "T", "S"}
     asked, result = rec.similar("S0", k=30)  # 2 other stools: every item
     assert asked.kept_to == {} and result.total == 24
+    same = [{"item_id": f"P{n}", "title": f"Product {n}"} for n in range(12)]  # a kind of every item is none
+    rec = untrained_recommender(Catalog.build(pd.DataFrame(same)), NO_EVENTS, TrainConfig(seed=0))
+    assert rec.similar("P0", k=30)[0].kept_to == {}
