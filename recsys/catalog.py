@@ -658,12 +658,14 @@ class _CatalogBuilder:
         parsed: dict[str, tuple[int, ...]] = {}
         split = []
         separators = _TAG_SEPARATORS if _is_tag_column(key) else MULTI_VALUE_SEPARATOR
+        tops = path_tops(cells, paths) if paths is not None else set()
         for cell in cells.tolist():
             indices = parsed.get(cell)
             if indices is None:
                 values = _split(cell, separators)
                 if paths is not None:
-                    values = list(dict.fromkeys(level for value in values for level in path_levels(value, paths)))
+                    values = list(dict.fromkeys(level for value in values for one in joined_paths(value, paths, tops)
+                                                for level in path_levels(one, paths)))
                 indices = parsed[cell] = tuple(self.index_of(Attribute(facet, key, value)) for value in values)
             split.append(indices)
         self.cells.append((facet, split))
@@ -994,6 +996,26 @@ def _path_parts(text: str, separator: re.Pattern[str]) -> int:
 
 def _is_path_cell(text: str) -> bool:
     return _path_parts(text, _PATH_SEPARATOR) >= 2
+
+
+def path_tops(cells: pd.Series, separator: re.Pattern[str]) -> set[str]:
+    """The top levels of a column's paths (lower case): what starts a cell."""
+    return {separator.split(cell, maxsplit=1)[0].strip().lower() for cell in cells.unique().tolist()}
+
+
+def joined_paths(value: str, separator: re.Pattern[str], tops: set[str]) -> list[str]:
+    """The paths of a value that joins several with ", " (WooCommerce's "Clothing > Hoodies,
+    Music"): it is split where what follows the comma starts with a top level of the column's
+    paths (`path_tops`: "music" starts a cell elsewhere), so that a level with a comma of its
+    own ("Food, Beverages & Tobacco > Beverages", Google's taxonomy) stays whole."""
+    parts = value.split(", ")
+    paths = [parts[0]]
+    for part in parts[1:]:
+        if separator.split(part, maxsplit=1)[0].strip().lower() in tops:
+            paths.append(part)
+        else:
+            paths[-1] += ", " + part
+    return paths
 
 
 def path_levels(value: str, separator: re.Pattern[str] = _PATH_SEPARATOR) -> list[str]:

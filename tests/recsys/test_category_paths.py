@@ -66,6 +66,27 @@ def test_slash_paths_are_read_a_level_each(column, cells, levels):
     assert [lab.split(":", 1)[1] for lab in cat.attribute_labels(0)["other"] if lab.startswith(column)] == levels
 
 
+def test_paths_joined_by_commas_are_read_each_and_a_level_s_own_comma_stays():
+    """WooCommerce joins an item's categories with ", " ("Clothing > Hoodies, Music"); Google's
+    taxonomy has levels with a comma of their own ("Food, Beverages & Tobacco"). A comma starts
+    another path only where what follows starts a path of the column elsewhere."""
+    woo = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "title": ["w", "x", "y", "z"],
+                        "Categories": ["Clothing > Hoodies, Music", "Music > Albums", "Clothing > Tshirts",
+                                       "Clothing, Clothing > Tshirts"]})
+    cat = Catalog.build(woo)
+    levels = [sorted(lab.split(":", 1)[1] for lab in cat.attribute_labels(i)["other"] if lab.startswith("categories"))
+              for i in range(4)]
+    assert levels == [["clothing", "hoodies", "music"], ["albums", "music"], ["clothing", "tshirts"],
+                      ["clothing", "tshirts"]]
+    google = pd.DataFrame({"item_id": ["a", "b", "c"], "title": ["x", "y", "z"],
+                           "google_product_category": ["Food, Beverages & Tobacco > Beverages",
+                                                       "Food, Beverages & Tobacco > Food Items",
+                                                       "Apparel & Accessories > Shoes"]})
+    cat = Catalog.build(google)
+    assert [lab for lab in cat.attribute_labels(0)["other"] if lab.startswith("google")] == [
+        "google_product_category:food, beverages & tobacco", "google_product_category:beverages"]
+
+
 @pytest.mark.parametrize("column, cells", [
     ("color", ["Black/White", "Navy / Red", "Grey"]),  # two colours, not a path
     ("size", ["S/M", "M/L", "L/XL"]),
