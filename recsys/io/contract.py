@@ -77,6 +77,25 @@ def check_item_ids(table: Table) -> None:
                     "item_id")
 
 
+def drop_repeated_items(table: Table) -> None:
+    """Rows identical in every column to an earlier row of the same item_id (a feed exported
+    twice into one file, a file appended to itself) are that item once: left out and said. A
+    repeated item_id whose row says something else is still refused (`check_unique`)."""
+    frame = table.frame
+    repeated = frame["item_id"].duplicated().to_numpy()
+    if not repeated.any():
+        return
+    same = repeated & frame.duplicated().to_numpy()
+    if not same.any():
+        return
+    count = int(same.sum())
+    table.report.warnings.append(duplicates_warning(count, table.lines[int(same.argmax())]))
+    table.report.notices.append(table.report.warnings[-1])
+    table.report.dropped_duplicates += count
+    table.frame = frame[~same].reset_index(drop=True)
+    table.lines = [line for line, out in zip(table.lines, same, strict=True) if not out]
+
+
 def check_unique(table: Table, column: str) -> None:
     values = table.frame[column]
     repeated = values.duplicated().to_numpy()

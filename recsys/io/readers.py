@@ -35,6 +35,7 @@ from .contract import (
     check_nonempty,
     check_unique,
     drop_duplicates,
+    drop_repeated_items,
     duplicates_warning,
     empty_weights_warning,
     label_scale_note,
@@ -177,6 +178,8 @@ def _check_items(table: Table, schema: Schema | None, missing_as_empty: bool = F
         for column in ("item_id", "title"):
             if column not in table.frame.columns:
                 table.frame[column] = ""
+    if "item_id" in table.frame.columns:
+        drop_repeated_items(table)
     if skip:
         skip_bad_items(table)
         if table.frame.empty:

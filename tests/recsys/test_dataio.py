@@ -244,6 +244,20 @@ def test_skipping_bad_lines_leaves_out_items_rows_that_break_the_contract(tmp_pa
         read_items(path, on_bad_lines="skip")
 
 
+def test_a_row_repeated_whole_is_its_item_once(tmp_path: Path) -> None:
+    """A feed exported twice into one file, or a file appended to itself, repeats rows whole:
+    each is its item once, said; a repeated item_id whose row says something else is refused."""
+    path = tmp_path / "items.csv"
+    path.write_text("item_id,title,color\nA1,Red shirt,red\nA2,Blue shirt,blue\nA1,Red shirt,red\n"
+                    "A2,Blue shirt,blue\nA3,Oak table,\n")
+    frame, report = read_items(path)
+    assert frame["item_id"].tolist() == ["A1", "A2", "A3"] and report.dropped_duplicates == 2
+    assert report.notices == ["dropped 2 duplicate rows identical to an earlier row (first on row 4)"]
+    path.write_text("item_id,title,color\nA1,Red shirt,red\nA1,Red shirt,red\nA1,Red shirt,crimson\n")
+    with pytest.raises(DataError, match="row 4, column 'item_id': item_id 'A1' already appears on row 2"):
+        read_items(path)
+
+
 def test_error_carries_row_and_column() -> None:
     with pytest.raises(DataError) as caught:
         read_items(BAD / "items_duplicate_id.csv")
