@@ -262,8 +262,8 @@ def _add_ranking_options(p: argparse.ArgumentParser) -> None:
 
 def _add_data_options(p: argparse.ArgumentParser, items_required: bool = True) -> None:
     p.add_argument("--items", required=items_required, type=Path,
-                   help="the catalogue: a CSV file, an XML product feed (Google Merchant RSS or Atom) or JSON "
-                        "records (an array or JSON Lines)"
+                   help="the catalogue: a CSV file, an Excel workbook (.xlsx), an XML product feed (Google "
+                        "Merchant RSS or Atom) or JSON records (an array or JSON Lines)"
                         + ("" if items_required else "; required with --interactions"))
     p.add_argument("--schema", type=Path,
                    help="TOML file: [rename] columns to the contract's names (common export names "

@@ -81,6 +81,7 @@ from .text import (
     stream_lines,
 )
 from .variants import fold_variants
+from .workbook import is_workbook, read_workbook, workbook_header
 
 # interactions naming an item the items file does not have: skipped (counted, the first rows
 # shown) by default, as real search logs name discontinued items; "error" stops at the first
@@ -116,7 +117,7 @@ def read_items(
     """
     kind = _items_kind(path)
     table = (read_feed(path) if kind == "feed" else read_records(path) if kind == "records"
-             else read_csv(path, encoding, on_bad_lines))
+             else read_workbook(path, on_bad_lines) if kind == "workbook" else read_csv(path, encoding, on_bad_lines))
     if rename is None and schema is not None:
         rename = schema.rename
     map_columns(table, ITEMS, rename)
@@ -128,8 +129,10 @@ def read_items(
 def _items_kind(path: str | Path) -> str:
     """How an items file is written, told by its first character (no CSV file starts with `<`,
     `[` or `{`, whatever its name): "feed" (XML, `recsys.io.feed`), "records" (JSON,
-    `recsys.io.records`) or "csv"."""
+    `recsys.io.records`), "workbook" (an Excel .xlsx file, `recsys.io.workbook`) or "csv"."""
     first = first_character(path)
+    if first == b"P" and is_workbook(path):
+        return "workbook"
     return "feed" if first == b"<" else "records" if first in (b"[", b"{") else "csv"
 
 
@@ -421,6 +424,8 @@ def check_header(path: str | Path, contract: str, rename: Mapping[str, str] | No
         line, header = 1, feed_columns(path)
     elif kind == "records":
         line, header = 1, record_columns(path)
+    elif kind == "workbook":
+        line, header = workbook_header(path)
     else:
         line, header = read_header(name, csv_records(name, stream_lines(name, encoding, BLOCK_BYTES)))
     return map_header(name, line, [c for c in header if c], contract,

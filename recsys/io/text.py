@@ -175,7 +175,14 @@ def read_csv(path: str | Path, encoding: str | None, on_bad_lines: str) -> Table
         raise InputError(f"on_bad_lines must be 'error' or 'skip', got {on_bad_lines!r}")
     name = str(path)
     check_text(name, encoding)
-    records = csv_records(name, stream_lines(name, encoding, BLOCK_BYTES))
+    return table_of_records(name, csv_records(name, stream_lines(name, encoding, BLOCK_BYTES)), on_bad_lines,
+                            encoding)
+
+
+def table_of_records(name: str, records: Iterator[tuple[int, list[str]]], on_bad_lines: str,
+                     encoding: str | None = None) -> Table:
+    """The table of a file's records, (row, stripped cells) with the header first, checked as a
+    CSV file's are: the header's names, each row's width, every cell's size, unnamed columns."""
     header_line, header = read_header(name, records)
     with paused_gc():
         rows, lines, bad = collect(name, records, header)

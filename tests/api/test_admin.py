@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -264,15 +265,22 @@ def test_shutdown_stops_a_running_job(tmp_path, v1, rec):
 
 
 def test_an_xml_feed_or_json_records_upload_as_the_items(admin, v1):
-    """A shop's Google Merchant feed and a search engine's JSON export are items files too: the
-    header check before the job reads them, and the job trains on them."""
+    """A shop's Google Merchant feed, a search engine's JSON export and an Excel workbook are
+    items files too: the header check before the job reads them, and the job trains on them."""
+    import openpyxl
+
     c, _ = admin
     products = [("f1", "Oak Chair"), ("f2", "Oak Table"), ("f3", "Linen Sofa"), ("f4", "Wool Rug")]
     feed = ('<rss xmlns:g="http://base.google.com/ns/1.0"><channel><title>Shop</title>'
             + "".join(f"<item><g:id>{i}</g:id><g:title>{t}</g:title><g:brand>Acme</g:brand></item>"
                       for i, t in products) + "</channel></rss>").encode()
     records = json.dumps([{"objectID": i, "name": t, "brand": "Acme"} for i, t in products]).encode()
-    for name, body in (("feed.xml", feed), ("export.json", records)):
+    book = openpyxl.Workbook()
+    for row in [("SKU", "Product Name", "Brand"), *[(i, t, "Acme") for i, t in products]]:
+        book.active.append(row)
+    sheet = io.BytesIO()
+    book.save(sheet)
+    for name, body in (("feed.xml", feed), ("export.json", records), ("products.xlsx", sheet.getvalue())):
         r = c.post("/admin/train", files={"items": (name, body)}, headers=AUTH)
         assert r.status_code == 202, r.text
         job = wait_job(c, r.json()["id"])
