@@ -59,6 +59,7 @@ from .headers import (
     check_rename,
     map_header,
 )
+from .listing import drop_unlisted
 from .records import read_records, record_columns
 from .schema import Schema
 from .text import (
@@ -122,6 +123,7 @@ def read_items(
         rename = schema.rename
     map_columns(table, ITEMS, rename)
     fold_variants(table)
+    drop_unlisted(table, schema.columns if schema is not None else None)
     _check_items(table, schema, skip=on_bad_lines == "skip")
     return table.frame, table.report
 

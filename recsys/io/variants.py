@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .headers import CONTRACTS, ITEMS, normalized
+from .listing import LISTING_COLUMNS
 from .money import as_number
 from .text import Table, counted
 
@@ -320,7 +321,7 @@ def _fold(table: Table, into: np.ndarray, read: list[str]) -> None:
     bounds = list(zip(starts.tolist(), [*starts[1:].tolist(), len(order)], strict=True))
     merged = frame.iloc[order[starts]].reset_index(drop=True)  # row g: item g
     for column in frame.columns:
-        if column in _OWN or not (frame[column].to_numpy()[moved] != "").any():
+        if column in _OWN or normalized(column) in LISTING_COLUMNS or not (frame[column].to_numpy()[moved] != "").any():
             continue  # the item's own row says it (a variation's "Hoodie - Blue" is not a title)
         cells = frame[column].to_numpy()[order].tolist()
         merged[column] = [_merged_cell(cells[a:b]) if b - a > 1 else cells[a] for a, b in bounds]
