@@ -57,11 +57,20 @@ TITLE_KIND = "kind in its title"  # `ItemQuery.kept_to`'s key for a kind read fr
 _CLAUSE_END = re.compile(r"\s(?:with|in|for|w/|featuring|by)\s|[,(\[;:]|\s[-–—|]\s", re.IGNORECASE)
 
 
+# words that name how an item is packed, not what it is: "File Set" is a file, "Faucet Trim
+# Kit" a trim
+_PACKING = frozenset({"set", "sets", "kit", "kits", "pack", "packs", "piece", "pieces", "combo", "bundle",
+                      "collection", "assortment", "pair", "pairs", "lot", "refill", "refills"})
+
+
 def title_kind(title: str) -> str | None:
     """The word a product title names its kind by: the last word of three letters or more, no
-    digit and no stop word, of its main clause (`_CLAUSE_END`); None when it has none."""
+    digit and no stop word, of its main clause (`_CLAUSE_END`), or the one before it when that
+    names the packing (`_PACKING`); None when it has none."""
     main = _CLAUSE_END.split(title, maxsplit=1)[0]
     found = [w for w in words(main) if len(w) >= 3 and w.isalpha() and w not in STOPWORDS]
+    if len(found) >= 2 and found[-1] in _PACKING:
+        return found[-2]
     return found[-1] if found else None
 
 

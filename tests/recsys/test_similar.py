@@ -205,7 +205,9 @@ def test_like_this_keeps_to_the_finest_kind_that_ten_other_items_share():
 
 @pytest.mark.parametrize("title, kind", [
     ("Whirlpool 1.9 cu. ft. Over the Range Convection Microwave in Stainless Steel with Sensor Cooking", "microwave"),
-    ("Delta Vero 1-Handle Shower Only Faucet Trim Kit in Chrome (Valve Not Included)", "kit"),
+    ("Delta Vero 1-Handle Shower Only Faucet Trim Kit in Chrome (Valve Not Included)", "trim"),
+    ("Nicholson Ergonomic Handles File Set with Pouch (5-Piece)", "file"),  # a set of files
+    ("Gift Set", "gift"),
     ("BEHR Premium Textured DeckOver 1-gal. #SC-141 Tugboat Wood and Concrete Coating", "coating"),
     ("House of Fara 3/4 in. x 3 in. x 8 ft. MDF Fluted Casing", "casing"),
     ("Oakley Sunglasses - Radar Path Polished Black/Gray Sunglasses", "sunglasses"),
