@@ -40,6 +40,7 @@ from .similar import (
     TITLE_KIND,
     ItemQuery,
     TitleKinds,
+    inferred_kind_key,
     item_query,
     kind_filter,
     kind_keys,
@@ -373,19 +374,31 @@ class Recommender:
         were kept to (`ItemQuery.kept_to`). `same`: filter keys whose values the results must
         share with the item (`["category"]`: a chair's like-this are chairs; a key the item has
         no value of restricts nothing); None: its kind (`similar.kind_filter`), unless `filters`
-        name a kind key, or in a catalogue with no kind column the kind its title names
+        name a kind key (`kind_keys`: a column of a usual name, or the one whose values hold the
+        titles' kinds), or in a catalogue with no kind column the kind its title names
         (`similar.TitleKinds`); (): nothing. `rules` act as on `recommend`."""
         item_id = self.catalog.canonical(item_id)  # a variant's page asks for its product's
         item_idx = self.catalog.idx(item_id)
         asked = item_query(self.catalog, item_idx, self.featurizer.attribute_df)
         kept = self._same_as(item_idx, same, filters)
-        kind = self.title_kinds.kind_of(item_idx) if same is None and not kind_keys(self.catalog) else None
+        kind = self.title_kinds.kind_of(item_idx) if same is None and not self.kind_keys else None
         result = self.recommend(asked.query, k=k, offset=offset, filters={**(filters or {}), **kept} or None,
                                 exclude=[*exclude, item_id], explain=explain, rules=rules,
                                 within=None if kind is None else kind[1])
         if kind is not None:  # no kind column: the kind its title names
             kept = {**kept, TITLE_KIND: [kind[0]]}
         return replace(asked, kept_to=kept), result
+
+    @cached_property
+    def kind_keys(self) -> list[str]:
+        """The filter keys like-this keeps to an item's kind by, finest first: those of the usual
+        names (`similar.kind_keys`), else the column whose values hold the kind the titles name
+        (`similar.inferred_kind_key`), counted on the first like-this; [] for none."""
+        named = kind_keys(self.catalog)
+        if named:
+            return named
+        inferred = inferred_kind_key(self.catalog, self.title_kinds)
+        return [inferred] if inferred is not None else []
 
     @cached_property
     def title_kinds(self) -> TitleKinds:
@@ -399,7 +412,7 @@ class Recommender:
         it; for None, its kind's (`similar.kind_filter`) unless `filters` name a kind key."""
         given = {self.catalog.filter_key(k) for k in filters or {}}
         if same is None:
-            return kind_filter(self.catalog, item_idx, given)
+            return kind_filter(self.catalog, item_idx, given, self.kind_keys)
         out: dict[str, list[str]] = {}
         for key in same:
             name = self.catalog.filter_key(key)

@@ -20,8 +20,10 @@ column of one of the usual names (`KIND_KEYS`, matched as column names are: `Pro
 `product_type` and `productType` are one); the finest such column whose value the item shares with
 at least `MIN_SAME_KIND` other items is the one kept to, so a kind of three items widens to its
 category. Of a column's values, the rarest that enough items share: a category path's deepest
-level such, widening a level at a time. A catalogue with no such column (titles alone, as Home
-Depot's and CrowdFlower's) keeps to the kind its titles name (`TitleKinds`): a product title says
+level such, widening a level at a time. A catalogue with no such column keeps to the column
+whose values hold the kinds its titles name (`inferred_kind_key`: a `Warengruppe` of "Shirts"),
+and one with none (titles alone, as Home Depot's and CrowdFlower's) to the kind its titles
+name (`TitleKinds`): a product title says
 its kind last in its main clause ("... Convection Microwave in Stainless Steel with Sensor
 Cooking"), and the items whose titles end their main clause on the same word (by match key:
 shoe and shoes) are kept to when at least `MIN_SAME_KIND` others do; else every item is ranked.
@@ -159,19 +161,54 @@ def kind_keys(catalog: Catalog) -> list[str]:
     return list(dict.fromkeys(key for key in keys if key is not None))
 
 
-def kind_filter(catalog: Catalog, item_idx: int, chosen: Collection[str | None] = ()) -> dict[str, list[str]]:
+# a column whose values hold the word each item's title names its kind by (`TitleKinds`) for at
+# least this share of the items is the catalogue's kind column, whatever its name
+MIN_KIND_SHARE = 0.5
+KIND_SAMPLE = 2000  # items the share is counted on
+# keys that are not a column of the items' own: a facet's name, the words the lexicon reads from
+# titles (`title`, `material`, `pattern`, ...)
+_NOT_COLUMNS = frozenset({"title", "description", "other", "quality", "color", "colour", "style", "material",
+                          "pattern"})
+
+
+def inferred_kind_key(catalog: Catalog, kinds: TitleKinds) -> str | None:
+    """The filter key whose values hold, for the most items, the word the item's title names its
+    kind by (a `Warengruppe` of "Shirts" for "... Navy Blue Shirt"), when at least MIN_KIND_SHARE
+    of a sample of the items have it; None else. For a catalogue whose kind column has a name
+    `KIND_KEYS` does not know: a brand is said in titles too, but first, not as their kind."""
+    keys = sorted(k for k in catalog.filter_keys() if k not in _NOT_COLUMNS and k not in catalog.facets
+                  and k not in catalog.buckets)
+    sample = np.unique(np.linspace(0, catalog.n_items - 1, min(KIND_SAMPLE, catalog.n_items)).astype(np.int64))
+    best, best_share = None, 0.0
+    for key in keys:
+        hits = 0
+        for i in sample.tolist():
+            kind = kinds.keys[i]
+            if kind and any(kind in {match_key(w) for w in words(v)} for v in catalog.item_filter_values(i, key)):
+                hits += 1
+        share = hits / max(len(sample), 1)
+        if share > best_share:
+            best, best_share = key, share
+    return best if best_share >= MIN_KIND_SHARE else None
+
+
+def kind_filter(catalog: Catalog, item_idx: int, chosen: Collection[str | None] = (),
+                keys: Sequence[str] | None = None) -> dict[str, list[str]]:
     """The filter that keeps item `item_idx`'s like-this to its kind (the module's docstring):
-    {key: the item's values} of the finest of `kind_keys` whose values the item shares with at
-    least `MIN_SAME_KIND` other items, or {} (no such key: every item is ranked; or one of
-    `chosen`, the filter keys the caller gave, is a kind key: the caller chose the kind)."""
-    keys = kind_keys(catalog)
+    {key: the item's values} of the finest of `keys` (default `kind_keys`) whose values the item
+    shares with at least `MIN_SAME_KIND` other items, or {} (no such key: every item is ranked;
+    or one of `chosen`, the filter keys the caller gave, is a kind key: the caller chose the
+    kind)."""
+    keys = kind_keys(catalog) if keys is None else keys
     if any(key in chosen for key in keys):
         return {}
     for key in keys:
         # of its values the rarest first: a category path's levels are values of one key
-        # (`catalog.path_levels`), so a shirt keeps to shirts before apparel
-        held = sorted((int(catalog.items_per_attribute(f)[a]), catalog.vocab[f][a].shown)
-                      for f, a in catalog.item_filter_attributes(item_idx, key))
+        # (`catalog.path_levels`), so a shirt keeps to shirts before apparel. Counted as the
+        # filter counts them: a value is several attributes where titles say it too (one for
+        # the items that say it once, one for twice), each with a share of its items
+        held = sorted((int(np.count_nonzero(catalog.filter_mask({key: [value]}))), value)
+                      for value in catalog.item_filter_values(item_idx, key))
         for count, value in held:
             if count - 1 >= MIN_SAME_KIND:
                 return {key: [value]}

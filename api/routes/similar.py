@@ -36,8 +36,9 @@ async def similar(
                     "value of restricts nothing. Not given: the item's kind (its value of the "
                     "finest of the catalogue's `articleType`, `product_type`, `type`, "
                     "`subcategory`, `category`, ... columns that at least 10 other items share; "
-                    "in a catalogue with none of them, the kind its title names; `kept_to` says "
-                    "which), unless `filter` names one of those keys; `?same=none`: every item")] = None,
+                    "in a catalogue with none of them, the column whose values hold the kinds its "
+                    "titles name, else the kind its title names; `kept_to` says which), unless "
+                    "`filter` names one of those keys; `?same=none`: every item")] = None,
 ) -> Response:
     """Items like `item_id` (never itself): the words of its own attributes are the query, ranked
     and explained head by head as `/recommend` does; `drawn_by` says which of its attributes

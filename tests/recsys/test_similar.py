@@ -203,6 +203,20 @@ def test_like_this_keeps_to_the_finest_kind_that_ten_other_items_share():
     assert asked.kept_to == {} and result.total == 19
 
 
+def test_a_kind_column_of_any_name_is_the_one_whose_values_hold_the_titles_kinds():
+    """A shop names its kind column as it likes (`family`): the column whose values hold the word
+    each title names its kind by is kept to; the brand, said in every title too, is not."""
+    rows = [{"item_id": f"C{n:02d}", "title": f"{brand} Oak {kind}", "family": family, "maker": brand}
+            for n, (brand, kind, family) in enumerate(
+                [("Nordli", "Chair", "Chairs"), ("Skog", "Armchair", "Chairs")] * 6
+                + [("Nordli", "Table", "Tables"), ("Skog", "Desk", "Tables")] * 6)]
+    rec = untrained_recommender(Catalog.build(pd.DataFrame(rows)), NO_EVENTS, TrainConfig(seed=0))
+    assert rec.kind_keys == ["family"]
+    asked, result = rec.similar("C00", k=30)  # a chair: armchairs too, no tables
+    assert asked.kept_to == {"family": ["chairs"]} and result.total == 11
+    assert {i.item_id for i in result.items} == {f"C{n:02d}" for n in range(1, 12)}
+
+
 @pytest.mark.parametrize("title, kind", [
     ("Whirlpool 1.9 cu. ft. Over the Range Convection Microwave in Stainless Steel with Sensor Cooking", "microwave"),
     ("Delta Vero 1-Handle Shower Only Faucet Trim Kit in Chrome (Valve Not Included)", "trim"),
