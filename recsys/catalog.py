@@ -596,7 +596,7 @@ class _CatalogBuilder:
         n = len(self.items)
         kinds = column_kinds(self.items, self.overrides)
         for column in kinds.columns:
-            self._add_column(column, path_separator(self.items[column], column) if column in kinds.paths else None)
+            self._add_column(column, kinds.separators.get(column))
         having = np.zeros(n, dtype=bool)
         for column in kinds.specs:
             having |= self._add_pairs(self.items[column])
@@ -906,9 +906,15 @@ class ColumnKinds:
     """How the items' columns other than the contract's own feed the facets."""
 
     columns: list[str]  # read a value per cell (`|`-separated; a tags column's commas too)
-    paths: list[str]  # of `columns`: category paths, a value per level (`path_columns`)
+    # of `columns`: category paths, a value per level, each with how it separates its levels
+    # (`path_separators`)
+    separators: dict[str, re.Pattern[str]]
     specs: list[str]  # spec lists, a pair per attribute (`spec_list_columns`)
     links: list[str]  # left out (`link_columns`)
+
+    @property
+    def paths(self) -> list[str]:
+        return list(self.separators)
 
 
 def column_kinds(items: pd.DataFrame, overrides: Mapping[str, str]) -> ColumnKinds:
@@ -916,7 +922,7 @@ def column_kinds(items: pd.DataFrame, overrides: Mapping[str, str]) -> ColumnKin
     links = link_columns(items, overrides)
     columns = [c for c in items.columns
                if facet_for_column(c, overrides) is not None and c not in specs and c not in links]
-    return ColumnKinds(columns, path_columns(items[columns], overrides), specs, links)
+    return ColumnKinds(columns, path_separators(items[columns], overrides), specs, links)
 
 
 def spec_list_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
@@ -959,9 +965,14 @@ def path_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]
     shopper's "cookware" was a word of a five-word phrase on every such item, its level not a
     value to filter or count by. A schema maps such a column to a facet as any other; its cells
     are still read a level each."""
-    return [column for column in items.columns
-            if facet_for_column(column, overrides) is not None
-            and path_separator(items[column], column) is not None]
+    return list(path_separators(items, overrides))
+
+
+def path_separators(items: pd.DataFrame, overrides: Mapping[str, str]) -> dict[str, re.Pattern[str]]:
+    """`path_columns`, each with how it separates its levels (`path_separator`)."""
+    found = {column: path_separator(items[column], column) for column in items.columns
+             if facet_for_column(column, overrides) is not None}
+    return {column: separator for column, separator in found.items() if separator is not None}
 
 
 # a column is read as category paths when at least this share of its filled cells is one: fewer

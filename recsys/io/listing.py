@@ -49,7 +49,7 @@ def drop_unlisted(table: Table, mapped: Mapping[str, str] | None = None) -> None
         if rule is None or column.strip().lower() in named:
             continue
         allowed, leaves_out = rule
-        values = frame[column].str.strip().str.lower()
+        values = frame[column].str.lower()  # cells are stripped already
         if not set(values.unique().tolist()) <= allowed:
             continue  # a column of this name that is something else
         out |= values.map(leaves_out).to_numpy(dtype=bool)

@@ -56,8 +56,9 @@ def fold_variants(table: Table) -> None:
     if "item_id" not in frame.columns or "title" not in frame.columns:
         return
     row_kinds = _row_kind_column(frame)
-    if row_kinds is not None:
-        _bracket_options(frame, row_kinds)
+    kinds = frame[row_kinds].str.lower() if row_kinds is not None else None  # (R,) what each row is
+    if kinds is not None:
+        _bracket_options(frame, kinds)
     ids = frame["item_id"]
     untitled = (frame["title"] == "").to_numpy()
     same_id = ((ids == ids.shift()) & (ids != "")).to_numpy() & untitled
@@ -65,8 +66,7 @@ def fold_variants(table: Table) -> None:
     no_id[:1] = False  # nothing above to be read into: refused by the contract
     continues = same_id | no_id
     read: list[str] = []  # what tied rows to an item, each said when it tied any
-    if row_kinds is not None:
-        kinds = frame[row_kinds].str.strip().str.lower()
+    if kinds is not None:
         of_item = (kinds != "product").to_numpy() & ~continues
         of_item[:1] = False
         continues |= of_item
@@ -115,17 +115,18 @@ def _row_kind_column(frame: pd.DataFrame) -> str | None:
     Product."""
     for column in frame.columns:
         if normalized(column) in _ROW_KIND_COLUMNS:
-            kinds = set(frame[column].str.strip().str.lower())
+            kinds = set(frame[column].str.lower())  # cells are stripped already
             if "product" in kinds and kinds <= _ROW_KINDS:
                 return column
     return None
 
 
-def _bracket_options(frame: pd.DataFrame, row_kinds: str) -> None:
+def _bracket_options(frame: pd.DataFrame, kinds: pd.Series) -> None:
     """The options a variant row's title names in BigCommerce's form, as numbered option
-    columns (`Option1 Name` "Size", `Option1 Value` "Small"), which `_read_options` reads."""
+    columns (`Option1 Name` "Size", `Option1 Value` "Small"), which `_read_options` reads;
+    `kinds`: what each row is, lower case."""
     found: list[list[tuple[str, str]]] = []
-    for kind, title in zip(frame[row_kinds].str.strip().str.lower().tolist(), frame["title"].tolist(), strict=True):
+    for kind, title in zip(kinds.tolist(), frame["title"].tolist(), strict=True):
         found.append([(n.strip(), v.strip()) for n, v in _BRACKET_OPTION.findall(title)] if kind != "product" else [])
     width = max(map(len, found), default=0)
     for k in range(width):
