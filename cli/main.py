@@ -121,7 +121,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_data_options(t, items_required=False)
     source = t.add_mutually_exclusive_group()
     source.add_argument("--interactions", type=Path,
-                        help="the search log (query,item_id,label[,weight]); without it or --events, "
+                        help="the search log (query,item_id,label[,weight]), a CSV file or an Excel "
+                             "workbook (.xlsx); without it or --events, "
                              "--items alone writes the untrained start, which ranks as keyword "
                              "search (BM25) does, reported on searches drawn from the items' own words")
     source.add_argument("--events", nargs="?", const="", metavar="URL",
@@ -481,7 +482,8 @@ def cmd_similar(args) -> int:
         drawn = "; ".join(f"{w} <- {', '.join(labels)}" for w, labels in asked.drawn_by.items())
         print(f"like {asked.item_id} ({rec.catalog.titles[rec.catalog.idx(asked.item_id)]}): {drawn}")
         if asked.kept_to:
-            print("kept to its " + "; ".join(f"{key} {', '.join(v)}" for key, v in asked.kept_to.items()))
+            # as the page says it: "kept to kind in its title: microwave"
+            print("kept to " + "; ".join(f"{key}: {', '.join(v)}" for key, v in asked.kept_to.items()))
         print_recommendation(result)
     return 0
 

@@ -44,10 +44,10 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[AdminDep],
 FILE_FIELDS = ("items", "interactions", "judgments", "probes", "schema")
 _FILE_HELP = {
     "items": "the catalogue CSV (item_id, title, ...; export names such as product_id are mapped)",
-    "interactions": "the search log CSV (query, item_id, label or event; search_term, clicks, ... "
+    "interactions": "the search log CSV or .xlsx (query, item_id, label or event; search_term, clicks, ... "
                     "are mapped); without it the untrained start is written, judged on searches "
                     "drawn from the items' own words",
-    "judgments": "optional CSV: query, item_id, grade, reported on after training",
+    "judgments": "optional CSV or .xlsx: query, item_id, grade, reported on after training",
     "probes": "optional CSV: query, word, facet, value (explanation ground truth)",
     "schema": "optional TOML schema file, as recsys train --schema takes: [rename], [columns], ...",
 }

@@ -82,7 +82,7 @@ from .text import (
     stream_lines,
 )
 from .variants import fold_variants
-from .workbook import is_workbook, read_workbook, workbook_header
+from .workbook import is_workbook, read_workbook, sheet_records, workbook_header
 
 # interactions naming an item the items file does not have: skipped (counted, the first rows
 # shown) by default, as real search logs name discontinued items; "error" stops at the first
@@ -94,8 +94,9 @@ STREAM_CHUNK_ROWS = 200_000
 def read_table(
     path: str | Path, *, encoding: str | None = None, on_bad_lines: str = "error"
 ) -> tuple[pd.DataFrame, ReadReport]:
-    """Any comma-separated file with a header, structurally checked; all cells as stripped str."""
-    table = read_csv(path, encoding, on_bad_lines)
+    """Any comma-separated file with a header (or a workbook's first sheet, `read_table_file`),
+    structurally checked; all cells as stripped str."""
+    table = read_table_file(path, encoding, on_bad_lines)
     return table.frame, table.report
 
 
@@ -126,6 +127,15 @@ def read_items(
     drop_unlisted(table, schema.columns if schema is not None else None)
     _check_items(table, schema, skip=on_bad_lines == "skip")
     return table.frame, table.report
+
+
+def read_table_file(path: str | Path, encoding: str | None, on_bad_lines: str) -> Table:
+    """A CSV file, or an Excel workbook's first worksheet that holds anything (told by content,
+    as `_items_kind` tells it): a search log or a judgment list exported from a spreadsheet or an
+    analytics tool reads as its CSV would."""
+    if first_character(path) == b"P" and is_workbook(path):
+        return read_workbook(path, on_bad_lines)
+    return read_csv(path, encoding, on_bad_lines)
 
 
 def _items_kind(path: str | Path) -> str:
@@ -216,7 +226,7 @@ def read_interactions(
     its item. Exact duplicate rows are dropped and counted.
     """
     _check_unknown_items(unknown_items)
-    table = read_csv(path, encoding, on_bad_lines)
+    table = read_table_file(path, encoding, on_bad_lines)
     header = map_columns(table, INTERACTIONS, rename)
     examples: list[tuple[int, str, str]] = []
     out, aliased = _interaction_rows(table, item_ids, unknown_items, examples, aliases or {})
@@ -292,7 +302,8 @@ class InteractionStream:
 
     def __iter__(self) -> Iterator[pd.DataFrame]:
         name = str(self.path)
-        records = csv_records(name, stream_lines(name, self.encoding, self.block_bytes))
+        records = (sheet_records(name) if first_character(name) == b"P" and is_workbook(name)
+                   else csv_records(name, stream_lines(name, self.encoding, self.block_bytes)))
         header_line, header = read_header(name, records)
         bad_lines: list[tuple[int, int]] = []
         unknown: list[int] = []
@@ -393,7 +404,7 @@ def read_judgments(
     """judgments.csv -> columns query, item_id, grade (float >= 0), the header mapped as
     `read_items` maps it (`rename`, then common names: `relevance` -> grade). Exact duplicates
     are dropped. An item_id among `aliases` names its item, as in `read_interactions`."""
-    table = read_csv(path, encoding, on_bad_lines)
+    table = read_table_file(path, encoding, on_bad_lines)
     map_columns(table, JUDGMENTS, rename)
     check_nonempty(table, "query")
     aliased = resolve_aliases(table, aliases or {})
@@ -421,7 +432,7 @@ def check_header(path: str | Path, contract: str, rename: Mapping[str, str] | No
     mapped as its reader maps it, without reading the rows: a file with columns that cannot be
     used is told so at once (the service's upload, before it starts a training job)."""
     name = str(path)
-    kind = _items_kind(path) if contract == ITEMS else "csv"
+    kind = _items_kind(path) if contract == ITEMS else "workbook" if is_workbook(path) else "csv"
     if kind == "feed":
         line, header = 1, feed_columns(path)
     elif kind == "records":

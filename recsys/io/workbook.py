@@ -1,6 +1,7 @@
-"""An Excel workbook (.xlsx) read as the items table a CSV file gives: a shop's product list is
-often a spreadsheet, and saving it as CSV first was one more step (and a locale's semicolons or
-its decimal commas to get wrong).
+"""An Excel workbook (.xlsx) read as the table a CSV file gives (items, a search log,
+judgments): a shop's product list is often a spreadsheet, an analytics tool exports its search
+report as one, and saving it as CSV first was one more step (and a locale's semicolons or its
+decimal commas to get wrong).
 
 The first worksheet that holds anything is read: its first non-blank row is the header, every
 further non-blank row a row, numbered as the sheet numbers it (a DataError's row is the sheet's).
@@ -40,18 +41,18 @@ def is_workbook(path: str | Path) -> bool:
 
 def read_workbook(path: str | Path, on_bad_lines: str = "error") -> Table:
     name = str(path)
-    return table_of_records(name, _rows(name), on_bad_lines)
+    return table_of_records(name, sheet_records(name), on_bad_lines)
 
 
 def workbook_header(path: str | Path) -> tuple[int, list[str]]:
     """(its row, the header) of the first worksheet that holds anything (a header check needs no
     more)."""
-    for row, cells in _rows(str(path)):
+    for row, cells in sheet_records(str(path)):
         return row, cells
     raise DataError(str(path), "the workbook holds only blank rows; expected a header row")
 
 
-def _rows(name: str) -> Iterator[tuple[int, list[str]]]:
+def sheet_records(name: str) -> Iterator[tuple[int, list[str]]]:
     """(the sheet's row number, its cells as text) of each non-blank row of the first worksheet
     that has one."""
     import openpyxl  # a workbook is rare beside CSV: loaded only for one

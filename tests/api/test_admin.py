@@ -266,10 +266,11 @@ def test_shutdown_stops_a_running_job(tmp_path, v1, rec):
 
 def test_an_xml_feed_or_json_records_upload_as_the_items(admin, v1):
     """A shop's Google Merchant feed, a search engine's JSON export and an Excel workbook are
-    items files too: the header check before the job reads them, and the job trains on them."""
+    items files too (a workbook is a search log too): the header check before the job reads
+    them, and the job trains on them."""
     import openpyxl
 
-    c, _ = admin
+    c, artifacts = admin
     products = [("f1", "Oak Chair"), ("f2", "Oak Table"), ("f3", "Linen Sofa"), ("f4", "Wool Rug")]
     feed = ('<rss xmlns:g="http://base.google.com/ns/1.0"><channel><title>Shop</title>'
             + "".join(f"<item><g:id>{i}</g:id><g:title>{t}</g:title><g:brand>Acme</g:brand></item>"
@@ -280,11 +281,21 @@ def test_an_xml_feed_or_json_records_upload_as_the_items(admin, v1):
         book.active.append(row)
     sheet = io.BytesIO()
     book.save(sheet)
+    log = openpyxl.Workbook()  # a search report saved as a workbook goes with the last one
+    for row in [("Search Term", "SKU", "Clicks"), ("oak", "f1", 2.0), ("oak", "f2", 1.0)]:
+        log.active.append(row)
+    report = io.BytesIO()
+    log.save(report)
     for name, body in (("feed.xml", feed), ("export.json", records), ("products.xlsx", sheet.getvalue())):
-        r = c.post("/admin/train", files={"items": (name, body)}, headers=AUTH)
+        files = {"items": (name, body)}
+        if name.endswith(".xlsx"):
+            files["interactions"] = ("searches.xlsx", report.getvalue())
+        r = c.post("/admin/train", files=files, headers=AUTH)
         assert r.status_code == 202, r.text
         job = wait_job(c, r.json()["id"])
         assert job["status"] == "succeeded", job
+        if "interactions" in files:  # the workbook's search log was read: its 2 rows, not none
+            assert read_manifest(artifacts / job["version"])["training"]["train_rows"] == 2
     nameless = b'<rss><channel><item><ref>1</ref><label>Chair</label></item></channel></rss>'
     r = c.post("/admin/train", files={"items": ("feed.xml", nameless)}, headers=AUTH)
     assert r.status_code == 422 and "missing required columns 'item_id', 'title'" in r.json()["message"], r.text

@@ -165,7 +165,7 @@ def test_same_over_http_and_the_cli(rec, tmp_path, capsys):
         assert both.status_code == 422 and "stands alone" in both.json()["message"], both.text
     folder = save_version(rec, tmp_path / "art", {})
     assert main(["similar", "F009", "--k", "2", "--model", str(folder)]) == 0
-    assert "kept to its category chair" in capsys.readouterr().out
+    assert "kept to category: chair" in capsys.readouterr().out
     assert main(["similar", "F009", "--k", "60", "--same", "none", "--json", "--model", str(folder)]) == 0
     assert len(json.loads(capsys.readouterr().out)["recommendation"]["items"]) == len(furniture()) - 1
     assert main(["similar", "F009", "--k", "20", "--same", "category", "--json", "--model", str(folder)]) == 0

@@ -4,6 +4,7 @@ a shop's product list is often a spreadsheet."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import zipfile
 
 import openpyxl
@@ -82,3 +83,42 @@ def test_recsys_train_takes_a_workbook(tmp_path, capsys):
     assert main(["train", "--items", str(path), "--out", str(tmp_path / "a")]) == 0
     assert main(["recommend", "--model", str(tmp_path / "a"), "red dress", "--k", "1"]) == 0
     assert "red dress" in capsys.readouterr().out.lower()
+
+
+def test_a_search_report_and_judgments_as_workbooks(tmp_path, capsys):
+    """An analytics tool's search report and a judgment list saved from a spreadsheet are read
+    as their CSV files would be: the export's names mapped, counts typed as numbers read as
+    numbers, the train command taking all three as workbooks."""
+    from cli.main import main
+    from recsys.io.readers import read_interactions, read_judgments
+
+    items = _save(tmp_path / "products.xlsx", [("SKU", "Product Name", "Colour")] + [
+        (100001 + n, f"{c} {kind}", c) for n, (c, kind) in enumerate(
+            [("red", "dress"), ("navy", "shirt"), ("green", "lamp")] * 4)])
+    log = _save(tmp_path / "search report.xlsx", [
+        ("Search Term", "SKU", "Clicks"),
+        ("crimson dress", 100001.0, 3.0),  # Excel keeps the SKU as a float and the clicks too
+        ("crimson dress", 100004, 2),
+        ("navy top", 100002, 1.5),
+    ])
+    frame, report = read_interactions(log, {str(100001 + n) for n in range(12)})
+    assert frame["query"].tolist() == ["crimson dress", "crimson dress", "navy top"]
+    assert frame["item_id"].tolist() == ["100001", "100004", "100002"]
+    assert frame["label"].tolist() == [3.0, 2.0, 1.5]
+    assert report.renamed == {"Search Term": "query", "SKU": "item_id", "Clicks": "label"}
+    assert check_header(log, "interactions").renamed == report.renamed
+    judged = _save(tmp_path / "judged.xlsx", [("query", "item_id", "relevance"), ("red dress", 100001, 3),
+                                              ("red dress", 100002, 0)])
+    grades, _ = read_judgments(judged, {"100001", "100002"})
+    assert grades["item_id"].tolist() == ["100001", "100002"] and grades["grade"].tolist() == [3.0, 0.0]
+    with pytest.raises(DataError, match="item_id"):  # checked as a CSV's rows are
+        read_judgments(_save(tmp_path / "bad.xlsx", [("query", "item_id", "grade"), ("red", "X9", 1)]),
+                       {"100001"})
+
+    out = tmp_path / "version"
+    assert main(["train", "--items", str(items), "--interactions", str(log), "--judgments", str(judged),
+                 "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["recommend", "--model", str(out), "crimson dress", "--k", "2", "--json"]) == 0
+    top = json.loads(capsys.readouterr().out)["items"]
+    assert {it["item_id"] for it in top} == {"100001", "100004"}  # the red dresses, by the clicks alone
