@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,11 +96,12 @@ def write_catalogue(items: pd.DataFrame, artifacts_dir: Path) -> Path:
 
 
 def save_revision(rec: Recommender, items: pd.DataFrame, schema: Schema, change: Change,
-                  artifacts_dir: Path) -> Recommender:
+                  artifacts_dir: Path, aliases: Mapping[str, str] | None = None) -> Recommender:
     """A new version: `rec`'s weights over `items` (already validated, the schema's [rename]
-    applied), not made current (the caller activates it). Returns it, as saved (its `version`
-    names its folder under `artifacts_dir`)."""
-    revised = with_catalog(rec, items, schema)
+    applied), not made current (the caller activates it), with `aliases` (a variant's id ->
+    its item_id, checked) beside those of the items it keeps. Returns it, as saved (its
+    `version` names its folder under `artifacts_dir`)."""
+    revised = with_catalog(rec, items, schema, aliases)
     path = write_catalogue(items, artifacts_dir)
     manifest = revision_manifest(rec.manifest, rec.version, path, len(items), schema, change)
     save_version(revised, artifacts_dir, manifest, popularity=revised.popularity,

@@ -213,6 +213,12 @@ class ItemsUpsertRequest(_Request):
                                   "the catalogue's do; a list is several values (the CSV's '|')",
         examples=[[{"item_id": "SKU-NEW-1", "title": "Nordwell Red Linen Dress", "color": "red",
                     "style": ["casual", "boho"], "category": "dress", "price": 79.0}]])
+    variants: dict[ItemId, list[ItemId]] = Field(
+        default_factory=dict, max_length=10_000,
+        description="other ids each item is known by (its variants' SKUs): item_id -> those ids. Events, "
+                    "pages, explanations and exclusions that name one reach the item, as the variants of "
+                    "a trained export do; an id may not be an item's own",
+        examples=[{"SKU-NEW-1": ["SKU-NEW-1-S", "SKU-NEW-1-M"]}])
 
 
 # ---- responses --------------------------------------------------------------------------------

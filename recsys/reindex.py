@@ -7,6 +7,8 @@ training run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -24,8 +26,11 @@ from .recommender import Recommender
 from .words import WordTable
 
 
-def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = None) -> Recommender:
-    """`schema`: how the new catalogue's columns and titles map to facets (default: the rule)."""
+def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = None,
+                 aliases: Mapping[str, str] | None = None) -> Recommender:
+    """`schema`: how the new catalogue's columns and titles map to facets (default: the rule).
+    The catalogue keeps `rec`'s aliases of the items still here, and takes `aliases` (a
+    variant's id -> its item_id) over them."""
     schema = schema or Schema(added_facets=rec.facets[len(FACETS):])
     if schema.facets != rec.facets:
         raise InputError(f"the schema gives the facets {', '.join(schema.facets)}, the model has the "
@@ -33,7 +38,7 @@ def with_catalog(rec: Recommender, items: pd.DataFrame, schema: Schema | None = 
     old = rec.catalog
     new = Catalog.build(items, schema.columns, buckets=old.buckets, lexicon=schema.lexicon,
                         facets=rec.facets)
-    new.keep_aliases(old.aliases)  # of the items still here
+    new.keep_aliases({**old.aliases, **(aliases or {})})  # of the items here
     old_words = rec.featurizer.words
     added = sorted(catalog_word_keys(new) - set(old_words.keys))
     words = WordTable(old_words.keys + added, old_words.query_words)  # old ids stay valid

@@ -37,7 +37,8 @@ router = APIRouter(prefix="/admin/items", tags=["admin"], dependencies=[AdminDep
 @router.put("", response_model=CatalogueChangeOut)
 def put_items(req: ItemsUpsertRequest, versions: VersionsDep, settings: SettingsDep) -> dict:
     """Add items, or replace those whose item_id is in the catalogue (the whole row), checked as
-    the items CSV is: a bad row is a 422 naming its index and column, and nothing changes."""
+    the items CSV is: a bad row is a 422 naming its index and column, and nothing changes.
+    `variants` gives items other ids (their variants' SKUs) that name them from then on."""
     if len(req.items) > settings.max_item_batch:
         raise field_error(("items",), f"at most {settings.max_item_batch} items in one batch "
                                       f"(RECSYS_MAX_ITEM_BATCH), got {len(req.items)}: split it")
@@ -49,7 +50,7 @@ def put_items(req: ItemsUpsertRequest, versions: VersionsDep, settings: Settings
             loc = ("items",) if exc.row is None else ("items", exc.row, *([exc.column] if exc.column else []))
             raise field_error(loc, exc.detail) from None
         merged, change = upsert(base, items)
-        return _revise(versions, rec, merged, schema, change)
+        return _revise(versions, rec, merged, schema, change, _variant_ids(req.variants, merged))
 
 
 @router.delete("/{item_id:path}", response_model=CatalogueChangeOut)
@@ -79,12 +80,32 @@ def _latest_items(versions: ServedVersions) -> tuple[Recommender, pd.DataFrame, 
     return rec, frame, schema
 
 
+def _variant_ids(variants: dict[str, list[str]], items: pd.DataFrame) -> dict[str, str]:
+    """The request's `variants` as aliases (a variant's id -> its item_id), checked against the
+    catalogue after the change: a 422 naming the item for one that is not there, or a variant id
+    that is an item's own or is given to two items."""
+    ids = set(items["item_id"])
+    aliases: dict[str, str] = {}
+    for item_id, variant_ids in variants.items():
+        if item_id not in ids:
+            raise field_error(("variants", item_id), f"no item {item_id!r} in the catalogue or in this "
+                                                     "batch's items: add it under `items`")
+        for variant in variant_ids:
+            if variant in ids:
+                raise field_error(("variants", item_id), f"{variant!r} is an item's own item_id; a "
+                                                         "variant's id must name no item")
+            if aliases.setdefault(variant, item_id) != item_id:
+                raise field_error(("variants", item_id), f"{variant!r} is given to {aliases[variant]!r} "
+                                                         "too; a variant belongs to one item")
+    return aliases
+
+
 def _revise(versions: ServedVersions, rec: Recommender, items: pd.DataFrame, schema: Schema,
-            change: Change) -> dict:
+            change: Change, aliases: dict[str, str] | None = None) -> dict:
     """Save the revision, then serve it as every other process will: loaded from its folder,
     its files' checksums verified and a few queries scored (`load_version`), not the model in
     memory that was saved, which a damaged write would leave serving here alone."""
-    revised = save_revision(rec, items, schema, change, versions.artifacts_dir)
+    revised = save_revision(rec, items, schema, change, versions.artifacts_dir, aliases)
     try:
         versions.activate(revised.version, reason=f"catalogue revision of {rec.version}: "
                                                f"{change.summary()}")

@@ -81,3 +81,37 @@ def test_a_catalogue_change_keeps_the_variants_of_the_items_it_keeps(shop):
     assert shop.put("/admin/items", json={"items": [new]}, headers=ADMIN).status_code == 200
     assert shop.get("/items/LS-NAVY-S").json()["title"] == "Navy Linen Shirt, small"
     assert shop.get("/items/LS-NAVY-M").json()["item_id"] == "linen-shirt"
+
+
+def test_items_added_over_the_api_bring_their_variants(shop):
+    """PUT /admin/items `variants` gives an item the ids its variants go by, as a trained
+    export's do: events, pages and explanations that name one reach the item, and a change
+    that leaves it out keeps them; ids that would make one id name two things are refused."""
+    scarf = {"item_id": "silk-scarf", "title": "Silk Scarf", "color": "red"}
+    r = shop.put("/admin/items", json={"items": [scarf], "variants": {"silk-scarf": ["SS-RED", "SS-BLUE"],
+                                                                       "linen-shirt": ["LS-OLIVE-S"]}},
+                 headers=ADMIN)
+    assert r.status_code == 200, r.text
+    assert shop.get("/items/SS-BLUE").json()["item_id"] == "silk-scarf"
+    assert shop.get("/items/LS-OLIVE-S").json()["item_id"] == "linen-shirt"  # an item already there
+    assert shop.get("/items/LS-WHITE-S").json()["item_id"] == "linen-shirt"  # its export's still hold
+    r = shop.post("/events", json={"events": [{"type": "click", "query": "scarf", "item_id": "SS-RED",
+                                               "event_id": "s1"}]}, headers=PUSH)
+    assert r.status_code == 202, r.text
+    assert read_events(shop.app.state.db).set_index("event_id")["item_id"].to_dict()["s1"] == "silk-scarf"
+    r = shop.post("/explain", json={"query": "red scarf", "item_id": "SS-RED"})
+    assert r.status_code == 200 and r.json()["item_id"] == "silk-scarf", r.text
+    # a later change that does not name them keeps them
+    assert shop.put("/admin/items", json={"items": [{"item_id": "wool-hat", "title": "Wool Hat"}]},
+                    headers=ADMIN).status_code == 200
+    assert shop.get("/items/SS-BLUE").json()["item_id"] == "silk-scarf"
+
+    serving = shop.get("/ready").json()["model_version"]
+    for variants, says in (({"no-such-item": ["X1"]}, "no item 'no-such-item'"),
+                           ({"silk-scarf": ["wrap-dress"]}, "'wrap-dress' is an item's own item_id"),
+                           ({"silk-scarf": ["V1"], "wool-hat": ["V1"]}, "'V1' is given to 'silk-scarf' too")):
+        r = shop.put("/admin/items", json={"items": [scarf], "variants": variants}, headers=ADMIN)
+        assert r.status_code == 422 and says in r.text, r.text
+        assert r.json()["detail"][0]["loc"][:2] == ["body", "variants"], r.text
+    assert shop.get("/ready").json()["model_version"] == serving  # nothing changed
+    assert shop.get("/items/X1").status_code == 404 and shop.get("/items/V1").status_code == 404
