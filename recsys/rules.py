@@ -228,6 +228,10 @@ class Adjustments:
         moving = [(r.delta, ix) for r, ix in zip(own, items) if r.delta != 0.0 and ix.size]
         if not moving:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        if len(moving) == 1:  # its items, each changed once: no array over the catalogue
+            delta, touched = moving[0]
+            start = self.base.offset_of(touched) if self.base is not None else np.zeros(touched.size)
+            return touched, start + delta
         touched = _union([ix for _, ix in moving])
         # summed on one array over the catalogue: a colour's thousands of items, each found by
         # index rather than by binary search (a query's own layer cost 0.3-1 ms at 100k items)
@@ -299,11 +303,17 @@ def _member(sorted_items: np.ndarray, items: np.ndarray) -> np.ndarray:
 
 
 def _union(arrays: Sequence[np.ndarray]) -> np.ndarray:
-    """The sorted distinct items of `arrays` (np.unique sorting, not hashing: 10x faster on the
-    few thousand items of a colour, which a rule set built per query pays)."""
-    if not arrays:
+    """The sorted distinct items of `arrays`, each sorted and distinct itself (np.unique sorting,
+    not hashing: 10x faster on the few thousand items of a colour, which a rule set built per
+    query pays). One array that is not empty is its own union, returned as it is (not a copy):
+    most query sets have one rule of a kind, and sorting its items again was half of building
+    the set."""
+    filled = [a for a in arrays if a.size]
+    if not filled:
         return np.zeros(0, dtype=np.int64)
-    x = np.sort(np.concatenate(arrays))
+    if len(filled) == 1:
+        return filled[0]
+    x = np.sort(np.concatenate(filled))
     return x[np.concatenate([[True], x[1:] != x[:-1]])] if x.size else x
 
 

@@ -12,7 +12,15 @@ import pytest
 from recsys.explain import additivity_gap
 from recsys.index.kernels import compiled
 from recsys.recommender import Recommender
-from recsys.rules import Rule, RuleBook, RuleError, check_rule, matching_items, place_pins
+from recsys.rules import (
+    Adjustments,
+    Rule,
+    RuleBook,
+    RuleError,
+    check_rule,
+    matching_items,
+    place_pins,
+)
 
 from .test_index import _index, _items
 
@@ -207,3 +215,26 @@ def test_check_rule_names_the_field(planted_model):
     warning = check_rule(Rule("x", "boost", attribute="color:purple", amount=1.0), cat)
     assert warning and "no item of the catalogue has color:purple" in warning
     assert "not in the catalogue" in (check_rule(Rule("x", "pin", item_id="NOPE", position=1), cat) or "")
+
+
+@pytest.mark.parametrize("own", [1, 2, 3])
+def test_a_query_s_layer_sums_its_boosts_over_the_base_as_one_array_would(own):
+    """A query's own layer of one boost is summed without an array over the catalogue; with
+    any number it is what summing every rule, base first, into one array gives, to the bit."""
+    rng = np.random.default_rng(own)
+    n = 5_000
+    base_rules = [Rule(name=f"b{i}", kind="boost" if i % 3 else "bury", attribute="color:red",
+                       amount=0.1 + 0.37 * i) for i in range(4)]
+    base_items = [np.sort(rng.choice(n, 900, replace=False)) for _ in base_rules]
+    base = Adjustments(base_rules, base_items, n, None, indexed=True)
+    rules = [Rule(name=f"q{i}", kind="boost", attribute="brand:x", amount=0.3 + 0.11 * i, match="word",
+                  query="sofa") for i in range(own)]
+    items = [np.sort(rng.choice(n, 700, replace=False)) for _ in rules]
+    layer = Adjustments(rules, items, n, base)
+    summed = np.zeros(n)
+    for r, ix in zip([*base_rules, *rules], [*base_items, *items]):
+        summed[ix] += r.delta
+    touched = np.unique(np.concatenate(items))
+    assert layer.offset_items.tolist() == touched.tolist()
+    assert layer.offset_values.tolist() == summed[touched].tolist()
+    assert layer.apart.tolist() == touched.tolist() and layer.apart_values.tolist() == summed[touched].tolist()
