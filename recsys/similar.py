@@ -6,8 +6,10 @@ answer is explained as any ranking is, head by head, with each query word traced
 attribute of the item it came from ("scandi" of `style:scandi` drew `style:scandi`).
 
 The query is the words of the item's attributes in facet order (named facets before `other`),
-each word once, stop words left out. Description words are left out while the item has
-`MIN_WORDS` others: a description is long and loosely worded, and what a product page means by
+each word once, stop words left out, codes too (a column of SKUs, barcodes or part numbers,
+`catalog.is_code_column`: "LS-NAVY-S" would draw every item whose code shares "ls" or "s").
+Description words are left out while the item has `MIN_WORDS` others: a description is long and
+loosely worded, and what a product page means by
 "like this" is its kind, colour, style and brand. The words are capped at `MAX_WORDS`, the rarest
 in the catalogue kept (a rare word says more about the item than one most items share).
 
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .catalog import Catalog
+from .catalog import Catalog, is_code_column
 from .errors import InputError
 from .facets import DESCRIPTION
 from .tokenize import STOPWORDS, match_key, words
@@ -123,6 +125,8 @@ def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np
         vocab, held = catalog.vocab[facet], attribute_df(facet)
         for a in catalog.attributes_of(item_idx, facet).tolist():
             attr = vocab[a]
+            if is_code_column(attr.key):  # an SKU or a barcode says which item, not what it is like
+                continue
             for w in words(attr.value):
                 if w in STOPWORDS:
                     continue

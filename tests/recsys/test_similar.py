@@ -253,3 +253,22 @@ def test_without_a_kind_column_like_this_keeps_to_the_kind_its_title_names():
     same = [{"item_id": f"P{n}", "title": f"Product {n}"} for n in range(12)]  # a kind of every item is none
     rec = untrained_recommender(Catalog.build(pd.DataFrame(same)), NO_EVENTS, TrainConfig(seed=0))
     assert rec.similar("P0", k=30)[0].kept_to == {}
+
+
+def test_an_item_s_codes_do_not_draw_items_like_it():
+    """A Shopify export's variant SKUs ("LS-NAVY-S") are the item's other ids and a typed code
+    finds its item, but they say nothing of what it is like: an oak chair whose SKUs share "ab"
+    with an oak table's is still like the other chairs."""
+    rows = [{"item_id": f"C{n}", "title": f"{wood} chair", "material": wood, "variant sku": f"CH{n}-S|CH{n}-M"}
+            for n, wood in enumerate(["oak", "pine", "walnut", "beech"] * 3)]
+    rows[0]["variant sku"] = "AB-7 S|AB-7 M"
+    rows += [{"item_id": f"T{n}", "title": f"{wood} table", "material": wood, "variant sku": f"AB-{n} S|AB-{n} M"}
+             for n, wood in enumerate(["oak", "pine", "walnut", "beech"] * 3)]
+    catalog = Catalog.build(pd.DataFrame(rows))
+    rec = untrained_recommender(catalog, NO_EVENTS, TrainConfig(seed=0))
+    asked = item_query(catalog, catalog.idx("C0"), rec.featurizer.attribute_df)
+    assert set(asked.query.split()) == {"oak", "chair"}, asked
+    assert not any("variant sku" in label for labels in asked.drawn_by.values() for label in labels)
+    _, result = rec.similar("C0", k=3, same=())  # every item, the tables too
+    assert [it.item_id for it in result.items][:2] == ["C4", "C8"]  # the oak chairs
+    assert rec.recommend("ab-7", k=1, explain=False).items[0].item_id == "C0"  # a typed code still finds it
