@@ -127,8 +127,11 @@ def plain_summary(metrics: dict[str, Any]) -> str:
     search (BM25 over the same item text) the model ranks, on the set it is judged by."""
     found = _against_bm25(metrics)
     if found is None or found[3] == 0:  # a report with nothing held out has 0.000 for both
-        line = ("No searches could be held out to compare this model with keyword search: it "
-                "serves its untrained start, which ranks as keyword search (BM25) does.")
+        # whether the version is served is the activation line's to say: "serves" here read as
+        # if it were, beside "kept, not served"
+        line = ("No searches could be held out to compare this model with keyword search: it is "
+                "its untrained start, which ranks as keyword search (BM25) does, with any logged "
+                "clicks as evidence.")
         known = metrics.get("known_item") or {}
         mine, bm25 = ndcg(known.get("model")), ndcg(known.get("bm25"))
         if mine is not None and bm25 is not None:

@@ -117,6 +117,9 @@ def test_the_plain_sentence_names_the_judgments_when_they_judge_and_says_why_cli
     assert "untrained start" in plain_summary({"faithfulness": {}})  # nothing held out
     empty = {"held_out": {"model": {"ndcg@10": 0.0, "queries": 0}, "bm25": {"ndcg@10": 0.0, "queries": 0}}}
     assert plain_summary(empty).startswith("No searches could be held out")
+    # what the version is, not whether it is served: the activation line says that ("kept, not
+    # served" after a line that said "it serves its untrained start" read as a contradiction)
+    assert "it is its untrained start" in plain_summary(empty) and "serves" not in plain_summary(empty)
 
 
 def test_the_plain_sentence_when_keyword_search_found_nothing_and_when_the_searches_are_few():
