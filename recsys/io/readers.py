@@ -130,10 +130,10 @@ def read_items(
 
 
 def read_table_file(path: str | Path, encoding: str | None, on_bad_lines: str) -> Table:
-    """A CSV file, or an Excel workbook's first worksheet that holds anything (told by content,
-    as `_items_kind` tells it): a search log or a judgment list exported from a spreadsheet or an
+    """A CSV file, or an Excel workbook's first worksheet that holds anything (told by content:
+    `is_workbook`): a search log or a judgment list exported from a spreadsheet or an
     analytics tool reads as its CSV would."""
-    if first_character(path) == b"P" and is_workbook(path):
+    if is_workbook(path):
         return read_workbook(path, on_bad_lines)
     return read_csv(path, encoding, on_bad_lines)
 
@@ -302,7 +302,7 @@ class InteractionStream:
 
     def __iter__(self) -> Iterator[pd.DataFrame]:
         name = str(self.path)
-        records = (sheet_records(name) if first_character(name) == b"P" and is_workbook(name)
+        records = (sheet_records(name) if is_workbook(name)
                    else csv_records(name, stream_lines(name, self.encoding, self.block_bytes)))
         header_line, header = read_header(name, records)
         bad_lines: list[tuple[int, int]] = []
