@@ -115,3 +115,14 @@ def test_items_added_over_the_api_bring_their_variants(shop):
         assert r.json()["detail"][0]["loc"][:2] == ["body", "variants"], r.text
     assert shop.get("/ready").json()["model_version"] == serving  # nothing changed
     assert shop.get("/items/X1").status_code == 404 and shop.get("/items/V1").status_code == 404
+
+
+def test_a_variant_moved_to_another_item_names_that_item(shop):
+    """A shop that moves a variant between products says so with `variants`: its id names the
+    item it was given to last."""
+    assert shop.get("/items/LS-NAVY-M").json()["item_id"] == "linen-shirt"
+    r = shop.put("/admin/items", json={"items": [{"item_id": "wrap-dress", "title": "Crimson Wrap Dress"}],
+                                       "variants": {"wrap-dress": ["LS-NAVY-M"]}}, headers=ADMIN)
+    assert r.status_code == 200, r.text
+    assert shop.get("/items/LS-NAVY-M").json()["item_id"] == "wrap-dress"
+    assert shop.get("/items/LS-NAVY-S").json()["item_id"] == "linen-shirt"  # its other variants stay
