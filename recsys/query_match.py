@@ -149,6 +149,13 @@ def pack_items(mask: np.ndarray) -> np.ndarray:
     return words.view("<u8").astype(np.uint64, copy=False)
 
 
+def clear_items(bits: np.ndarray, items: np.ndarray) -> None:
+    """Unselects `items` (int indices, repeats allowed) in `bits` (`pack_items`), in place: a
+    few hidden items cost a few word operations, not a catalogue's mask packed anew."""
+    items = np.asarray(items, dtype=np.int64)
+    np.bitwise_and.at(bits, items >> 6, ~(np.uint64(1) << (items & 63).astype(np.uint64)))
+
+
 def unpack_items(bits: np.ndarray, n: int) -> np.ndarray:
     """(n,) bool: the items `bits` (`pack_items`) selects."""
     return np.unpackbits(bits.astype("<u8", copy=False).view(np.uint8), count=n, bitorder="little").astype(bool)

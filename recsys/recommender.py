@@ -319,18 +319,21 @@ class Recommender:
 
     def facet_counts(self, query: str, keys: Sequence[str] | None = None,
                      filters: Mapping[str, FilterValues] | None = None, exclude: Sequence[str] = (),
-                     candidates: Sequence[str] | None = None) -> FacetCounts:
+                     candidates: Sequence[str] | None = None, rules: Adjustments | None = None) -> FacetCounts:
         """Values and counts of `keys` (None: every facet key) over the items matching `query`
-        that a `recommend` with the same filters, exclusions and candidates may return, each
-        key's own filter left out (`recsys.facet_counts`)."""
+        that a `recommend` with the same filters, exclusions, candidates and `rules` may return
+        (the items they hide are not counted), each key's own filter left out
+        (`recsys.facet_counts`)."""
         counter = self.facet_counter
         masks = {key: counter.filter_mask(key, values, self._filter_mask) for key, values in (filters or {}).items()}
-        listing = None  # what the counts are kept under: the filters and exclusions (a rule's hides)
-        if candidates is None and len(exclude) <= MAX_KEPT_EXCLUSIONS:
+        hidden = None if rules is None or not rules.hidden.size else rules.hidden
+        listing = None  # what the counts are kept under: the filters, exclusions and hidden items
+        if candidates is None and len(exclude) + (0 if hidden is None else hidden.size) <= MAX_KEPT_EXCLUSIONS:
             listing = "\x1c".join(("\x1f".join(sorted(counter.filter_name(k, v) for k, v in (filters or {}).items())),
-                                   "\x1f".join(sorted(set(exclude)))))
+                                   "\x1f".join(sorted(set(exclude))),
+                                   "" if hidden is None else ",".join(map(str, hidden.tolist()))))
         return counter.count(self.index.query_state(query), keys, self._eligible(None, exclude, candidates), masks,
-                             listing_key=listing)
+                             listing_key=listing, hidden=hidden)
 
     def _filter_mask(self, key: str, values: FilterValues) -> np.ndarray:
         mask = self._eligible({key: values}, (), None)

@@ -106,8 +106,7 @@ def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
     counts = None
     if req.facet_counts:
         keys = None if req.facet_counts is True else req.facet_counts
-        hidden = [] if rules is None else [rec.catalog.item_ids[i] for i in rules.hidden.tolist()]
-        counts = rec.facet_counts(req.query, keys, _filters(req), [*req.exclude, *hidden], req.candidates)
+        counts = rec.facet_counts(req.query, keys, _filters(req), req.exclude, req.candidates, rules)
     offered = None
     if result.unmatched_tokens:  # the suggester's terms are read at install, its searches by the first such query
         offered = did_you_mean(req.query, result.unmatched_tokens, suggestions.ready_for(rec) or suggestions.build(rec),

@@ -75,6 +75,11 @@ def test_bury_and_hide_with_filters_and_paging(shop):
     assert not any("category:dress" in it["attributes"]["other"] for it in answer["items"])
     assert all(it["attributes"]["color"] == ["red"] for it in answer["items"][-8:])  # 8 red non-dresses
     assert_additive(answer)
+    # facet counts leave the hidden items out, as the ranking does
+    counted = ask(shop, k=1, facet_counts=["category", "color"])["facet_counts"]
+    by_key = {f["key"]: {v["value"]: v["count"] for v in f["values"]} for f in counted["facets"]}
+    assert "dress" not in by_key["category"] and sum(by_key["color"].values()) == counted["matching"]
+    assert set(by_key["category"]) and counted["matching"] <= N_ITEMS - 16
     # the same ranking, filtered and paged
     casual = ask(shop, filters={"style": ["casual"]})
     pages = ask(shop, k=5, filters={"style": ["casual"]})["items"] + \

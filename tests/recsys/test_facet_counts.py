@@ -83,13 +83,16 @@ def _one_key(key, table, counts, max_values) -> FacetCount:
                       max(len(order) - max_values, 0))
 
 
+@pytest.mark.parametrize("numpy_sorted", [0, 512], ids=["numpy", "python"])
 @pytest.mark.parametrize("max_values", [2, 100])
-def test_keys_counted_together_list_what_each_counted_alone_does(planted_model, monkeypatch, max_values):
+def test_keys_counted_together_list_what_each_counted_alone_does(planted_model, monkeypatch, max_values,
+                                                                 numpy_sorted):
     """Keys counted over one selection are counted as one joined table (`_joined`, one compiled
     pass): each key's listing (order, ties by value, what is cut past MAX_VALUES and how many)
-    equals its own table's."""
+    equals its own table's, sorted by numpy, whichever way `_facets` sorts a key."""
     rec = planted_model
     monkeypatch.setattr(facet_counts, "MAX_VALUES", max_values)
+    monkeypatch.setattr(facet_counts, "NUMPY_SORTED", numpy_sorted)
     kernels = compiled()
     keys = [*rec.facet_counter.default_keys(), "other"]
     tables = [_key_table(rec.index, key, 0.3) for key in keys]  # both bits and lists
@@ -117,6 +120,39 @@ def test_items_are_counted_from_their_bits(monkeypatch, popcount):
     assert count_items(bits).tolist() == masks.sum(axis=1).tolist() == [0, *masks.sum(axis=1)[1:3], 130]
     assert [int(count_items(b)) for b in bits] == masks.sum(axis=1).tolist()
     assert all((unpack_items(b, 130) == m).all() for b, m in zip(bits, masks))
+
+
+def test_cleared_items_leave_the_others_selected():
+    """`clear_items` unselects exactly the items given, a repeat or two in one word included."""
+    mask = np.random.default_rng(3).random(200) < 0.7
+    hidden = np.array([0, 1, 63, 64, 64, 130, 199, 5, 1])
+    bits = pack_items(mask)
+    query_match.clear_items(bits, hidden)
+    expected = mask.copy()
+    expected[hidden] = False
+    assert (unpack_items(bits, 200) == expected).all()
+
+
+def test_items_rules_hide_are_not_counted(planted_model):
+    """Counts under rules leave out the items they hide, as the ranking does, and are kept
+    apart from the counts without them; a query's own hide counts for that query only."""
+    from datetime import datetime
+
+    from recsys.rules import Rule, RuleBook
+    rec = planted_model
+    rec.facet_counter.answers.clear()
+    book = RuleBook([Rule("no-red", "hide", attribute="color:red"),
+                     Rule("no-blue-gown", "hide", attribute="color:blue", match="contains", query="gown")])
+    book.items(rec.catalog)
+    now = datetime(2026, 12, 6)
+    for query in ("dress", "blue gown"):
+        rules = book.for_query(query, rec.catalog, now)
+        hidden = [rec.catalog.item_ids[i] for i in rules.hidden.tolist()]
+        assert len(hidden) == (12 if query == "dress" else 24)
+        under_rules = _counts(rec, query, rules=rules)
+        assert under_rules == _counts(rec, query, exclude=hidden)
+        assert "red" not in under_rules[1]["color"] and ("blue" in under_rules[1]["color"]) == (query == "dress")
+        assert _counts(rec, query)[1]["color"]["red"] > 0  # without the rules: not the kept answer
 
 
 def test_a_query_that_matches_nothing_counts_every_item(planted_model):
