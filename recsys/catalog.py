@@ -308,15 +308,28 @@ class Catalog:
         try:
             return self._index[item_id]
         except KeyError:
+            stripped = item_id.strip()  # the readers strip every cell: " A1" in a file is A1
+            if stripped != item_id and stripped in self._index:
+                return self._index[stripped]
             raise UnknownItemError(item_id) from None
 
     def has(self, item_id: str) -> bool:
         return item_id in self._index
 
     def canonical(self, item_id: str) -> str:
-        """The item_id `item_id` names: itself, or the item an alias of it stands for
-        (`aliases`). An id the catalogue does not know is returned as it is."""
-        return item_id if item_id in self._index else self.aliases.get(item_id, item_id)
+        """The item_id `item_id` names: itself, the item an alias of it stands for (`aliases`),
+        or, when neither, the same id without the spaces around it (the readers strip every
+        cell, so " A1" in an items file is item A1). An id the catalogue does not know is
+        returned as it is."""
+        if item_id in self._index:
+            return item_id
+        alias = self.aliases.get(item_id)
+        if alias is not None:
+            return alias
+        stripped = item_id.strip()
+        if stripped != item_id and (stripped in self._index or stripped in self.aliases):
+            return self.canonical(stripped)
+        return item_id
 
     def keep_aliases(self, aliases: Mapping[str, str]) -> None:
         """Keep the `aliases` that name an item of this catalogue and are not an item's own id."""

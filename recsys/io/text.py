@@ -131,7 +131,7 @@ def _decoder(name: str, encoding: str | None) -> codecs.IncrementalDecoder:
     try:
         return codecs.getincrementaldecoder(encoding or "utf-8-sig")(errors="strict")
     except LookupError:
-        raise DataError(name, f"unknown encoding {encoding!r}; try utf-8 or latin-1") from None
+        raise DataError(name, f"unknown encoding {encoding!r}; try utf-8 or cp1252") from None
 
 
 def _blocks(file: BinaryIO, block_bytes: int) -> Iterator[tuple[bytes, int, int]]:
@@ -264,7 +264,9 @@ def decode_error(name: str, data: bytes, encoding: str | None, offset: int, base
     """`data[offset]` is not valid; `data` starts at byte `base` of the file, after `newlines`
     line breaks."""
     codec = "UTF-8" if encoding is None else encoding
-    hint = "e.g. --encoding latin-1" if encoding is None else "with --encoding"
+    # Windows-1252, not latin-1: Excel's usual export in Western Europe and the Americas, which
+    # latin-1 would read without an error, its euro signs and dashes turned into control characters
+    hint = "e.g. --encoding cp1252" if encoding is None else "with --encoding"
     return DataError(
         name,
         f"byte 0x{data[offset]:02x} at byte offset {base + offset} is not valid {codec}; "

@@ -94,7 +94,7 @@ BROKEN = [
     (
         "items_not_utf8.csv",
         ", row 3: byte 0xe9 at byte offset 33 is not valid UTF-8; "
-        "if the file uses another encoding, name it, e.g. --encoding latin-1",
+        "if the file uses another encoding, name it, e.g. --encoding cp1252",
     ),
     (
         "items_binary.csv",
@@ -325,7 +325,7 @@ def test_not_csv_text(tmp_path: Path, data: bytes, expected: str) -> None:
 def test_unknown_encoding(tmp_path: Path) -> None:
     path = _write(tmp_path, "items.csv", b"item_id,title\nA1,x\n")
     assert _message(path, encoding="klingon") == (
-        f"{path}: unknown encoding 'klingon'; try utf-8 or latin-1"
+        f"{path}: unknown encoding 'klingon'; try utf-8 or cp1252"
     )
 
 
@@ -406,7 +406,7 @@ def test_the_whole_files_encoding_is_checked_before_its_records(tmp_path: Path) 
     offset = len(b"item_id,title\nA,b,c\n" + filler) + 5
     assert _message(path) == (
         f"{path}, row 400003: byte 0xe9 at byte offset {offset} is not valid UTF-8; "
-        "if the file uses another encoding, name it, e.g. --encoding latin-1"
+        "if the file uses another encoding, name it, e.g. --encoding cp1252"
     )
     binary = _write(tmp_path, "binary.csv", b"item_id,title\n" + b"\xe9,x\n" + filler + b"B,\x00\n")
     assert _message(binary).endswith("this looks like a binary file, not CSV text")
@@ -425,10 +425,10 @@ def test_binary_content_after_a_bad_byte_is_what_the_file_is_told_by(tmp_path: P
         (head + b"x\x00y\n", "row 3: contains a NUL byte at byte offset 26; "
                               "this looks like a binary file, not CSV text"),
         (head + b"xy\n", "row 2: byte 0xe9 at byte offset 20 is not valid UTF-8; "
-                         "if the file uses another encoding, name it, e.g. --encoding latin-1"),
+                         "if the file uses another encoding, name it, e.g. --encoding cp1252"),
         # a character split by the blocks decodes; one cut off by the file's end is named
         (b"item_id,title\nA1,\xe2\x82\xac\nA2,\xe2\x82", "row 3: byte 0xe2 at byte offset 24 is not "
-         "valid UTF-8; if the file uses another encoding, name it, e.g. --encoding latin-1"),
+         "valid UTF-8; if the file uses another encoding, name it, e.g. --encoding cp1252"),
     ]
     for data, expected in cases:
         path = _write(tmp_path, "items.csv", data)
@@ -473,6 +473,31 @@ def test_latin1_when_named() -> None:
     items, report = read_items(BAD / "items_not_utf8.csv", encoding="latin-1")
     assert items["title"].tolist() == ["Red shirt", "Café table"]
     assert report.encoding == "latin-1"
+
+
+def test_an_id_written_with_spaces_around_it_names_its_item(tmp_path: Path) -> None:
+    """Cells are read stripped, so an id asked for as the file writes it, spaces and all, is
+    the item's (in `similar`, `explain`, events and exclusions alike: `Catalog.canonical`)."""
+    from recsys.catalog import Catalog
+    from recsys.errors import UnknownItemError
+    data = b'item_id,title\n" leading",Brass Lamp\n"trailing ",Oak Chair\n'
+    items, _ = read_items(_write(tmp_path, "items.csv", data))
+    catalog = Catalog.build(items, {})
+    assert catalog.item_ids == ["leading", "trailing"]
+    assert catalog.idx(" leading") == 0 and catalog.canonical("trailing ") == "trailing"
+    assert catalog.canonical(" nope ") == " nope "
+    with pytest.raises(UnknownItemError, match="' nope'"):
+        catalog.idx(" nope")
+
+
+def test_the_encoding_the_error_names_reads_an_excel_export(tmp_path: Path) -> None:
+    """Excel's Windows-1252 export (euro sign, en dash) fails as UTF-8, and the encoding the error
+    names reads it as written: latin-1 would read it too, with control characters in place."""
+    path = _write(tmp_path, "items.csv", "item_id,title\nA1,Café – Tasse €5\n".encode("cp1252"))
+    with pytest.raises(DataError, match="--encoding cp1252"):
+        read_items(path)
+    items, _ = read_items(path, encoding="cp1252")
+    assert items.loc[0, "title"] == "Café – Tasse €5"
 
 
 def test_quoted_commas_newlines_and_crlf(tmp_path: Path) -> None:
