@@ -438,7 +438,8 @@ def _print_data_notes(data: dict) -> None:
     for name in ("items", "interactions"):
         entry = data.get(name) or {}
         lines = entry.get("skipped_lines") or []
-        if lines and len(lines) > entry.get("unknown_items", 0):  # not only those told of above
+        told = entry.get("unknown_items", 0) + entry.get("empty_queries", 0)
+        if lines and len(lines) > told:  # not only those told of above
             shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
             print(f"skipped {len(lines)} line{'s' * (len(lines) != 1)} of {entry.get('file', name)}: "
                   f"{shown}", file=sys.stderr)

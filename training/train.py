@@ -139,7 +139,8 @@ def _read_interactions(inputs: TrainInputs, catalog: Catalog, schema: Schema,
     return rows, {"file": str(inputs.interactions), "fingerprint": fingerprint(inputs.interactions),
                   "rows": report.rows, "skipped_lines": report.skipped_lines,
                   "dropped_duplicates": report.dropped_duplicates,
-                  "unknown_items": report.unknown_items, **_read_notes(report)}
+                  "unknown_items": report.unknown_items, "empty_queries": report.empty_queries,
+                  **_read_notes(report)}
 
 
 def _read_notes(report: ReadReport) -> dict:

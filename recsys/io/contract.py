@@ -59,8 +59,16 @@ def _fail(
     raise DataError(table.name, message, table.lines[first], column)
 
 
-def check_nonempty(table: Table, column: str) -> None:
-    _fail(table, table.frame[column] == "", column, f"a non-empty {column}")
+def check_nonempty(table: Table, column: str, fix: str = "") -> None:
+    """Refuses the first row whose `column` is empty; `fix` (", or ...") is said after the count."""
+    empty = table.frame[column] == ""
+    more = and_more(int(empty.sum()) - 1, "row", "the same problem") + fix if fix else ""
+    _fail(table, empty, column, f"a non-empty {column}", more)
+
+
+def skipped_rows_notice(lines: list[int], why: str) -> str:
+    shown = ", ".join(map(str, lines[:_EXAMPLES])) + (", ..." if len(lines) > _EXAMPLES else "")
+    return f"skipped {counted(len(lines), 'row')} {why} (rows {shown})"
 
 
 def check_item_ids(table: Table) -> None:
@@ -175,9 +183,7 @@ def skip_bad_items(table: Table) -> None:
     for why, problem in _ITEM_ROW_PROBLEMS:
         bad = problem(table.frame)
         if bad.any():
-            lines = drop_rows(table, bad)
-            shown = ", ".join(map(str, lines[:_EXAMPLES])) + (", ..." if len(lines) > _EXAMPLES else "")
-            table.report.warnings.append(f"skipped {counted(len(lines), 'row')} {why} (rows {shown})")
+            table.report.warnings.append(skipped_rows_notice(drop_rows(table, bad), why))
             table.report.notices.append(table.report.warnings[-1])
 
 
@@ -237,6 +243,7 @@ def weights(table: Table) -> pd.Series:
     empty = int((table.frame["weight"] == "").sum())
     if empty:
         table.report.warnings.append(empty_weights_warning(empty))
+        table.report.notices.append(table.report.warnings[-1])
     return numbers(table, "weight", positive=True, default=1.0)
 
 
@@ -248,6 +255,7 @@ def note_ignored(table: Table, used: set[str]) -> None:
     ignored = [column for column in table.frame.columns if column not in used]
     if ignored:
         table.report.warnings.append(f"ignored columns: {', '.join(ignored)}")
+        table.report.notices.append(table.report.warnings[-1])
 
 
 def drop_duplicates(table: Table, frame: pd.DataFrame) -> pd.DataFrame:

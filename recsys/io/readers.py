@@ -36,6 +36,7 @@ from .contract import (
     check_unique,
     drop_duplicates,
     drop_repeated_items,
+    drop_rows,
     duplicates_warning,
     empty_weights_warning,
     label_scale_note,
@@ -47,6 +48,7 @@ from .contract import (
     resolve_aliases,
     skip_bad_items,
     skip_unknown,
+    skipped_rows_notice,
     unknown_items_warning,
     weights,
 )
@@ -229,7 +231,8 @@ def read_interactions(
     table = read_table_file(path, encoding, on_bad_lines)
     header = map_columns(table, INTERACTIONS, rename)
     examples: list[tuple[int, str, str]] = []
-    out, aliased = _interaction_rows(table, item_ids, unknown_items, examples, aliases or {})
+    out, aliased, _ = _interaction_rows(table, item_ids, unknown_items, examples, aliases or {},
+                                        on_bad_lines == "skip")
     if aliased:
         table.report.notices.append(aliases_note(aliased))
         table.report.warnings.append(table.report.notices[-1])
@@ -248,11 +251,19 @@ def _check_unknown_items(unknown_items: str) -> None:
 
 
 def _interaction_rows(table: Table, item_ids: set[str], unknown_items: str,
-                      examples: list[tuple[int, str, str]], aliases: Mapping[str, str]) -> tuple[pd.DataFrame, int]:
+                      examples: list[tuple[int, str, str]], aliases: Mapping[str, str],
+                      skip_empty: bool = False) -> tuple[pd.DataFrame, int, list[int]]:
     """The interactions contract on a table (a whole file, or a chunk of one) whose header is
-    mapped, and how many rows named an item by an alias. Skipped unknown items are counted in
-    the report, the first few kept in `examples` as (line, query, item_id)."""
-    check_nonempty(table, "query")
+    mapped, how many rows named an item by an alias, and the lines of the rows left out for an
+    empty query (`skip_empty`: `--on-bad-lines skip`; a log's clicks from browsing, with no
+    search term, say nothing of one; else such a row is refused). Skipped unknown items are
+    counted in the report, the first few kept in `examples` as (line, query, item_id)."""
+    empty = drop_rows(table, (table.frame["query"] == "").to_numpy()) if skip_empty else []
+    if empty:
+        table.report.empty_queries += len(empty)
+        table.report.notices.append(empty_queries_notice(empty))
+        table.report.warnings.append(table.report.notices[-1])
+    check_nonempty(table, "query", "; --on-bad-lines skip leaves such rows out")
     aliased = resolve_aliases(table, aliases)
     if unknown_items == "skip":
         skip_unknown(table, item_ids, examples)
@@ -263,7 +274,11 @@ def _interaction_rows(table: Table, item_ids: set[str], unknown_items: str,
     for column in ("user_id", "timestamp"):
         if column in table.frame.columns:
             out[column] = table.frame[column]
-    return out, aliased
+    return out, aliased, empty
+
+
+def empty_queries_notice(lines: list[int]) -> str:
+    return skipped_rows_notice(sorted(lines), "with an empty query")
 
 
 def _interaction_columns(table: Table, out: pd.DataFrame) -> set[str]:
@@ -312,6 +327,7 @@ class InteractionStream:
         lowest = np.inf
         header_notes: list[str] = []
         empty_weights = duplicates = aliased = 0
+        empty_queries: list[int] = []
         first_duplicate: int | None = None
         seen = np.zeros(0, dtype=np.uint64)  # sorted hashes of the rows kept so far
         kept = 0
@@ -338,9 +354,11 @@ class InteractionStream:
                 table.frame = table.frame.rename(columns=mapped.renamed)
             if "weight" in table.frame.columns:
                 empty_weights += int((table.frame["weight"] == "").sum())
-            out, named = _interaction_rows(table, self.item_ids, self.unknown_items, examples, self.aliases)
+            out, named, empty = _interaction_rows(table, self.item_ids, self.unknown_items, examples,
+                                                  self.aliases, self.on_bad_lines == "skip")
             aliased += named
-            unknown += table.report.skipped_lines
+            empty_queries += empty
+            unknown += sorted(set(table.report.skipped_lines) - set(empty))
             if len(out):
                 lowest = min(lowest, float(out["label"].min()))
             if not header_notes:  # the same for every chunk: said once
@@ -366,21 +384,21 @@ class InteractionStream:
         if not kept:
             raise DataError(name, no_rows_message(bad_lines, len(unknown), examples))
         self.report.rows, self.report.dropped_duplicates = kept, duplicates
-        self.report.skipped_lines = sorted([line for line, _ in bad_lines] + unknown)
-        self.report.unknown_items = len(unknown)
+        self.report.skipped_lines = sorted([line for line, _ in bad_lines] + unknown + empty_queries)
+        self.report.unknown_items, self.report.empty_queries = len(unknown), len(empty_queries)
         # in read_interactions' order: bad lines, unnamed columns, renamed columns, unknown
         # items, weights, the label's scale, ignored columns, duplicates
         warnings = [bad_lines_warning(bad_lines, len(header))] if bad_lines else []
         warnings += [w for w in header_notes if w.startswith(("dropped", "renamed"))]
-        notices = [aliases_note(aliased)] if aliased else []
+        notices = [empty_queries_notice(empty_queries)] if empty_queries else []
+        notices += [aliases_note(aliased)] if aliased else []
         notices += [unknown_items_warning(unknown, examples)] if unknown else []
-        scale = label_scale_note(mapped, lowest) if mapped is not None else []
+        notices += [empty_weights_warning(empty_weights)] if empty_weights else []
+        notices += label_scale_note(mapped, lowest) if mapped is not None else []
+        notices += [w for w in header_notes if w.startswith("ignored columns")]
         warnings += notices
-        warnings += [empty_weights_warning(empty_weights)] if empty_weights else []
-        warnings += scale
-        warnings += [w for w in header_notes if w.startswith("ignored columns")]
         warnings += [duplicates_warning(duplicates, first_duplicate)] if first_duplicate else []
-        self.report.warnings, self.report.notices = warnings, notices + scale
+        self.report.warnings, self.report.notices = warnings, notices
 
 
 def _repeated_rows(frame: pd.DataFrame, hashes: np.ndarray) -> np.ndarray:

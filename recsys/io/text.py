@@ -60,6 +60,7 @@ class ReadReport:
     # the file's columns read under a contract name ("product_id" -> "item_id"), header order
     renamed: dict[str, str] = field(default_factory=dict)
     unknown_items: int = 0  # interaction rows skipped because their item is not in the items file
+    empty_queries: int = 0  # interaction rows skipped for an empty query (`--on-bad-lines skip`)
     # the warnings to tell at once (the command line prints them): skipped unknown items, a label
     # scale that never says "not chosen"
     notices: list[str] = field(default_factory=list)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from recsys.errors import DataError, InputError
 from recsys.io.ids import MAX_ID_CHARS
 from recsys.io.readers import (
+    InteractionStream,
     items_from_records,
     read_interactions,
     read_items,
@@ -158,7 +160,8 @@ BROKEN = [
     ),
     (
         "interactions_empty_query.csv",
-        ", row 2, column 'query': expected a non-empty query, found an empty cell",
+        ", row 2, column 'query': expected a non-empty query, found an empty cell; "
+        "--on-bad-lines skip leaves such rows out",
     ),
     (
         "judgments_grade_negative.csv",
@@ -473,6 +476,28 @@ def test_latin1_when_named() -> None:
     items, report = read_items(BAD / "items_not_utf8.csv", encoding="latin-1")
     assert items["title"].tolist() == ["Red shirt", "Café table"]
     assert report.encoding == "latin-1"
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["file", "stream"])
+def test_a_log_s_empty_queries_are_left_out_when_asked_and_every_notice_told(tmp_path: Path, streamed) -> None:
+    """With --on-bad-lines skip a search log's rows with an empty query (clicks from browsing)
+    are left out and counted; empty weights and columns not read are notices (printed by
+    `recsys train`), not only warnings; the file read whole and streamed in chunks agree."""
+    data = b"query,item_id,label,weight,store\nlamp,A1,1,,x\n,A2,1,1,x\n  ,A1,1,2,x\nchair,A2,1,,x\n"
+    path = _write(tmp_path, "interactions.csv", data)
+    ids = {"A1", "A2"}
+    if streamed:
+        stream = InteractionStream(path, ids, on_bad_lines="skip", chunk_rows=2)
+        rows = pd.concat(list(stream))
+        report = stream.report
+    else:
+        rows, report = read_interactions(path, ids, on_bad_lines="skip")
+    assert rows["query"].tolist() == ["lamp", "chair"]
+    assert report.notices == ["skipped 2 rows with an empty query (rows 3, 4)",
+                              "2 empty weight cells taken as 1.0", "ignored columns: store"]
+    assert report.skipped_lines == [3, 4] and report.empty_queries == 2
+    with pytest.raises(DataError, match=r"row 3, column 'query'.*1 more row.*--on-bad-lines skip"):
+        read_interactions(path, ids)
 
 
 def test_an_id_written_with_spaces_around_it_names_its_item(tmp_path: Path) -> None:

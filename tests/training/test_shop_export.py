@@ -228,7 +228,7 @@ def test_a_relevance_scale_that_starts_at_one_is_pointed_out(tmp_path):
     assert rows["label"].tolist() == [3.0, 1.0]  # taken as is, and said so
     assert report.notices == ["every label (from 'relevance') is 1 or more, so every row counts as "
                               "chosen; if 1 means not relevant, subtract it in the file so that not "
-                              "relevant is 0"]
+                              "relevant is 0", "ignored columns: id, product_title"]
 
 
 def test_a_catalogue_with_no_search_log_trains_from_its_items_alone(shop, tmp_path, capsys):
