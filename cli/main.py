@@ -435,6 +435,11 @@ def _print_data_notes(data: dict) -> None:
         found = f"; read as spec lists: {', '.join(columns)}" if columns else ""
         print(f"attributes: {spec['items']:,} items, {spec['keys']:,} keys (key:value pairs, the key as "
               f"context{found})", file=sys.stderr)
+        broken = spec.get("broken_json", 0)
+        if broken:
+            print(f"attributes: {broken:,} cell{'s' * (broken != 1)} not valid JSON (cut short or a quote "
+                  f"missing): only {'its' if broken == 1 else 'their'} complete \"key\": value pairs are read",
+                  file=sys.stderr)
     for name in ("items", "interactions"):
         entry = data.get(name) or {}
         lines = entry.get("skipped_lines") or []

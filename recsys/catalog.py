@@ -37,6 +37,7 @@ from .facets import DESCRIPTION, FACETS, TITLE, facet_for_column
 from .gc_pause import paused_gc
 from .io.headers import normalized
 from .io.money import MONEY, money_value
+from .io.records import json_scalar
 from .lexicon import Lexicon, LexiconConfig
 from .lru import WordCache
 from .tokenize import STOPWORDS, match_key, words
@@ -851,16 +852,51 @@ def spec_pairs(cell: str) -> list[tuple[str, str]]:
             obj = json.loads(text)
         except ValueError:
             obj = None
+        # a nested object's keys are joined by dots ({"dims": {"w": 30}}: dims.w 30), as the
+        # JSON records reader names its columns; an object cut short or broken gives its
+        # complete "key": value pairs, its tail no attribute
+        raw: list[tuple[str, str]] | None = None
         if isinstance(obj, dict):
-            raw = [(str(k).strip(), str(x).strip()) for k, v in obj.items()
-                   for x in (v if isinstance(v, list) else [v]) if x is not None]
-            return [(k, _affirmed(k, v)) for k, v in raw if _is_value(k, v)]
+            raw = list(_json_pairs(obj))
+        elif obj is None and '"' in text:  # JSON's quotes: never the key:value form below
+            raw = [(key, quoted or bare) for key, quoted, bare in _JSON_PAIR.findall(text)]
+        if raw is not None:
+            return [(k.strip(), _affirmed(k.strip(), v.strip())) for k, v in raw if _is_value(k.strip(), v.strip())]
     pairs = []
     for key, sep, value in _pair_parts(text):
         key, value = key.strip(), value.strip()
         if sep and _is_value(key, value):
             pairs.append((key, _affirmed(key, value)))
     return pairs
+
+
+def is_broken_json(cell: str) -> bool:
+    """A spec cell that starts as a JSON object and is not one (cut short, a quote missing):
+    `spec_pairs` reads its complete pairs alone, and `recsys train` says how many there are."""
+    text = cell.strip()
+    if not text.startswith("{"):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return True
+    return False
+
+
+def _json_pairs(obj: Mapping[str, object], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """(key, value) of every scalar in a JSON object, a list's elements one pair each, a nested
+    object's keys after its own and a dot."""
+    for k, v in obj.items():
+        key = prefix + str(k).strip()
+        for x in v if isinstance(v, list) else [v]:
+            if isinstance(x, Mapping):
+                yield from _json_pairs(x, key + ".")
+            elif not isinstance(x, list):
+                yield key, json_scalar(x)
+
+
+# a complete "key": "value" (or "key": number / true / false) pair of a JSON object
+_JSON_PAIR = re.compile(r'"((?:[^"\\]|\\.)+)"\s*:\s*(?:"((?:[^"\\]|\\.)*)"|(-?[\w.]+))\s*(?=[,}])')
 
 
 def _pair_parts(text: str) -> list[tuple[str, str, str]]:
@@ -890,12 +926,14 @@ def _affirmed(key: str, value: str) -> str:
 def spec_list_summary(items: pd.DataFrame, overrides: Mapping[str, str] | None = None) -> dict[str, object] | None:
     """What the spec-list columns (`spec_list_columns`) hold, as `recsys train` reports it: how
     many items have at least one pair (`spec_pairs`), how many distinct keys (lower case) there
-    are, and the columns; None without any."""
+    are, the columns, and how many cells are broken JSON objects (`is_broken_json`), when any;
+    None without any spec-list column."""
     columns = spec_list_columns(items, overrides or {})
     if not columns:
         return None
     keys: set[str] = set()
     having = np.zeros(len(items), dtype=bool)
+    broken = 0
     for column in columns:
         cells = items[column].astype(str).tolist()
         has_pairs: dict[str, bool] = {}
@@ -904,7 +942,11 @@ def spec_list_summary(items: pd.DataFrame, overrides: Mapping[str, str] | None =
             keys.update(k.lower() for k, _ in pairs)
             has_pairs[cell] = bool(pairs)
         having |= np.array([has_pairs[cell] for cell in cells], dtype=bool)
-    return {"items": int(having.sum()), "keys": len(keys), "columns": columns}
+        broken += sum(map(is_broken_json, cells))
+    summary: dict[str, object] = {"items": int(having.sum()), "keys": len(keys), "columns": columns}
+    if broken:
+        summary["broken_json"] = broken
+    return summary
 
 
 # a column no schema maps is read as a spec list when at least this share of its non-empty cells

@@ -89,13 +89,14 @@ def _flatten(record: Mapping[str, object], prefix: str, row: dict[str, str]) -> 
             _flatten(value, column + ".", row)
             continue
         values = value if isinstance(value, list) else [value]
-        cells = [_scalar(v) for v in values if not isinstance(v, Mapping | list)]
+        cells = [json_scalar(v) for v in values if not isinstance(v, Mapping | list)]
         cell = "|".join(dict.fromkeys(c for c in cells if c))
         if cell:
             row[column] = cell
 
 
-def _scalar(value: object) -> str:
+def json_scalar(value: object) -> str:
+    """A JSON scalar as a cell's text: a boolean as yes or no, null as empty."""
     if value is None:
         return ""
     if isinstance(value, bool):

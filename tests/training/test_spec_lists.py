@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from recsys.baselines import BM25Ranker
-from recsys.catalog import Catalog, spec_pairs
+from recsys.catalog import Catalog, spec_list_summary, spec_pairs
 from recsys.model_config import ModelOptions
 from training.fit import TrainConfig
 from training.start import untrained_recommender
@@ -31,9 +31,22 @@ NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Ser
                                              ("activity", "Gym")]),
     ("lonely|:x|y:", []),
     ("{not json", []),
+    # a nested object's keys joined by dots; a broken object's complete pairs alone
+    ('{"screen": "13 in", "dims": {"w": 30, "h": 2}, "ports": [{"kind": "usb"}]}',
+     [("screen", "13 in"), ("dims.w", "30"), ("dims.h", "2"), ("ports.kind", "usb")]),
+    ('{"screen": "14 in", "panel": "IPS", "color": ', [("screen", "14 in"), ("panel", "IPS")]),
+    ('{"color": "bl', []),
 ])
 def test_spec_pairs(cell, pairs):
     assert spec_pairs(cell) == pairs
+
+
+def test_the_summary_counts_cells_that_are_broken_json():
+    items = pd.DataFrame({"item_id": ["a", "b", "c"], "title": ["One", "Two", "Three"],
+                          "attributes": ['{"screen": "13 in"}', '{"screen": "14 in", "color": ', "color:red|size:m"]})
+    assert spec_list_summary(items) == {"items": 3, "keys": 3, "columns": ["attributes"], "broken_json": 1}
+    items.loc[1, "attributes"] = '{"screen": "14 in"}'
+    assert "broken_json" not in (spec_list_summary(items) or {})
 
 
 def _start(items: pd.DataFrame):
