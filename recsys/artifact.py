@@ -294,6 +294,12 @@ def resolve_version_dir(path: str | Path) -> Path:
         return p
     name = current_version(p)
     if name is None:
+        kept = [v["version"] for v in list_versions(p) if v["ok"]]
+        if kept:  # trained, none served: a first version below BM25 in its own report is kept
+            raise ArtifactError(
+                f"no version here is served ('current' names none): {len(kept)} trained and kept, the "
+                f"newest {kept[-1]} (`recsys train` said why it was not served); pass --model "
+                f"{p / kept[-1]} to use it, or train with --activate to serve the new version", p)
         raise ArtifactError(
             "no model here (neither a version folder nor an artifacts folder with a 'current' "
             "pointer); train one with `recsys train` or pass --model", p)

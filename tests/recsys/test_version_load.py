@@ -63,3 +63,26 @@ def test_a_load_imports_no_dynamo_and_keeps_no_mapping_of_the_file(planted_artif
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
                           timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode, done.stderr[-3000:])
+
+
+def test_a_folder_whose_versions_none_is_served_names_the_newest(planted_artifacts, tmp_path):
+    """A first version kept, not served (below BM25 in its own report), leaves a folder with no
+    `current`: loading it names that version and how to use it, rather than "train one"."""
+    import shutil
+
+    import pytest
+
+    from recsys.artifact import CURRENT_POINTER
+    from recsys.errors import ArtifactError
+
+    folder = resolve_version_dir(planted_artifacts[0])
+    copy = tmp_path / "art"
+    shutil.copytree(folder, copy / folder.name)
+    with pytest.raises(ArtifactError, match=f"newest {folder.name}.*--model {copy / folder.name}.*--activate"):
+        resolve_version_dir(copy)
+    (copy / CURRENT_POINTER).write_text(folder.name)
+    assert resolve_version_dir(copy) == copy / folder.name
+    shutil.rmtree(copy / folder.name)
+    (copy / CURRENT_POINTER).unlink()
+    with pytest.raises(ArtifactError, match="no model here"):
+        resolve_version_dir(copy)
