@@ -16,7 +16,7 @@ from pathlib import Path
 
 from api.config import Settings
 from api.server import serve as serve_app
-from recsys.artifact import FORMAT_VERSION, current_version, resolve_version_dir
+from recsys.artifact import FORMAT_VERSION, current_version, list_versions, resolve_version_dir
 from training.train_job import run_train_job
 
 log = logging.getLogger("recsys.api")
@@ -38,6 +38,10 @@ def ensure_a_model(settings: Settings) -> None:
     root = Path(settings.artifacts_dir)
     if current_version(root) is not None and not _stale_default(settings):
         return
+    if current_version(root) is None and any(v["ok"] for v in list_versions(root)):
+        # versions trained here and kept, none served (a shop's first one below BM25): never
+        # replaced by the synthetic default; the error names them and how to serve one
+        resolve_version_dir(root)
     root.mkdir(parents=True, exist_ok=True)
     fd = os.open(root / _BOOTSTRAP_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
