@@ -177,8 +177,8 @@ class EventIn(_Request):
     @classmethod
     def _known_type(cls, value: str) -> str:
         if value not in EVENT_LABELS:
-            raise ValueError(f"unknown event type {value[:40]!r}: expected one of "
-                             f"{', '.join(EVENT_LABELS)}")
+            raise PydanticCustomError("event_type", "unknown event type {found}: expected one of {kinds}",
+                                      {"found": repr(value[:40]), "kinds": ", ".join(EVENT_LABELS)})
         return value
 
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request, Response
 
 from recsys.catalog import FilterValues, NumberRange
 from recsys.did_you_mean import did_you_mean, every_word_matches
+from recsys.errors import InputError
 from recsys.profile import Profile
 from recsys.recommender import Recommender
 
@@ -120,5 +121,10 @@ def _recommend(req: RecommendRequest, rec: Recommender, request_id: str,
 def _filters(req: RecommendRequest) -> dict[str, FilterValues] | None:
     """The request's filters for the recommender: a range as a `NumberRange` (checked there: an
     empty or inverted range is an InputError, a 422)."""
-    return {key: NumberRange(v.min, v.max) if isinstance(v, FilterRange) else v
-            for key, v in req.filters.items()} or None
+    out: dict[str, FilterValues] = {}
+    for key, v in req.filters.items():
+        try:
+            out[key] = NumberRange(v.min, v.max) if isinstance(v, FilterRange) else v
+        except InputError as e:  # said at its key, as the other filters' problems are
+            raise InputError(f"filters: {key.strip()!r}: {e}") from None
+    return out or None

@@ -79,8 +79,8 @@ def test_a_rating_range(client, items):
 @pytest.mark.parametrize(("filters", "message"), [
     ({"color": {"min": 1}}, "filters: 'color' holds no numbers, so it takes values, not a range. "
                             "Numeric columns: price, rating"),
-    ({"price": {"min": 60, "max": 20}}, "a range's min (60) is above its max (20)"),
-    ({"price": {}}, 'a range needs min, max or both, e.g. {"min": 20, "max": 60}'),
+    ({"price": {"min": 60, "max": 20}}, "filters: 'price': a range's min (60) is above its max (20)"),
+    ({"price": {}}, 'filters: \'price\': a range needs min, max or both, e.g. {"min": 20, "max": 60}'),
 ])
 def test_a_range_that_cannot_be_used_is_a_422_saying_why(client, filters, message):
     r = _post(client, filters)
