@@ -160,14 +160,29 @@ def items_from_records(records: Sequence[Mapping[str, object]], *, source: str =
     None (an empty cell); a record without a column has an empty cell there."""
     if not records:
         raise DataError(source, "no items: give at least one")
-    columns = list(dict.fromkeys(c for r in records for c in r))
-    rows = [[_cell(source, i, c, r.get(c)) for c in columns] for i, r in enumerate(records)]
+    # a column's name is read without the spaces around it, as a file's header cells are: " size "
+    # is the catalogue's `size`, not a second column of that name that no file could hold
+    named = [_stripped_names(source, i, r) for i, r in enumerate(records)]
+    columns = list(dict.fromkeys(c for r in named for c in r))
+    rows = [[_cell(source, i, c, r.get(c)) for c in columns] for i, r in enumerate(named)]
     frame = pd.DataFrame(rows, columns=columns, dtype=str)
     table = Table(source, frame, list(range(len(records))), ReadReport(rows=len(records)))
     check_cell_sizes(table)
     table.frame = drop_unnamed(table)
     _check_items(table, schema, missing_as_empty=True)
     return table.frame
+
+
+def _stripped_names(source: str, row: int, record: Mapping[str, object]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    given: dict[str, str] = {}
+    for column, value in record.items():
+        name = str(column).strip()
+        if name in given:
+            raise DataError(source, f"the columns {given[name]!r} and {column!r} are one column (a name is "
+                                    "read without the spaces around it): give it once", row, name)
+        given[name], out[name] = column, value
+    return out
 
 
 def _cell(source: str, row: int, column: str, value: object) -> str:

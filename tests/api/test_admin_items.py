@@ -112,6 +112,8 @@ def test_a_deleted_item_never_comes_back_even_after_a_restart(shop, v1):
     ([NEW, {**NEW, "title": "Again"}], ["body", "items", 1, "item_id"], "already appears on row 0"),
     ([NEW, {"item_id": "B-2", "title": "Deep", "color": {"a": 1}}], ["body", "items", 1, "color"], ""),
     ([NEW, {"item_id": "B-3", "title": "x" * (MAX_CELL_CHARS + 1)}], ["body", "items", 1, "title"], "characters"),
+    ([NEW, {"item_id": "B-4", "title": "Two", "color": "red", " color ": "blue"}], ["body", "items", 1, "color"],
+     "are one column"),
 ])
 def test_bad_rows_are_422_naming_the_row_and_field_and_change_nothing(shop, v1, rows, loc, words):
     settings, client = shop
@@ -122,6 +124,18 @@ def test_bad_rows_are_422_naming_the_row_and_field_and_change_nothing(shop, v1, 
     assert current_version(settings.artifacts_dir) == v1.name
     assert "NEW-ZORB-1" not in _ids(client, "zorbleflux")
     assert sorted(p.name for p in settings.artifacts_dir.iterdir() if p.name.startswith("v")) == [v1.name]
+
+
+def test_a_column_named_with_spaces_around_it_is_the_catalogue_s_own(shop, v1):
+    """A file's header is read stripped, so " color " in an item is the catalogue's `color`,
+    not a second column of that name, which would make every later revision's items file
+    unreadable (a header naming a column twice)."""
+    _, client = shop
+    spaced = {" item_id": "SP-1", "title ": "Plumbago Velvet Dress", " color ": "red"}
+    r = client.put("/admin/items", json={"items": [spaced]}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    assert "red" in client.get("/items/SP-1").json()["attributes"]["color"]
+    assert client.delete("/admin/items/SP-1", headers=AUTH).status_code == 200  # the next change reads it
 
 
 def test_catalogue_changes_are_admin_only_and_bounded(shop, tmp_path, data_dir, v1, rec):
