@@ -119,8 +119,12 @@ def attribute_from_entry(facet: str, entry: object) -> Attribute | None:
 
 
 def _filter_form(value: str) -> str:
-    """A filter value as query words are matched: its words' stems, in order."""
-    return " ".join(match_key(w) for w in words(value)) or value.strip().lower()
+    """A filter value as query words are matched: its words' stems, in order, and a leading "<"
+    and a trailing "+" kept: a bucket's "<2" and "5+" (`NumericBuckets.labels`), a grade's "A+",
+    are not the value 2, 5 or A, which a filter on those would otherwise select too."""
+    text = value.strip()
+    form = " ".join(match_key(w) for w in words(text)) or text.lower()
+    return f"{'<' if text.startswith('<') else ''}{form}{'+' if text.endswith('+') else ''}"
 
 
 LABEL_CACHE_ITEMS = 1 << 15  # items whose labels `Catalog.attribute_labels` keeps (a few MB)
@@ -403,7 +407,8 @@ class Catalog:
             bucketed = (f": this model keeps only its buckets ({', '.join(self.filter_values(name))});"
                         " filter on those, or retrain for ranges" if name in self.buckets else
                         f", so it takes values, not a range. Numeric columns: {ranged}")
-            raise InputError(f"filters: {key.strip()!r} holds no numbers{bucketed}")
+            what = "is a column of codes" if is_code_column(name) else "holds no numbers"
+            raise InputError(f"filters: {key.strip()!r} {what}{bucketed}")
         hit = np.zeros(self.n_items, dtype=bool)
         by_facet: dict[str, list[int]] = {}
         for (facet, a_idx), x in numeric:
@@ -420,7 +425,10 @@ class Catalog:
 
     def _numeric_attributes(self, key: str) -> list[tuple[tuple[str, int], float]] | None:
         """((facet, attribute idx), number) of each attribute of column `key` when every value of
-        it is a number, else None (a bucket label is no number: "20-50")."""
+        it is a number, else None (a bucket label is no number: "20-50"; nor is a code, a GTIN
+        or a part number, however it is written: `is_code_column`)."""
+        if is_code_column(key):
+            return None
         out = []
         for facet, a_idx in self.filter_attributes(key):
             try:

@@ -105,6 +105,20 @@ def test_a_version_saved_before_ranges_names_its_buckets(rec):
         old.range_mask("price", NumberRange(20, 60))
 
 
+def test_a_value_selects_its_own_items_not_a_bucket_s_or_a_grade_s_that_reads_alike():
+    """"<2", "5+" and "A+" are not 2, 5 and A: a filter on the number or letter leaves them out."""
+    frame = pd.DataFrame({"item_id": [f"A{i}" for i in range(60)], "title": ["Boots"] * 60,
+                          "grade": ["A", "A+", "B"] * 20, "rating": [f"{1 + i / 15:.2f}" for i in range(60)]})
+    catalog = Catalog.build(frame)
+    assert catalog.filter_mask({"grade": ["A"]}).tolist() == [i % 3 == 0 for i in range(60)]
+    assert catalog.filter_mask({"grade": ["A+"]}).tolist() == [i % 3 == 1 for i in range(60)]
+    labels = catalog.filter_values("rating")
+    low = next(v for v in labels if v.startswith("<"))
+    high = next(v for v in labels if v.endswith("+"))
+    assert catalog.filter_columns("rating", low[1:]) == [] and catalog.filter_columns("rating", high[:-1]) == []
+    assert catalog.filter_mask({"rating": [low]}).sum() > 0
+
+
 def test_a_colour_column_answers_to_its_own_name_and_the_facet_name():
     frame = pd.DataFrame({"item_id": ["A1", "A2", "A3"], "title": ["Wrap dress", "Shirt", "Boots"],
                           "colour": ["red", "navy", "red"], "Base Colour": ["", "", "black"]})
@@ -114,6 +128,18 @@ def test_a_colour_column_answers_to_its_own_name_and_the_facet_name():
     assert catalog.filter_mask({"Color": ["red"]}).tolist() == [True, False, True]
     assert catalog.filter_mask({"base_color": ["black"]}).tolist() == [False, False, True]
     assert catalog.filter_key("flavour") is None
+
+
+def test_a_column_of_codes_takes_no_range_however_numeric_its_codes():
+    frame = pd.DataFrame({"item_id": [f"A{i}" for i in range(6)], "title": ["Boots"] * 6,
+                          "gtin": [str(4006381333931 + i % 3) for i in range(6)],
+                          "size": [str(36 + i % 3) for i in range(6)]})
+    catalog = Catalog.build(frame)
+    assert catalog.range_keys() == {"size"}
+    with pytest.raises(InputError, match=r"filters: 'gtin' is a column of codes, so it takes values, "
+                                         r"not a range. Numeric columns: size"):
+        catalog.range_mask("gtin", NumberRange(0, 1e13))
+    assert catalog.filter_mask({"gtin": ["4006381333931"]}).tolist() == [i % 3 == 0 for i in range(6)]
 
 
 def test_a_range_on_a_column_of_few_numbers_reads_its_values():
