@@ -18,8 +18,10 @@ from .config import Settings
 from .schemas import CompareRequest, ExplainRequest, RecommendRequest
 
 
-def field_error(loc: tuple, message: str) -> RequestValidationError:
-    return RequestValidationError([{"loc": ("body", *loc), "msg": message, "type": "value_error"}])
+def field_error(loc: tuple, message: str, place: str = "body") -> RequestValidationError:
+    """A 422 as FastAPI's own validation gives it; `place`: where the field is (the body, or
+    "query" for a URL's query parameter)."""
+    return RequestValidationError([{"loc": (place, *loc), "msg": message, "type": "value_error"}])
 
 
 def check_recommend(req: RecommendRequest, s: Settings) -> None:
@@ -49,23 +51,23 @@ def check_compare(req: CompareRequest, s: Settings) -> None:
     check_query(req.query, s)  # item_a, item_b: api.schemas.ItemId
 
 
-def check_query(query: str, s: Settings, loc: tuple = ("query",)) -> None:
+def check_query(query: str, s: Settings, loc: tuple = ("query",), place: str = "body") -> None:
     if len(query) > s.max_query_chars:
         raise field_error(loc, f"query must be at most {s.max_query_chars} characters, "
-                               f"got {len(query)}")
+                               f"got {len(query)}", place)
     try:
         query.encode("utf-8")
     except UnicodeEncodeError as exc:  # JSON may escape a lone surrogate; no answer can echo it
         raise field_error(loc, f"the answer cannot be written as JSON: the query holds a "
-                               f"lone surrogate ({query[exc.start]!r})") from None
+                               f"lone surrogate ({query[exc.start]!r})", place) from None
     found = words(query)
     if len(found) > s.max_query_words:
         raise field_error(loc, f"query must have at most {s.max_query_words} words, "
-                               f"got {len(found)}")
+                               f"got {len(found)}", place)
     longest = max(map(len, found), default=0)
     if longest > s.max_word_chars:
         raise field_error(loc, f"a query word must be at most {s.max_word_chars} characters, "
-                               f"got one of {longest}")
+                               f"got one of {longest}", place)
 
 
 T = TypeVar("T")

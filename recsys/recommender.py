@@ -553,6 +553,8 @@ class Recommender:
             iter(difflib.get_close_matches(value.strip().lower(), values, n=1)), None)
         listed = ", ".join(values[:shown]) + (f", ... ({len(values)} in all)" if len(values) > shown else "")
         hint = f"; did you mean {suggestion!r}?" if suggestion else "."
+        if not values:  # a facet no item has a value of (its column empty, or none at all)
+            return f"filters: {key.strip()!r} has no value {value!r}: no item has any value of it"
         return f"filters: {key.strip()!r} has no value {value!r}{hint} Its values: {listed}"
 
     def _matched_value(self, key: str, value: str) -> str | None:

@@ -27,7 +27,7 @@ async def suggest(
     (one shopper's searches are never shown to another), then the catalogue's words and values
     completing its last word, then the same with the last word read as a typo of one edit
     (`corrected`). Built once per model version; the logged searches are re-read every minute."""
-    check_query(q, settings, ("q",))
+    check_query(q, settings, ("q",), "query")
     suggestions = request.app.state.suggestions
     ready = suggestions.ready_for(rec)
     if ready is None:  # the first request of a version builds it: seconds on a large catalogue

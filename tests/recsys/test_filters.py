@@ -35,6 +35,22 @@ def test_a_value_nothing_resembles_lists_the_values(planted_model):
     assert str(err.value) == "filters: 'style' has no value 'qqqq'. Its values: casual, formal"
 
 
+def test_a_facet_no_item_has_a_value_of_says_so():
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
+
+    rows = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Series([], dtype="int64"),
+                         "label": pd.Series([], dtype="float32"), "weight": pd.Series([], dtype="float32")})
+    frame = pd.DataFrame({"item_id": ["a", "b"], "title": ["Teekanne", "Tasse"]})  # no colour anywhere
+    rec = untrained_recommender(Catalog.build(frame), rows, TrainConfig(seed=0))
+    with pytest.raises(InputError) as err:
+        rec.recommend("tasse", filters={"color": ["rot"]})
+    assert str(err.value) == "filters: 'color' has no value 'rot': no item has any value of it"
+
+
 def test_a_misspelt_value_gets_the_nearest_spelling(planted_model):
     with pytest.raises(InputError, match="did you mean 'formal'"):
         planted_model.recommend("gown", filters={"style": ["fromal"]})

@@ -123,7 +123,8 @@ def test_over_http_searches_join_once_two_shoppers_made_them(tmp_path, monkeypat
                                           "corrected": False}
         assert not any("ann" in x["text"] for x in body["suggestions"])
         assert [x["text"] for x in c.get("/suggest", params={"q": "scnadi"}).json()["suggestions"]] == ["scandi"]
-        assert c.get("/suggest", params={"q": "x" * 600}).status_code == 422
+        r = c.get("/suggest", params={"q": "x" * 600})
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "q"]  # a URL's parameter
         assert c.get("/suggest", params={"q": "w", "n": 0}).status_code == 422
 
         # a search made later joins once the searches are read again (every REFRESH_S)
