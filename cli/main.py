@@ -173,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="a filter key whose values the results share with the item, repeatable "
                         "(--same category: a chair's like-this are chairs); not given: the item's "
                         "kind (its articleType, product_type, type, category, ... column), "
-                        "--same none: every item")
+                        "--same none: items of every kind")
     _add_ranking_options(m)
     m.set_defaults(run=cmd_similar)
 

@@ -77,10 +77,16 @@ class QueryMatches:
         """(W,) uint64 (`pack_items`): the items matching the query (every item when none does),
         a new array. Words' items are kept as bits: an OR of 64 items an operation, and eight
         times the words in a cache's bytes."""
+        out = self.matching(state)
+        return out if out.any() else self._every.copy()
+
+    def matching(self, state: QueryState) -> np.ndarray:
+        """(W,) uint64: the items some word of the query matches, none when no word matches
+        any (`bits` then counts every item), a new array."""
         out = np.zeros(-(-self.index.n_items // 64), dtype=np.uint64)
         for word in self._word_bits(state):
             out |= word
-        return out if out.any() else self._every.copy()
+        return out
 
     def mask(self, state: QueryState) -> np.ndarray:
         """(n_items,) bool: `bits` item by item."""

@@ -35,6 +35,7 @@ from .index.scoring import ScoringIndex
 from .index.topk import ItemOffsets, fast_top_k
 from .lru import WordCache
 from .model import FacetScorer
+from .query_match import unpack_items
 from .rules import BASE_SETS, Adjustments, RuleEffect, place_pins, sum_effects
 from .similar import (
     TITLE_KIND,
@@ -385,12 +386,21 @@ class Recommender:
         asked = item_query(self.catalog, item_idx, self.featurizer.attribute_df)
         kept = self._same_as(item_idx, same, filters)
         kind = self.title_kinds.kind_of(item_idx) if same is None and not self.kind_keys else None
+        # only items that share some word with it are like it: a query that matches few items is
+        # otherwise answered with the rest of the catalogue by prior after them
+        within = self._matching(asked.query)
+        if kind is not None:
+            within = np.intersect1d(within, kind[1], assume_unique=True)
         result = self.recommend(asked.query, k=k, offset=offset, filters={**(filters or {}), **kept} or None,
-                                exclude=[*exclude, item_id], explain=explain, rules=rules,
-                                within=None if kind is None else kind[1])
+                                exclude=[*exclude, item_id], explain=explain, rules=rules, within=within)
         if kind is not None:  # no kind column: the kind its title names
             kept = {**kept, TITLE_KIND: [kind[0]]}
         return replace(asked, kept_to=kept), result
+
+    def _matching(self, query: str) -> np.ndarray:
+        """(m,) int64 sorted: the items some word of `query` matches (`query_match`)."""
+        bits = self.facet_counter.matches.matching(self.index.query_state(query))
+        return np.flatnonzero(unpack_items(bits, self.catalog.n_items)).astype(np.int64)
 
     @cached_property
     def kind_keys(self) -> list[str]:

@@ -38,7 +38,7 @@ async def similar(
                     "`subcategory`, `category`, ... columns that at least 10 other items share; "
                     "in a catalogue with none of them, the column whose values hold the kinds its "
                     "titles name, else the kind its title names; `kept_to` says which), unless "
-                    "`filter` names one of those keys; `?same=none`: every item")] = None,
+                    "`filter` names one of those keys; `?same=none`: items of every kind")] = None,
 ) -> Response:
     """Items like `item_id` (never itself): the words of its own attributes are the query, ranked
     and explained head by head as `/recommend` does; `drawn_by` says which of its attributes
