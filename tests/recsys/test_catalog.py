@@ -345,6 +345,9 @@ def test_attribute_labels_are_each_items_own_whatever_the_cache_holds(monkeypatc
 @pytest.mark.parametrize("cell, value", [
     ("$19.99", 19.99), ("19.99 USD", 19.99), ("EUR 5", 5.0), ("1,299.00", 1299.0), ("1,299", 1299.0),
     ("19,99 €", 19.99), ("£7", 7.0), ("1,234,567.5", 1234567.5), ("12", 12.0),
+    # European thousands and Swiss whole amounts
+    ("1.299,00 €", 1299.0), ("1 299,50 €", 1299.5), ("1\u202f299 €", 1299.0), ("1.299.000 IDR", 1299000.0),
+    ("CHF 45.–", 45.0), ("45,- €", 45.0), ("-3,50 €", -3.5), ("1.299", 1.299),
 ])
 def test_a_price_as_exports_write_it_is_a_number(cell, value):
     """Google Merchant feeds say "15.00 USD", shops "$19.99" or "19,99 €": read as text, every
