@@ -258,11 +258,16 @@ def note_ignored(table: Table, used: set[str]) -> None:
         table.report.notices.append(table.report.warnings[-1])
 
 
-def drop_duplicates(table: Table, frame: pd.DataFrame) -> pd.DataFrame:
+def drop_duplicates(table: Table, frame: pd.DataFrame, events: bool = False) -> pd.DataFrame:
+    """`frame` without rows identical to an earlier one, counted; `events` (a search log): said
+    as a notice, with how to count repeated clicks (`repeated_events_notice`)."""
     repeated = frame.duplicated().to_numpy()
     count = int(repeated.sum())
     if count:
-        table.report.warnings.append(duplicates_warning(count, table.lines[int(repeated.argmax())]))
+        first = table.lines[int(repeated.argmax())]
+        table.report.warnings.append((repeated_events_notice if events else duplicates_warning)(count, first))
+        if events:
+            table.report.notices.append(table.report.warnings[-1])
         frame = frame[~repeated].reset_index(drop=True)
     table.report.dropped_duplicates = count
     table.report.rows = len(frame)
@@ -271,6 +276,13 @@ def drop_duplicates(table: Table, frame: pd.DataFrame) -> pd.DataFrame:
 
 def duplicates_warning(count: int, first: int) -> str:
     return f"dropped {counted(count, 'duplicate row')} identical to an earlier row (first on row {first})"
+
+
+def repeated_events_notice(count: int, first: int) -> str:
+    """A search log's rows identical in every column read are one event (a file appended to
+    itself would count twice otherwise): said, with how a log of one row an event counts them."""
+    return (f"{duplicates_warning(count, first)}: a repeated row counts once; to count each click, "
+            "give the rows a timestamp or user_id column, or the count as weight")
 
 
 # --- empty-cell markers --------------------------------------------------------------------------

@@ -37,7 +37,6 @@ from .contract import (
     drop_duplicates,
     drop_repeated_items,
     drop_rows,
-    duplicates_warning,
     empty_weights_warning,
     label_scale_note,
     labels,
@@ -45,6 +44,7 @@ from .contract import (
     note_ignored,
     numbers,
     plain_text,
+    repeated_events_notice,
     resolve_aliases,
     skip_bad_items,
     skip_unknown,
@@ -257,7 +257,7 @@ def read_interactions(
     table.report.warnings += scale
     table.report.notices += scale
     note_ignored(table, _interaction_columns(table, out))
-    return drop_duplicates(table, out), table.report
+    return drop_duplicates(table, out, events=True), table.report
 
 
 def _check_unknown_items(unknown_items: str) -> None:
@@ -411,8 +411,8 @@ class InteractionStream:
         notices += [empty_weights_warning(empty_weights)] if empty_weights else []
         notices += label_scale_note(mapped, lowest) if mapped is not None else []
         notices += [w for w in header_notes if w.startswith("ignored columns")]
+        notices += [repeated_events_notice(duplicates, first_duplicate)] if first_duplicate else []
         warnings += notices
-        warnings += [duplicates_warning(duplicates, first_duplicate)] if first_duplicate else []
         self.report.warnings, self.report.notices = warnings, notices
 
 

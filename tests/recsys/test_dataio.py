@@ -483,7 +483,7 @@ def test_a_log_s_empty_queries_are_left_out_when_asked_and_every_notice_told(tmp
     """With --on-bad-lines skip a search log's rows with an empty query (clicks from browsing)
     are left out and counted; empty weights and columns not read are notices (printed by
     `recsys train`), not only warnings; the file read whole and streamed in chunks agree."""
-    data = b"query,item_id,label,weight,store\nlamp,A1,1,,x\n,A2,1,1,x\n  ,A1,1,2,x\nchair,A2,1,,x\n"
+    data = b"query,item_id,label,weight,store\nlamp,A1,1,,x\n,A2,1,1,x\n  ,A1,1,2,x\nchair,A2,1,,x\nlamp,A1,1,,y\n"
     path = _write(tmp_path, "interactions.csv", data)
     ids = {"A1", "A2"}
     if streamed:
@@ -494,7 +494,10 @@ def test_a_log_s_empty_queries_are_left_out_when_asked_and_every_notice_told(tmp
         rows, report = read_interactions(path, ids, on_bad_lines="skip")
     assert rows["query"].tolist() == ["lamp", "chair"]
     assert report.notices == ["skipped 2 rows with an empty query (rows 3, 4)",
-                              "2 empty weight cells taken as 1.0", "ignored columns: store"]
+                              "3 empty weight cells taken as 1.0", "ignored columns: store",
+                              "dropped 1 duplicate row identical to an earlier row (first on row 6): a repeated "
+                              "row counts once; to count each click, give the rows a timestamp or user_id "
+                              "column, or the count as weight"]
     assert report.skipped_lines == [3, 4] and report.empty_queries == 2
     with pytest.raises(DataError, match=r"row 3, column 'query'.*1 more row.*--on-bad-lines skip"):
         read_interactions(path, ids)
@@ -573,8 +576,10 @@ def test_interactions_labels_weights_and_duplicates(tmp_path: Path) -> None:
     assert report.warnings == [
         "1 empty weight cell taken as 1.0",
         "ignored columns: source",
-        "dropped 1 duplicate row identical to an earlier row (first on row 4)",
+        "dropped 1 duplicate row identical to an earlier row (first on row 4): a repeated row counts once; "
+        "to count each click, give the rows a timestamp or user_id column, or the count as weight",
     ]
+    assert report.notices == report.warnings  # each printed by `recsys train`
 
 
 def test_interactions_labels_from_events(tmp_path: Path) -> None:
