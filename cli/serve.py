@@ -36,9 +36,10 @@ def ensure_a_model(settings: Settings) -> None:
     Replicas starting together on one shared folder take turns on a lock in it: the first
     builds, the others find its version when they get the lock."""
     root = Path(settings.artifacts_dir)
-    if current_version(root) is not None and not _stale_default(settings):
+    current = current_version(root)
+    if current is not None and not _stale_default(settings):
         return
-    if current_version(root) is None and any(v["ok"] for v in list_versions(root)):
+    if current is None and any(v["ok"] for v in list_versions(root)):
         # versions trained here and kept, none served (a shop's first one below BM25): never
         # replaced by the synthetic default; the error names them and how to serve one
         resolve_version_dir(root)

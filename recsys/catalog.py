@@ -867,9 +867,9 @@ def spec_pairs(cell: str) -> list[tuple[str, str]]:
         if isinstance(obj, dict):
             raw = list(_json_pairs(obj))
         elif obj is None and '"' in text:  # JSON's quotes: never the key:value form below
-            raw = [(key, quoted or bare) for key, quoted, bare in _JSON_PAIR.findall(text)]
+            raw = [(key.strip(), (quoted or bare).strip()) for key, quoted, bare in _JSON_PAIR.findall(text)]
         if raw is not None:
-            return [(k.strip(), _affirmed(k.strip(), v.strip())) for k, v in raw if _is_value(k.strip(), v.strip())]
+            return [(k, _affirmed(k, v)) for k, v in raw if _is_value(k, v)]
     pairs = []
     for key, sep, value in _pair_parts(text):
         key, value = key.strip(), value.strip()
@@ -945,12 +945,12 @@ def spec_list_summary(items: pd.DataFrame, overrides: Mapping[str, str] | None =
     for column in columns:
         cells = items[column].astype(str).tolist()
         has_pairs: dict[str, bool] = {}
-        for cell in dict.fromkeys(cells):  # each distinct cell once: spec lists repeat
+        for cell, n in Counter(cells).items():  # each distinct cell once: spec lists repeat
             pairs = spec_pairs(cell)
             keys.update(k.lower() for k, _ in pairs)
             has_pairs[cell] = bool(pairs)
+            broken += n * is_broken_json(cell)
         having |= np.array([has_pairs[cell] for cell in cells], dtype=bool)
-        broken += sum(map(is_broken_json, cells))
     summary: dict[str, object] = {"items": int(having.sum()), "keys": len(keys), "columns": columns}
     if broken:
         summary["broken_json"] = broken

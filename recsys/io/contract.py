@@ -45,9 +45,9 @@ def map_columns(table: Table, contract: str, rename: Mapping[str, str] | None) -
 
 
 def _fail(
-    table: Table, mask: pd.Series | np.ndarray, column: str, expected: str, more: str = ""
+    table: Table, mask: pd.Series | np.ndarray, column: str, expected: str, more: str = "", fix: str = ""
 ) -> None:
-    """Raise for the first row where `mask` is true, counting the others."""
+    """Raise for the first row where `mask` is true, counting the others; `fix` ("; ...") after."""
     mask = np.asarray(mask, dtype=bool)
     if not mask.any():
         return
@@ -55,15 +55,13 @@ def _fail(
     others = int(mask.sum()) - 1
     more = more or and_more(others, "row", "the same problem")
     found = show_value(table.frame[column].iloc[first])
-    message = f"expected {expected}, found {found}{more}"
+    message = f"expected {expected}, found {found}{more}{fix}"
     raise DataError(table.name, message, table.lines[first], column)
 
 
 def check_nonempty(table: Table, column: str, fix: str = "") -> None:
-    """Refuses the first row whose `column` is empty; `fix` (", or ...") is said after the count."""
-    empty = table.frame[column] == ""
-    more = and_more(int(empty.sum()) - 1, "row", "the same problem") + fix if fix else ""
-    _fail(table, empty, column, f"a non-empty {column}", more)
+    """Refuses the first row whose `column` is empty; `fix` ("; ...") is said after the count."""
+    _fail(table, table.frame[column] == "", column, f"a non-empty {column}", fix=fix)
 
 
 def skipped_rows_notice(lines: list[int], why: str) -> str:
