@@ -429,6 +429,12 @@ def _print_data_notes(data: dict) -> None:
     paths = (data.get("items") or {}).get("paths")
     if paths:
         print(f"{', '.join(paths)}: category paths (A > B > C), each level a value of its own", file=sys.stderr)
+    for key, words in ((data.get("items") or {}).get("number_words") or {}).items():
+        cells = sum(words.values())
+        shown = ", ".join(f"{w!r} ({n:,})" for w, n in list(words.items())[:3]) + (", ..." if len(words) > 3 else "")
+        print(f"{key}: read as numbers (a range filter takes it); {cells:,} cell{'s' * (cells != 1)} "
+              f"{'are not numbers and stay words' if cells != 1 else 'is not a number and stays a word'}, "
+              f"which no range selects: {shown}", file=sys.stderr)
     spec = (data.get("items") or {}).get("spec_list")
     if spec:
         columns = [c for c in spec.get("columns") or () if c.strip().lower() != "attributes"]

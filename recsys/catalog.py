@@ -25,7 +25,7 @@ import math
 import re
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -46,6 +46,10 @@ MULTI_VALUE_SEPARATOR = "|"
 MAX_ATTRIBUTES_PER_FACET = 256  # a bound on work per item, far above a title's words
 _CATEGORICAL_NUMERIC_LIMIT = 10  # a numeric column with this few distinct values stays categorical
 _NUMERIC_SHARE = 0.98  # of the non-empty cells that must be numbers for a column to be numeric
+# ... or this share, when the column's other cells say only that there is no number: a few
+# words without a digit ("POA", "Free", "n/a", "Call for price"; `_are_placeholders`)
+_PLACEHOLDER_SHARE = 0.8
+_PLACEHOLDERS = 3  # distinct such words (case aside) a number column may hold
 _N_BUCKETS = 5
 
 
@@ -214,26 +218,44 @@ def _as_numbers(series: pd.Series) -> np.ndarray:
     return values
 
 
+def _are_placeholders(words: Iterable[str]) -> bool:
+    """Whether the cells of a number column that are no number only say that it has none: at
+    most `_PLACEHOLDERS` distinct words (case aside), none with a digit ("POA", "Free", "n/a",
+    "-"). A cell with a digit ("from 30", "12-15") is a number written otherwise, not a word."""
+    distinct = {w.strip().lower() for w in words}
+    return len(distinct) <= _PLACEHOLDERS and not any(c.isdigit() for w in distinct for c in w)
+
+
 def _numeric_values(series: pd.Series, chunk: int = 65_536) -> np.ndarray | None:
-    """The column as floats when (nearly) every non-empty cell is a number, else None.
+    """The column as floats (NaN where a cell is no number) when (nearly) every non-empty cell
+    is a number, or most are and the others are placeholders (`_are_placeholders`: a price list
+    that says "POA" for a few items), else None.
 
     Parsed a chunk at a time: a text column (colours, brands) is given up on as soon as its
-    non-numbers exceed what the 2% allowance could absorb, not after parsing all of it."""
+    non-numbers exceed what the allowances could absorb, not after parsing all of it."""
     filled = (series != "").to_numpy(dtype=bool)
     n_filled = int(filled.sum())
     if n_filled == 0:
         return None
-    allowed = (1 - _NUMERIC_SHARE) * n_filled + 1  # beyond any rounding of the share below
+    strict = (1 - _NUMERIC_SHARE) * n_filled + 1  # beyond any rounding of the share below
+    loose = (1 - _PLACEHOLDER_SHARE) * n_filled + 1
+    words: set[str] = set()  # the non-numbers, case aside, while they could be placeholders
     parts, bad = [], 0
     for lo in range(0, len(series), chunk):
         values = _as_numbers(series.iloc[lo : lo + chunk])
-        bad += int(filled[lo : lo + chunk].sum()) - int(np.count_nonzero(~np.isnan(values)))
-        if bad > allowed:
+        missed = filled[lo : lo + chunk] & np.isnan(values)
+        bad += int(missed.sum())
+        if bad > loose:
+            return None
+        if missed.any():
+            words.update(series.iloc[lo : lo + chunk][missed].str.strip().str.lower().unique().tolist())
+        if bad > strict and not _are_placeholders(words):
             return None
         parts.append(values)
     values = np.concatenate(parts)
     numbers = values[~np.isnan(values)]
-    if len(numbers) / n_filled < _NUMERIC_SHARE or len(np.unique(numbers)) <= _CATEGORICAL_NUMERIC_LIMIT:
+    share = _PLACEHOLDER_SHARE if _are_placeholders(words) else _NUMERIC_SHARE
+    if len(numbers) / n_filled < share or len(np.unique(numbers)) <= _CATEGORICAL_NUMERIC_LIMIT:
         return None
     return values
 
@@ -260,6 +282,9 @@ class Catalog:
     # how many items hold a spec list (at least one `key:value` pair in an `attributes` column,
     # `spec_pairs`); 0 for a catalogue loaded from a saved version, which does not keep it
     spec_items: int = field(default=0, compare=False)
+    # a bucketed column's cells that are no number ("POA": `_are_placeholders`), kept as words ->
+    # how many cells say each, as written, the most first; empty for a saved version
+    number_words: dict[str, dict[str, int]] = field(default_factory=dict, repr=False, compare=False)
     # another id an item is known by -> its item_id (`ReadReport.aliases`: a variant's SKU in a
     # product export, folded into its product), so that an event, a judgment or a product page
     # that names the variant finds the product; a version keeps them
@@ -424,19 +449,24 @@ class Catalog:
                                     if self._numeric_attributes(k) is not None}
 
     def _numeric_attributes(self, key: str) -> list[tuple[tuple[str, int], float]] | None:
-        """((facet, attribute idx), number) of each attribute of column `key` when every value of
-        it is a number, else None (a bucket label is no number: "20-50"; nor is a code, a GTIN
-        or a part number, however it is written: `is_code_column`)."""
+        """((facet, attribute idx), number) of each attribute of column `key` that is a number,
+        when every other value of it is a placeholder (`_are_placeholders`: a rating of 1 to 5
+        or "n/a"), else None (a bucket label is no number: "20-50"; nor is a code, a GTIN or a
+        part number, however it is written: `is_code_column`)."""
         if is_code_column(key):
             return None
-        out = []
+        if key in self.facets:
+            return None
+        out, words = [], set()
         for facet, a_idx in self.filter_attributes(key):
+            value = self.vocab[facet][a_idx].value
             try:
-                x = float(self.vocab[facet][a_idx].value)
+                out.append(((facet, a_idx), float(value)))
             except ValueError:
-                return None
-            out.append(((facet, a_idx), x))
-        return out if out and key not in self.facets else None
+                words.add(value)
+                if not _are_placeholders(words):  # a word column: given up on at once
+                    return None
+        return out or None
 
     def filter_key(self, key: str) -> str | None:
         """The catalogue's filter key that `key` names, or None: a key as given (any case) wins,
@@ -558,6 +588,7 @@ class _CatalogBuilder:
                                  f"this catalogue's ({', '.join(facets)}); add it with [facets] add")
         self.buckets: dict[str, NumericBuckets] = buckets
         self.numbers: dict[str, np.ndarray] = {}
+        self.number_words: dict[str, Counter[str]] = {}  # a number column's cells that are words
         self.lexicon = lexicon
         self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in facets}
         self.attr_list: dict[str, list[Attribute]] = {f: [] for f in facets}
@@ -647,6 +678,7 @@ class _CatalogBuilder:
             buckets=self.buckets,
             numbers=self.numbers,
             spec_items=spec_items,
+            number_words={k: dict(c.most_common()) for k, c in self.number_words.items()},
         )
 
     def _add_column(self, column: str, paths: re.Pattern[str] | None = None) -> None:
@@ -674,6 +706,16 @@ class _CatalogBuilder:
                 if a_idx is None:
                     a_idx = bucket_attr[b] = (self.index_of(Attribute(facet, "#" + key, labels[b])),)
                 numbered[i] = a_idx
+            # a cell that is no number ("POA") is a value of the column as a word column's are:
+            # it can be searched and filtered on, and is in no range
+            words = np.flatnonzero(~np.isfinite(floats) & (cells != "").to_numpy(dtype=bool))
+            said: list[str] = cells.iloc[words].tolist()
+            as_words = {cell: tuple(self.index_of(Attribute(facet, key, v)) for v in _split(cell))
+                        for cell in dict.fromkeys(said)}
+            for i, cell in zip(words.tolist(), said, strict=True):
+                numbered[i] = as_words[cell]
+            if said:
+                self.number_words[key] = Counter(cell.strip() for cell in said)
             self.cells.append((facet, numbered))
             return
         # cells repeat (colours, brands, sizes): each distinct cell is split and indexed once

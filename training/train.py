@@ -102,6 +102,8 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     spec_list = spec_list_summary(items, schema.columns)
     if spec_list is not None:
         data["items"]["spec_list"] = spec_list
+    if catalog.number_words:
+        data["items"]["number_words"] = catalog.number_words
     kinds = column_kinds(items, schema.columns)
     if kinds.links:
         data["items"]["links"] = kinds.links

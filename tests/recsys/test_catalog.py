@@ -80,8 +80,9 @@ def test_bucket_tokens_split_at_the_edges():
 def test_a_column_is_numeric_when_nearly_every_filled_cell_is_a_number(chunk):
     from recsys.catalog import _numeric_values
 
-    def column(junk: int, empty: int = 20) -> pd.Series:
-        return pd.Series([str(i * 1.5) for i in range(100 - junk)] + ["n/a"] * junk + [""] * empty)
+    def column(junk: int, empty: int = 20) -> pd.Series:  # junk: numbers written otherwise
+        return pd.Series([str(i * 1.5) for i in range(100 - junk)] + [f"about {i}" for i in range(junk)]
+                         + [""] * empty)
 
     values = _numeric_values(column(junk=2), chunk=chunk)  # 98% of the filled cells: numeric
     np.testing.assert_array_equal(values[:98], np.arange(98) * 1.5)
@@ -91,6 +92,43 @@ def test_a_column_is_numeric_when_nearly_every_filled_cell_is_a_number(chunk):
     assert _numeric_values(pd.Series(["1", "2", "3"] * 40), chunk=chunk) is None  # few values
     values = _numeric_values(column(junk=0), chunk=chunk)
     assert values[:3].tolist() == [0.0, 1.5, 3.0] and np.isnan(values[-1])
+
+
+@pytest.mark.parametrize("chunk", [7, 65_536])
+def test_a_number_column_whose_other_cells_are_a_few_words_is_numeric(chunk):
+    """A price list that says "POA" or "Call for price" where it has no price: read as text for
+    those, every price was a word of its own and no range filter held."""
+    from recsys.catalog import _numeric_values
+
+    def column(words: list[str]) -> pd.Series:
+        return pd.Series([str(i * 1.5) for i in range(80)] + words * (20 // len(words)) + [""] * 5)
+
+    values = _numeric_values(column(["POA", "Call for price", "n/a"]), chunk=chunk)  # 80%, 3 words
+    np.testing.assert_array_equal(values[:80], np.arange(80) * 1.5)
+    assert np.isnan(values[80:]).all()
+    assert _numeric_values(column(["POA", "poa ", "Free", "-"]), chunk=chunk) is not None  # case aside
+    assert _numeric_values(column(["POA", "Call", "n/a", "Free"]), chunk=chunk) is None  # 4 words
+    assert _numeric_values(column(["from 30", "POA"]), chunk=chunk) is None  # a digit: no placeholder
+    assert _numeric_values(pd.Series([str(i) for i in range(79)] + ["POA"] * 21), chunk=chunk) is None  # 79%
+
+
+def test_a_price_lists_placeholders_are_words_in_no_range():
+    items = pd.DataFrame({"item_id": [f"p{n}" for n in range(40)], "title": [f"lamp {n}" for n in range(40)],
+                          "price": ["POA" if n % 8 == 0 else f"${n * 5}.00" for n in range(40)],
+                          "rating": ["n/a" if n % 10 == 0 else str(n % 5 + 1) for n in range(40)]})
+    cat = Catalog.build(items)
+    poa = sorted(f"p{n}" for n in range(0, 40, 8))
+    assert cat.number_words == {"price": {"POA": 5}}
+    assert np.isnan(cat.numbers["price"][::8]).all() and np.isfinite(cat.numbers["price"][1::8]).all()
+    selected = cat.filter_mask({"price": NumberRange(None, 20)})
+    assert sorted(cat.item_ids[i] for i in np.flatnonzero(selected)) == ["p1", "p2", "p3", "p4"]
+    assert sorted(cat.item_ids[i] for i in np.flatnonzero(cat.filter_mask({"price": ["poa"]}))) == poa
+    assert "price:poa" in cat.attribute_labels(0)["other"]
+    # a column of a few numbers takes ranges though some cells say "n/a"
+    high = cat.filter_mask({"rating": NumberRange(4, None)})
+    assert sorted(cat.item_ids[i] for i in np.flatnonzero(high)) == sorted(
+        f"p{n}" for n in range(40) if n % 10 and n % 5 + 1 >= 4)
+    assert "rating" in cat.range_keys()
 
 
 def test_filters_or_within_a_key_and_across_keys():
