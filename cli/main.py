@@ -426,6 +426,10 @@ def _print_data_notes(data: dict) -> None:
     if links:
         print(f"{', '.join(links)}: links, not read as attributes (a schema's [columns] can map them)",
               file=sys.stderr)
+    kept = (data.get("items") or {}).get("bookkeeping")
+    if kept:
+        print(f"{', '.join(kept)}: the shop's own records (stock, cost, tax, shipping, SEO), not read as "
+              f"attributes (a schema's [columns] can map them)", file=sys.stderr)
     paths = (data.get("items") or {}).get("paths")
     if paths:
         print(f"{', '.join(paths)}: category paths (A > B > C), each level a value of its own", file=sys.stderr)

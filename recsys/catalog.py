@@ -35,7 +35,8 @@ import scipy.sparse as sp
 from .errors import InputError, UnknownItemError
 from .facets import DESCRIPTION, FACETS, TITLE, facet_for_column
 from .gc_pause import paused_gc
-from .io.headers import normalized
+from .io.bookkeeping import is_bookkeeping_column
+from .io.headers import is_code_column, normalized
 from .io.money import MONEY, money_value
 from .io.records import json_scalar
 from .lexicon import Lexicon, LexiconConfig
@@ -1016,6 +1017,7 @@ class ColumnKinds:
     separators: dict[str, re.Pattern[str]]
     specs: list[str]  # spec lists, a pair per attribute (`spec_list_columns`)
     links: list[str]  # left out (`link_columns`)
+    bookkeeping: list[str]  # left out: the shop's own records (`bookkeeping_columns`)
 
     @property
     def paths(self) -> list[str]:
@@ -1024,10 +1026,19 @@ class ColumnKinds:
 
 def column_kinds(items: pd.DataFrame, overrides: Mapping[str, str]) -> ColumnKinds:
     specs = spec_list_columns(items, overrides)
-    links = link_columns(items, overrides)
+    kept = bookkeeping_columns(items, overrides)
+    links = [c for c in link_columns(items, overrides) if c not in kept]
     columns = [c for c in items.columns
-               if facet_for_column(c, overrides) is not None and c not in specs and c not in links]
-    return ColumnKinds(columns, path_separators(items[columns], overrides), specs, links)
+               if facet_for_column(c, overrides) is not None and c not in specs and c not in links and c not in kept]
+    return ColumnKinds(columns, path_separators(items[columns], overrides), specs, links, kept)
+
+
+def bookkeeping_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
+    """The columns left out because they are the shop's own records (stock, cost, tax, SEO:
+    `recsys.io.bookkeeping`), unless a schema's `[columns]` maps them."""
+    return [column for column in items.columns
+            if column.strip().lower() not in overrides and facet_for_column(column, overrides) is not None
+            and is_bookkeeping_column(column)]
 
 
 def spec_list_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str]:
@@ -1042,6 +1053,7 @@ def spec_list_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list
     return [column for column in items.columns
             if column == "attributes" or (column.strip().lower() not in overrides
                                           and facet_for_column(column, overrides) is not None
+                                          and not is_bookkeeping_column(column)
                                           and _cells_are(items[column], _is_spec_cell))]
 
 
@@ -1175,14 +1187,18 @@ def _content_words(text: str) -> list[tuple[str, str]]:
 
 
 def _split(cell: str, separators: str = MULTI_VALUE_SEPARATOR) -> list[str]:
-    """A cell's values (lower case), split at any of `separators`."""
-    return [v.strip().lower() for v in re.split(f"[{re.escape(separators)}]", cell) if v.strip()]
+    """A cell's values (lower case), split at any of `separators` that no backslash escapes
+    (WooCommerce writes a comma inside a category's or a tag's name as `\\,`)."""
+    between = f"[{re.escape(separators)}]"
+    parts = (re.sub(f"\\\\({between})", r"\1", v).strip().lower() for v in re.split(f"(?<!\\\\){between}", cell))
+    return [v for v in parts if v]
 
 
 # a tags column (Shopify's and WooCommerce's `Tags`, a `keywords` column) lists its values with
 # commas ("summer, cotton, casual"): each is a value of its own, as `|` separates them elsewhere
 # (a brand "Smith, Jones & Co" in any other column stays one value)
-_TAG_COLUMNS = frozenset({"tags", "tag", "producttags", "keywords", "searchkeywords"})
+_TAG_COLUMNS = frozenset({"tags", "tag", "producttags", "keywords", "searchkeywords",
+                          "categories"})  # WooCommerce's: "Kitchen > Cookware, Sale", a comma in a name `\,`
 _TAG_SEPARATORS = ",|"
 
 
@@ -1190,14 +1206,3 @@ def _is_tag_column(name: str) -> bool:
     return normalized(name) in _TAG_COLUMNS
 
 
-# a column of codes (a Merchant feed's `gtin` and `mpn`, a `Variant Barcode`, an `ISBN`) is
-# never a number: bucketed, a GTIN was `gtin:5900000000000+` on a fifth of the catalogue, and a
-# shopper who types the code found nothing; read as text, each code is the item's own value
-_CODE_ENDINGS = ("sku", "barcode", "gtin", "ean", "upc", "isbn", "mpn", "partnumber", "modelnumber",
-                 "itemnumber", "articlenumber", "productid", "variantid", "itemid")
-
-
-def is_code_column(name: str) -> bool:
-    """Whether the column's cells are codes (`_CODE_ENDINGS`, digits after them aside: `gtin13`)."""
-    key = normalized(name).rstrip("0123456789")
-    return key == "id" or key.endswith(_CODE_ENDINGS)

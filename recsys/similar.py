@@ -39,9 +39,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .catalog import Catalog, is_code_column
+from .catalog import Catalog
 from .errors import InputError
 from .facets import DESCRIPTION
+from .io.headers import is_code_column
 from .tokenize import STOPWORDS, match_key, words
 
 MAX_WORDS = 16  # query words at most: a longer query would dilute every head's attention
@@ -125,7 +126,9 @@ def item_query(catalog: Catalog, item_idx: int, attribute_df: Callable[[str], np
         vocab, held = catalog.vocab[facet], attribute_df(facet)
         for a in catalog.attributes_of(item_idx, facet).tolist():
             attr = vocab[a]
-            if is_code_column(attr.key):  # an SKU or a barcode says which item, not what it is like
+            # an SKU or a barcode says which item, not what it is like; a number's band ("27-39")
+            # is no word: its bounds would draw the bands that share one
+            if is_code_column(attr.key) or attr.key.startswith("#"):
                 continue
             for w in words(attr.value):
                 if w in STOPWORDS:

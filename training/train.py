@@ -107,6 +107,8 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
     kinds = column_kinds(items, schema.columns)
     if kinds.links:
         data["items"]["links"] = kinds.links
+    if kinds.bookkeeping:
+        data["items"]["bookkeeping"] = kinds.bookkeeping
     if kinds.paths:
         data["items"]["paths"] = kinds.paths
     if inputs.judgments:

@@ -17,12 +17,25 @@ from recsys.errors import DataError
 from .headers import (
     HeaderMap,
     check_rename,
+    is_code_column,
     map_header,
+    normalized,
 )
 from .ids import item_id_problem
 from .text import Table, and_more, counted, show_value
 
 EVENT_LABELS: dict[str, float] = {"impression": 0.0, "click": 1.0, "cart": 2.0, "purchase": 3.0}
+# what a search log's `event` column may say for each (`headers.normalized`: case, spaces and
+# underscores aside): analytics exports name them their own way, GA4 `select_item` and
+# `add_to_cart`, Segment "Product Clicked" and "Order Completed", a shop "Add to Cart"
+EVENT_NAMES: dict[str, tuple[str, ...]] = {
+    "impression": ("impression", "impressions", "viewitemlist", "viewsearchresults",
+                   "productlistviewed", "productimpression"),
+    "click": ("click", "clicks", "selectitem", "viewitem", "productclicked", "productviewed"),
+    "cart": ("cart", "addtocart", "addedtocart", "productadded", "addtobasket", "addtobag"),
+    "purchase": ("purchase", "purchased", "order", "ordercompleted", "checkoutcompleted", "buy"),
+}
+_EVENT_OF = {name: event for event, names in EVENT_NAMES.items() for name in names}
 
 
 _EXAMPLES = 3  # rows shown of those skipped for an unknown item
@@ -215,6 +228,11 @@ def check_known(table: Table, item_ids: set[str]) -> None:
     _fail(table, unknown, "item_id", "an item_id from the items file", more)
 
 
+# a count with its thousands grouped by commas, as analytics reports write them ("1,381"); "1,5"
+# is no such count (a decimal comma, or a typo) and stays refused
+_GROUPED = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?"
+
+
 def numbers(
     table: Table, column: str, *, positive: bool, default: float | None = None
 ) -> pd.Series:
@@ -222,6 +240,9 @@ def numbers(
     if default is not None:
         text = text.mask(text == "", str(default))
     values = pd.to_numeric(text, errors="coerce").astype(float)
+    grouped = values.isna() & text.str.fullmatch(_GROUPED)  # a report's "1,381" clicks
+    if grouped.any():
+        values[grouped] = pd.to_numeric(text[grouped].str.replace(",", "", regex=False)).astype(float)
     bad = ~np.isfinite(values) | ((values <= 0) if positive else (values < 0))
     _fail(table, bad, column, f"a finite number {'> 0' if positive else '>= 0'}")
     return values
@@ -230,8 +251,9 @@ def numbers(
 def labels(table: Table) -> pd.Series:
     if "label" in table.frame.columns:  # else `event` (map_header requires one of them)
         return numbers(table, "label", positive=False)
-    events = table.frame["event"].str.lower()
-    _fail(table, ~events.isin(EVENT_LABELS), "event", f"one of {', '.join(EVENT_LABELS)}")
+    events = table.frame["event"].map(lambda name: _EVENT_OF.get(normalized(name)))
+    _fail(table, events.isna(), "event", f"one of {', '.join(EVENT_LABELS)} (or as analytics tools name them: "
+                                         f"select_item, add_to_cart, purchase, Product Clicked, ...)")
     return events.map(EVENT_LABELS).astype(float)
 
 
@@ -308,7 +330,6 @@ def blank_missing(table: Table, markers: tuple[str, ...]) -> None:
 _MARKUP = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>",
                      re.S | re.I)
 _ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);", re.I)
-MARKUP_COLUMNS = ("title", "description")
 
 
 def as_plain_text(cell: str) -> str:
@@ -324,15 +345,18 @@ def as_plain_text(cell: str) -> str:
     return " ".join((html.unescape(text) if entities else text).split())
 
 
-def plain_text(table: Table, columns: tuple[str, ...] = MARKUP_COLUMNS) -> None:
-    """Titles and descriptions as text: an export's HTML (Shopify's `Body (HTML)`) read as words
-    made every tag a word of every item ("strong", "span", "nbsp"), which a query could match."""
+def plain_text(table: Table) -> None:
+    """Every column but the ids as text: an export's HTML (Shopify's `Body (HTML)`, WooCommerce's
+    `Short description`) read as words made every tag a word of every item ("strong", "span",
+    "nbsp"), which a query could match, and a facet value `<p>the pebble dutch oven.</p>`."""
     counts: dict[str, int] = {}
     frame = table.frame
-    for column in columns:
-        if column not in frame.columns:
+    for column in frame.columns:
+        if column == "item_id" or is_code_column(column):
             continue
         cells = frame[column]
+        if not cells.str.contains("<", regex=False).any() and not cells.str.contains("&", regex=False).any():
+            continue  # no tag and no entity: nothing to read
         plain = cells.map(as_plain_text)
         changed = int((plain != cells).sum())
         if changed:

@@ -71,8 +71,12 @@ CONTRACTS: dict[str, tuple[Role, ...]] = {
                        "purchases", "purchasecount", "orders", "conversions")),
         Role("event", ("eventtype", "eventname", "action", "interactiontype")),
         Role("weight", ("sampleweight",)),
-        Role("user_id", ("userid", "customerid", "visitorid", "shopperid"), ("user", "customer")),
-        Role("timestamp", ("eventtime", "searchedat", "createdat", "datetime"), ("time", "date")),
+        # GA4's `user_pseudo_id` and `event_timestamp`, Segment's `anonymousId`; a session id names
+        # a shopper for a visit, which is what tells two clicks of one search apart
+        Role("user_id", ("userid", "customerid", "visitorid", "shopperid", "userpseudoid", "clientid",
+                         "anonymousid"), ("user", "customer", "sessionid", "session")),
+        Role("timestamp", ("eventtime", "eventtimestamp", "searchedat", "createdat", "clickedat", "occurredat",
+                           "datetime"), ("time", "date")),
     ),
     JUDGMENTS: (_QUERY, _ITEM_ID, Role("grade", ("relevance", "rating", "label", "score"))),
     PROBES: (_QUERY, Role("word"), Role("facet"), Role("value")),
@@ -95,6 +99,19 @@ RENAME_TARGETS = tuple(dict.fromkeys(r.column for roles in CONTRACTS.values() fo
 def normalized(name: str) -> str:
     """A column name with case and everything but letters and digits left out."""
     return re.sub(r"[\W_]+", "", name.casefold())
+
+
+# a column of codes (a Merchant feed's `gtin` and `mpn`, a `Variant Barcode`, an `ISBN`) is
+# never a number: bucketed, a GTIN was `gtin:5900000000000+` on a fifth of the catalogue, and a
+# shopper who types the code found nothing; read as text, each code is the item's own value
+_CODE_ENDINGS = ("sku", "barcode", "gtin", "ean", "upc", "isbn", "mpn", "partnumber", "modelnumber",
+                 "itemnumber", "articlenumber", "productid", "variantid", "itemid")
+
+
+def is_code_column(name: str) -> bool:
+    """Whether the column's cells are codes (`_CODE_ENDINGS`, digits after them aside: `gtin13`)."""
+    key = normalized(name).rstrip("0123456789")
+    return key == "id" or key.endswith(_CODE_ENDINGS)
 
 
 @dataclass(frozen=True)

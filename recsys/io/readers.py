@@ -18,6 +18,7 @@ longer than one chunk.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -61,6 +62,7 @@ from .headers import (
     check_rename,
     map_header,
 )
+from .ids import storable_problem
 from .listing import drop_unlisted
 from .records import read_records, record_columns
 from .schema import Schema
@@ -77,6 +79,7 @@ from .text import (
     drop_unnamed,
     first_character,
     handle_bad_lines,
+    header_notice,
     no_rows_message,
     read_csv,
     read_header,
@@ -170,6 +173,7 @@ def items_from_records(records: Sequence[Mapping[str, object]], *, source: str =
     check_cell_sizes(table)
     table.frame = drop_unnamed(table)
     _check_items(table, schema, missing_as_empty=True)
+    _check_storable(table)  # after the ids' own checks, which say what an id may hold
     return table.frame
 
 
@@ -190,12 +194,24 @@ def _cell(source: str, row: int, column: str, value: object) -> str:
         return ""
     if isinstance(value, str):
         return value.strip()
-    if isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value):
+    if isinstance(value, int) and not isinstance(value, bool):  # any size: JSON's are
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
         return str(value)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return "|".join(v.strip() for v in value)
     raise DataError(source, f"expected a string, a number or a list of strings, found "
                             f"{show_value(repr(value))}", row, column)
+
+
+def _check_storable(table: Table) -> None:
+    """A DataError naming the first cell no file can keep (`storable_problem`: a NUL, a lone
+    surrogate, which JSON can escape and the revision's CSV cannot write)."""
+    for column in table.frame.columns:
+        for row, cell in enumerate(table.frame[column].tolist()):
+            problem = storable_problem(cell)
+            if problem:
+                raise DataError(table.name, problem, table.lines[row], column)
 
 
 def _check_items(table: Table, schema: Schema | None, missing_as_empty: bool = False,
@@ -401,18 +417,19 @@ class InteractionStream:
         self.report.rows, self.report.dropped_duplicates = kept, duplicates
         self.report.skipped_lines = sorted([line for line, _ in bad_lines] + unknown + empty_queries)
         self.report.unknown_items, self.report.empty_queries = len(unknown), len(empty_queries)
-        # in read_interactions' order: bad lines, unnamed columns, renamed columns, unknown
-        # items, weights, the label's scale, ignored columns, duplicates
-        warnings = [bad_lines_warning(bad_lines, len(header))] if bad_lines else []
+        # in read_interactions' order: lines above the header, bad lines, unnamed columns, renamed
+        # columns, unknown items, weights, the label's scale, ignored columns, duplicates
+        above = [notice] if (notice := header_notice(header_line)) else []
+        warnings = above + ([bad_lines_warning(bad_lines, len(header))] if bad_lines else [])
         warnings += [w for w in header_notes if w.startswith(("dropped", "renamed"))]
-        notices = [empty_queries_notice(empty_queries)] if empty_queries else []
+        notices = above + ([empty_queries_notice(empty_queries)] if empty_queries else [])
         notices += [aliases_note(aliased)] if aliased else []
         notices += [unknown_items_warning(unknown, examples)] if unknown else []
         notices += [empty_weights_warning(empty_weights)] if empty_weights else []
         notices += label_scale_note(mapped, lowest) if mapped is not None else []
         notices += [w for w in header_notes if w.startswith("ignored columns")]
         notices += [repeated_events_notice(duplicates, first_duplicate)] if first_duplicate else []
-        warnings += notices
+        warnings += notices[len(above):]
         self.report.warnings, self.report.notices = warnings, notices
 
 

@@ -188,6 +188,10 @@ def table_of_records(name: str, records: Iterator[tuple[int, list[str]]], on_bad
     with paused_gc():
         rows, lines, bad = collect(name, records, header)
     report = ReadReport(rows=len(rows), encoding=encoding or "utf-8")
+    notice = header_notice(header_line)
+    if notice:
+        report.notices.append(notice)
+        report.warnings.append(notice)
     handle_bad_lines(name, bad, len(header), on_bad_lines, report)
     if not rows:
         raise DataError(name, no_rows_message(bad))
@@ -278,24 +282,55 @@ def decode_error(name: str, data: bytes, encoding: str | None, offset: int, base
 
 def csv_records(name: str, lines: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
     """(line where the record starts, stripped fields) for each record that is not blank,
-    separated as the header is (`separator`)."""
+    separated as the header is (`separator`). A report's lines above its header are read past
+    (`_is_preamble`: GA4's `# ...` comments, a Google Ads report's title and date range)."""
     lines = iter(lines)
-    leading = []  # blank lines up to the header, and the header
+    leading: list[str] = []  # blank and preamble lines up to the header, and the header
     for line in lines:
         leading.append(line)
-        if line.strip():
+        if (line.strip() and not _is_preamble(line)) or len(leading) > PREAMBLE_LINES:
             break
-    reader = csv.reader(itertools.chain(leading, lines), delimiter=separator(leading[-1] if leading else ""),
-                        strict=True)
-    start = 1
+    if not leading[-1:] or _is_preamble(leading[-1]):  # no header near the top (a file of one
+        # column): the first line that is not blank is it, as for any file
+        at = next((i for i, line in enumerate(leading) if line.strip()), len(leading))
+        leading, lines = leading[: at + 1], itertools.chain(leading[at + 1 :], lines)
+    above = max(len(leading) - 1, 0)  # lines above the header, read past
+    header = leading[-1] if leading else ""
+    reader = csv.reader(itertools.chain(leading[-1:], lines), delimiter=separator(header), strict=True)
+    start = above + 1
     try:
         for fields in reader:
             cells = list(map(str.strip, fields))
             if any(cells):
                 yield start, cells
-            start = reader.line_num + 1
+            start = reader.line_num + above + 1
     except csv.Error as error:
         raise DataError(name, _csv_error_message(str(error)), row=start) from None
+
+
+PREAMBLE_LINES = 20  # a report's lines above its header read past, at most
+
+
+def _is_preamble(line: str) -> bool:
+    """Whether a line above the header is a report's own, not the header: a comment (`# `, as
+    GA4 writes `# Start date: 20240301`; a header's first column may be `#id`), or one field
+    alone (a title, a quoted date range). A header has two columns at least (`item_id` and
+    `title`, `query` and `item_id`)."""
+    text = line.strip()
+    if not text or text == "#" or text.startswith(("# ", "#-", "#=")):
+        return bool(text)
+    if not any(s in text for s in (",", *OTHER_SEPARATORS)):
+        return True
+    fields = next(csv.reader([text], delimiter=separator(text)), [])
+    return sum(bool(f.strip()) for f in fields) <= 1
+
+
+def header_notice(header_line: int) -> str | None:
+    """What a reader says when its file's header is not the first line."""
+    if header_line <= 1:
+        return None
+    return (f"the header is line {header_line}: the {counted(header_line - 1, 'line')} above it (blank, "
+            f"a report's title or # comments) are not read")
 
 
 def _csv_error_message(text: str) -> str:

@@ -36,7 +36,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .headers import CONTRACTS, ITEMS, normalized
+from .headers import CONTRACTS, ITEMS, is_code_column, normalized
 from .listing import LISTING_COLUMNS
 from .money import as_number
 from .text import Table, counted
@@ -325,7 +325,8 @@ def _fold(table: Table, into: np.ndarray, read: list[str]) -> None:
         if column in _OWN or normalized(column) in LISTING_COLUMNS or not (frame[column].to_numpy()[moved] != "").any():
             continue  # the item's own row says it (a variation's "Hoodie - Blue" is not a title)
         cells = frame[column].to_numpy()[order].tolist()
-        merged[column] = [_merged_cell(cells[a:b]) if b - a > 1 else cells[a] for a, b in bounds]
+        code = is_code_column(column)
+        merged[column] = [_merged_cell(cells[a:b], code) if b - a > 1 else cells[a] for a, b in bounds]
     table.frame = merged
     table.lines = [table.lines[i] for i in order[starts].tolist()]
     table.report.notices.append(f"{' and '.join(read)} read into that item (a product's variants and images): "
@@ -336,12 +337,15 @@ def _fold(table: Table, into: np.ndarray, read: list[str]) -> None:
 _OWN = ("item_id", "title", "description")  # an item's own, never joined with its variants'
 
 
-def _merged_cell(cells: list[str]) -> str:
+def _merged_cell(cells: list[str], code: bool = False) -> str:
     """One item's cell from its rows': each distinct value once (`|` separates several); of
-    numbers (prices as exports write them too: "49.00 USD"), the least."""
+    numbers (prices as exports write them too: "49.00 USD"), the least, unless they are `code`s
+    (`is_code_column`: each variant's barcode is one a shopper may type)."""
     values = list(dict.fromkeys(v.strip() for c in cells for v in c.split("|") if v.strip()))
     if len(values) <= 1:
         return values[0] if values else ""
+    if code:
+        return "|".join(values)
     numbers = [as_number(v) for v in values]
     known = [n for n in numbers if n is not None]
     if len(known) < len(numbers):

@@ -426,6 +426,42 @@ def test_a_tags_column_lists_its_values_with_commas():
     assert sorted(cat.item_ids[i] for i in np.flatnonzero(cat.filter_mask({"tags": ["cotton"]}))) == ["t1", "t2"]
 
 
+def test_a_shops_own_records_are_not_read_as_attributes():
+    """A Shopify export's `Cost per item` and stock, WooCommerce's `Tax class`, Magento's
+    `created_at`: facet values a shopper could filter by, words that matched queries ("'pebble'
+    matched tax class:parent"). Left out and said; a schema that maps one reads it."""
+    from recsys.catalog import column_kinds
+
+    items = pd.DataFrame({"item_id": ["s1", "s2", "s3"], "title": ["Shirt", "Dress", "Cap"],
+                          "Vendor": ["Harbor", "Nordic", "Harbor"], "Cost per item": ["12.5", "30", "4"],
+                          "Variant Inventory Qty": ["3", "0", "12"], "Tax class": ["parent"] * 3,
+                          "created_at": ["3/15/23, 2:13 PM"] * 3,
+                          "configurable_variation_labels": ["size=Size,color=Color"] * 3})
+    cat = Catalog.build(items)
+    assert {a.key for a in cat.vocab["other"]} == {"vendor", "title"} and cat.vocab["color"] == []
+    kinds = column_kinds(items, {})
+    assert kinds.bookkeeping == ["Cost per item", "Variant Inventory Qty", "Tax class", "created_at",
+                                 "configurable_variation_labels"] and kinds.specs == []
+    mapped = Catalog.build(items, {"cost per item": "other"})
+    assert "cost per item" in {a.key.lstrip("#") for a in mapped.vocab["other"]}
+
+
+def test_woocommerce_categories_are_a_list_of_paths():
+    """WooCommerce's `Categories` say "Kitchen > Cookware, Sale": two paths. "Sale" starts no
+    other cell, so the comma was read as part of the level, `cookware, sale`, and a filter on
+    `cookware` missed the Dutch oven on sale. A comma inside a name is written `\\,`."""
+    items = pd.DataFrame({"item_id": ["d1", "p2", "t3", "c4"], "title": ["Dutch oven", "Pan", "Table", "Chair"],
+                          "Categories": ["Kitchen > Cookware, Sale", "Kitchen > Cookware",
+                                         "Furniture > Tables\\, Chairs", "Furniture > Tables\\, Chairs, Sale"]})
+    cat = Catalog.build(items)
+
+    def selected(value: str) -> list[str]:
+        return sorted(cat.item_ids[i] for i in np.flatnonzero(cat.filter_mask({"categories": [value]})))
+
+    assert selected("cookware") == ["d1", "p2"] and selected("sale") == ["c4", "d1"]
+    assert selected("tables, chairs") == ["c4", "t3"] and selected("kitchen") == ["d1", "p2"]
+
+
 def test_a_column_of_links_is_not_read_as_attributes():
     """An export's `image_link` put `https`, the host and the file name's words on every item:
     "black" matched the picture `black-shirt.jpg`. A schema that maps the column reads it."""

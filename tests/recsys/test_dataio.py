@@ -145,8 +145,8 @@ BROKEN = [
     ),
     (
         "interactions_unknown_event.csv",
-        ", row 3, column 'event': expected one of impression, click, cart, purchase, "
-        "found 'view'",
+        ", row 3, column 'event': expected one of impression, click, cart, purchase (or as analytics tools "
+        "name them: select_item, add_to_cart, purchase, Product Clicked, ...), found 'view'",
     ),
     (
         "interactions_no_label.csv",
@@ -227,6 +227,40 @@ def test_a_file_whose_header_has_no_comma_is_read_with_its_tabs_or_semicolons(tm
     want, got = read_items(tmp_path / "comma.csv")[0], read_items(tmp_path / "other.csv")[0]
     assert got.to_dict("records") == want.to_dict("records")
     assert got.loc[0, "title"] == "Red shirt, cotton"
+
+
+@pytest.mark.parametrize("preamble", [
+    # GA4's CSV export: comments, then a blank line
+    "# ----------------------------------------\n# Search terms: Item ID\n# Account: Shop, Inc\n"
+    "# ----------------------------------------\n\n",
+    "Search terms report\n\"March 1, 2024 - March 31, 2024\"\n",  # a Google Ads report's title
+])
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_reports_lines_above_its_header_are_read_past(tmp_path: Path, preamble: str, streamed: bool) -> None:
+    """An analytics export opens with its own title or `#` comments: read as the header, the
+    error said "expected 1 fields, found 3" and its fix renamed the comment to `query`."""
+    log = tmp_path / "log.csv"
+    log.write_text(preamble + "Search term,item_id,Clicks\nlinen shirt,A1,3\nbeanie,B2,\"2\"\n")
+    above = preamble.count("\n")
+    rename = {"Search term": "query", "Clicks": "label"}
+    if streamed:
+        stream = InteractionStream(log, {"A1", "B2"}, rename=rename)
+        rows, report = pd.concat(list(stream)), stream.report
+    else:
+        rows, report = read_interactions(log, {"A1", "B2"}, rename=rename)
+    assert rows["query"].tolist() == ["linen shirt", "beanie"] and rows["label"].tolist() == [3, 2]
+    assert f"the header is line {above + 1}: the {above} lines above it" in " ".join(report.notices)
+
+
+def test_a_file_of_one_column_keeps_its_first_line_as_its_header(tmp_path: Path) -> None:
+    """No line near the top looks like a header (one field each): the first is, as before."""
+    from recsys.io.text import csv_records
+
+    lines = ["\n", "title\n"] + [f"item {n}\n" for n in range(30)]
+    records = list(csv_records("one.csv", lines))
+    assert records[0] == (2, ["title"]) and records[1] == (3, ["item 0"]) and len(records) == 31
+    # a header whose first column is `#...` is one
+    assert list(csv_records("h.csv", ["#id,title\n", "1,a\n"])) == [(1, ["#id", "title"]), (2, ["1", "a"])]
 
 
 def test_skipping_bad_lines_leaves_out_items_rows_that_break_the_contract(tmp_path: Path) -> None:
@@ -876,7 +910,7 @@ def test_an_item_id_no_url_or_event_could_use_is_refused(tmp_path: Path, cell: b
     assert len(read_items(ok)[0]) == 1  # the limit itself is fine
 
 
-def test_html_in_titles_and_descriptions_is_read_as_its_text(tmp_path: Path) -> None:
+def test_html_in_any_column_is_read_as_its_text(tmp_path: Path) -> None:
     """A shop export's descriptions are HTML (Shopify's `Body (HTML)`) and its titles hold
     entities: read as words, every tag was a word of every item ("strong" matched them all)."""
     path = tmp_path / "items.csv"
@@ -888,10 +922,42 @@ def test_html_in_titles_and_descriptions_is_read_as_its_text(tmp_path: Path) -> 
     items, report = read_items(path)
     assert items["title"].tolist() == ["Black & Decker drill", "Cable <3m & more", "Plain title"]
     assert items["description"].tolist() == ["Soft grip , 2 speeds", "USB-C HDMI", "plain words"]
-    assert items["color"].tolist() == ["red", "<b>blue</b>", "green"]  # a facet column is as written
-    assert "3 cells with HTML markup read as its text (title 1, description 2)" in report.warnings
+    # a facet column too: WooCommerce's `Short description` was a value `<p>the pebble dutch oven.</p>`
+    assert items["color"].tolist() == ["red", "blue", "green"]
+    assert "4 cells with HTML markup read as its text (title 1, description 2, color 1)" in report.warnings
 
 
 def test_items_given_as_records_lose_their_markup_too() -> None:
     items = items_from_records([{"item_id": "A1", "title": "Tom &amp; Jerry <i>mug</i>", "description": "<p>x</p>"}])
     assert items[["title", "description"]].values.tolist() == [["Tom & Jerry mug", "x"]]
+
+
+def test_an_analytics_tools_log_reads_as_the_contracts(tmp_path: Path) -> None:
+    """GA4's events export (`event_name` select_item / add_to_cart, `user_pseudo_id`,
+    `event_timestamp`), a shop's "Add to Cart" with its `Session ID`, a report's "1,381" clicks:
+    each was refused, or its clicks were dropped as repeats of one row."""
+    ga4 = tmp_path / "ga4.csv"
+    ga4.write_text("event_timestamp,event_name,user_pseudo_id,search_term,item_id\n"
+                   "1709251200000001,select_item,111.1,linen shirt,A1\n"
+                   "1709251300000001,select_item,222.2,linen shirt,A1\n"
+                   "1709251400000001,add_to_cart,111.1,linen shirt,A1\n"
+                   "1709251500000001,Product Clicked,333.3,beanie,B2\n"
+                   "1709251600000001,purchase,333.3,beanie,B2\n")
+    rows, report = read_interactions(ga4, {"A1", "B2"})
+    assert rows["label"].tolist() == [1.0, 1.0, 2.0, 1.0, 3.0] and report.dropped_duplicates == 0
+    assert rows["user_id"].tolist()[:2] == ["111.1", "222.2"]
+    shop = tmp_path / "shop.csv"
+    shop.write_text("Timestamp,Session ID,Search Term,Product Code/SKU,Action\n"
+                    "2024-03-01T10:00:00Z,s1,linen shirt,A1,Click\n"
+                    "2024-03-01T10:00:05Z,s1,linen shirt,A1,Add to Cart\n")
+    rows, _ = read_interactions(shop, {"A1"}, rename={"Product Code/SKU": "item_id"})
+    assert rows["label"].tolist() == [1.0, 2.0] and rows["user_id"].tolist() == ["s1", "s1"]
+    ads = tmp_path / "ads.csv"
+    ads.write_text('Search term,Item ID,Clicks\nlinen shirt,A1,"1,381"\nbeanie,B2,12\n')
+    assert read_interactions(ads, {"A1", "B2"})[0]["label"].tolist() == [1381.0, 12.0]
+    ads.write_text('Search term,Item ID,Clicks\nlinen shirt,A1,"1,5"\n')  # a decimal comma: no count
+    with pytest.raises(DataError, match="expected a finite number >= 0, found '1,5'"):
+        read_interactions(ads, {"A1"})
+    shop.write_text("query,item_id,event\nlinen shirt,A1,wishlist\n")
+    with pytest.raises(DataError, match=r"one of impression, click, cart, purchase \(or as analytics tools"):
+        read_interactions(shop, {"A1"})

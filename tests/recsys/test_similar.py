@@ -86,6 +86,18 @@ def test_description_words_only_when_the_item_says_little_else_and_the_rarest_ke
     assert "ignored" not in many.query.split()
 
 
+def test_a_numbers_band_is_no_word_of_the_query():
+    """A price band's bounds drew the bands that share one: "ranked 5th for '39' matched cost
+    per item:27-39" (a Shopify export's `Cost per item`)."""
+    items = pd.DataFrame([{"item_id": f"L{i}", "title": f"{'brass' if i % 2 else 'paper'} lamp",
+                           "price": str(10 + 3 * i)} for i in range(30)])
+    catalog = Catalog.build(items)
+    assert "price" in catalog.buckets
+    rec = untrained_recommender(catalog, NO_EVENTS, TrainConfig(seed=0))
+    asked = item_query(catalog, catalog.idx("L1"), rec.featurizer.attribute_df)
+    assert set(asked.query.split()) == {"brass", "lamp"}, asked
+
+
 def test_over_http_get_items_similar(rec, tmp_path):
     from api.config import Settings
     from cli.app import create_app

@@ -330,3 +330,19 @@ def test_a_magento_configurable_product_takes_its_children(tmp_path):
     hoodie = cat.attribute_labels(0)
     assert sorted(hoodie["color"]) == ["black", "blue"]  # Magento's pairs are spec lists: `color` feeds colour
     assert {"material:cotton", "material:polyester", "size:s", "size:xs"} <= set(hoodie["other"])
+
+
+def test_each_variants_barcode_is_kept_a_shopper_may_type_any(tmp_path):
+    """Barcodes are numbers, and of numbers a product keeps the least (its price "from"): a
+    shopper who typed the other variant's barcode found nothing."""
+    path = tmp_path / "products_export.csv"
+    path.write_text("Handle,Title,Option1 Name,Option1 Value,Variant SKU,Variant Price,Variant Barcode\n"
+                    "linen-shirt,Linen Shirt,Color,Navy,LS-NAVY,52.00,400000000002\n"
+                    "linen-shirt,,,White,LS-WHITE,49.00,400000000001\n"
+                    "wool-beanie,Wool Beanie,Color,Grey,WB-GREY,19.00,500000000009\n")
+    items, _ = read_items(path)
+    assert items["Variant Barcode"].tolist() == ["400000000002|400000000001", "500000000009"]
+    assert items["Variant Price"].tolist() == ["49.00", "19.00"]
+    rec = untrained_recommender(Catalog.build(items), pd.DataFrame(
+        {"query": [], "item_idx": [], "label": [], "weight": []}), TrainConfig(seed=0))
+    assert rec.recommend("400000000001", k=1).items[0].item_id == "linen-shirt"
