@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from typing import TypeVar
 
 import anyio
@@ -99,3 +100,15 @@ def _check_lengths(values: Iterable[str], loc: tuple) -> None:
         if len(v) > MAX_ID_CHARS:
             raise field_error(loc, f"a filter key or value must be at most {MAX_ID_CHARS} "
                                    f"characters, got {len(v)}: shorten it")
+
+
+def in_utc(t: datetime | None, loc: tuple) -> datetime | None:
+    """`t` in UTC (no zone: UTC already), as the store keeps it; a 422 for a time whose UTC
+    falls outside the years 1-9999 (0001-01-01T00:00:00+14:00 is in year 0 in UTC)."""
+    if t is None:
+        return None
+    try:
+        return t.astimezone(UTC) if t.tzinfo is not None else t.replace(tzinfo=UTC)
+    except OverflowError:
+        raise field_error(loc, f"{t.isoformat()} is outside the years 1-9999 once in UTC: give a "
+                               f"time between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z") from None

@@ -22,14 +22,13 @@ from typing import Any
 
 import pandas as pd
 
-from recsys.artifact import save_version
+from recsys.artifact import CATALOGUES, save_version
 from recsys.errors import InputError, UnknownItemError
 from recsys.io.schema import Schema
 from recsys.io.text import csv_bytes, fingerprint
 from recsys.recommender import Recommender
 from recsys.reindex import with_catalog
 
-CATALOGUES = "catalogues"  # folder of the revisions' items files, under the artifacts folder
 MAX_LISTED = 100  # item ids a manifest lists per kind of change
 
 

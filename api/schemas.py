@@ -692,7 +692,7 @@ class RuleBody(_Request):
 
     kind: str = Field(description="pin (item_id at position), boost or bury (items by amount), "
                                    "hide", json_schema_extra={"enum": ["pin", "boost", "bury", "hide"]})
-    attribute: str | None = Field(None, max_length=512, description="the items it acts on: a filter "
+    attribute: StoredText | None = Field(None, max_length=512, description="the items it acts on: a filter "
                                   "key and one value, `brand:acme`, `color:red`", examples=["brand:acme"])
     item_id: ItemId | None = Field(None, description="or one item (a pin names one)")
     amount: float | None = Field(None, strict=False, allow_inf_nan=False,

@@ -40,7 +40,7 @@ from recsys.artifact import (
 )
 from recsys.errors import ArtifactError
 from recsys.recommender import Recommender
-from store.db import CATALOGUE_LOCK, Database, unavailable
+from store.db import CATALOGUE_LOCK, Database, HeldLock, unavailable
 from store.records import latest_activation, record_activation
 
 if TYPE_CHECKING:
@@ -64,6 +64,18 @@ class PinnedError(RuntimeError):
                        f"change the catalogue or activate through a process serving the artifacts "
                        f"folder (no --model, or --model ARTIFACTS_DIR)")
         super().__init__(self.public)
+
+
+class Superseded(RuntimeError):
+    """A catalogue revision made from a version that `current` no longer names: another change
+    was made meanwhile (a process whose store lock died with PostgreSQL's restart ran beside
+    another). Activated, it would undo that change; answered 503, nothing moved (sent again,
+    it is made on the newest version)."""
+
+    def __init__(self, version: str, base: str, now: str | None):
+        self.public = (f"the catalogue changed while this change was made (it was made on {base}, "
+                       f"{now or 'no version'} is served now): nothing was applied; send it again")
+        super().__init__(f"{version}: {self.public}")
 
 
 class NotServedYet(RuntimeError):
@@ -119,6 +131,7 @@ class ServedVersions:
         # waiting for a change of this process wait here, not holding a pooled connection each
         self._changing = threading.Lock()
         self._changer: int | None = None  # the thread holding `changing()`
+        self._held = HeldLock(None)  # the store's lock `changing()` holds, checked before a change
         # versions that failed to load: name -> (their files' signature, the problem); a version
         # rewritten in place since is tried again
         self._refused: dict[str, tuple[tuple, str]] = {}
@@ -251,25 +264,32 @@ class ServedVersions:
         if self._changer == threading.get_ident():
             yield
             return
-        shared = self.db.exclusive(CATALOGUE_LOCK, CHANGE_WAIT_S) if self.db else contextlib.nullcontext()
-        with self._changing, shared:
-            self._changer = threading.get_ident()
+        shared = (self.db.exclusive(CATALOGUE_LOCK, CHANGE_WAIT_S) if self.db
+                  else contextlib.nullcontext(HeldLock(None)))
+        with self._changing, shared as held:
+            self._changer, self._held = threading.get_ident(), held
             try:
                 yield
             finally:
-                self._changer = None
+                self._changer, self._held = None, HeldLock(None)
 
-    def activate(self, version: str, reason: str = "activated",
-                 loaded: Recommender | None = None) -> tuple[Recommender, str | None]:
+    def activate(self, version: str, reason: str = "activated", loaded: Recommender | None = None,
+                 base: str | None = None) -> tuple[Recommender, str | None]:
         """Load `version` (or take `loaded`, that version already in memory), record the
         activation (with `reason`), point `current` at it and serve it, under the catalogue lock.
         Returns (new, previous version). A broken version raises ArtifactError, a store that
         cannot record it a store error (a 503): either way nothing moved and the served model
         stays. The record comes first because the pointer is what every process follows: moved
-        before a failed record, it served a version whose activation was answered 503."""
+        before a failed record, it served a version whose activation was answered 503.
+        `base`: the version `version` was made from (a catalogue revision); Superseded when
+        `current` names another by now, and nothing moves. With the store's lock lost (its
+        connection died with a restart of PostgreSQL) another process may have changed it."""
         with self.changing(), self._lock:
             previous = self._current.version if self._current else None
             rec = loaded if loaded is not None and loaded.version == version else self.load(version)
+            self._held.check()  # a lost lock: a 503 before anything moves
+            if base is not None and (now := current_version(self.artifacts_dir)) not in (None, base):
+                raise Superseded(version, base, now)
             if self.db is not None:
                 self._seen_activation = max(self._seen_activation or 0,
                                             record_activation(self.db, version, reason))

@@ -70,6 +70,8 @@ log = logging.getLogger(__name__)
 # versions whose manifest has no `files` map (saved by an older release), warned about once each
 _unchecked_warned: set[Path] = set()
 VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
+# the folder of the catalogue revisions' items files, beside the versions (`api.revision`): no version
+CATALOGUES = "catalogues"
 # rows of each sparse table in arrays.safetensors, `<kind>.<facet>`; columns: the facet's vocabulary
 _CSR_ROWS = {"items": "items", "exact": "words", "assoc": "words"}
 # and the association's confident lift and support (`evidence.Association`), which versions saved
@@ -318,7 +320,7 @@ def list_versions(artifacts_dir: str | Path) -> list[dict[str, Any]]:
         current = None
     out = []
     for d in sorted(root.iterdir()):
-        if d.name.startswith(".") or not VERSION_NAME.match(d.name) or not d.is_dir():
+        if d.name.startswith(".") or not VERSION_NAME.match(d.name) or not d.is_dir() or d.name == CATALOGUES:
             continue
         problem, manifest = None, {}
         try:

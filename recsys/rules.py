@@ -36,6 +36,9 @@ MATCHES = ("any", "exact", "contains")
 # what a rule's `amount` may be at most: a few times the largest head contribution (a head adds
 # at most a few units), enough to lift an item over any other; larger is a typo
 MAX_AMOUNT = 1000.0
+# a pin's position at most: past any page a shopper reaches, and a number every store keeps
+# (PostgreSQL's integer column holds 2^31 - 1, SQLite's 2^63 - 1)
+MAX_POSITION = 100_000
 _WORDS = re.compile(r"\w+")
 
 
@@ -132,9 +135,9 @@ def _check_shape(rule: Rule) -> None:
     if rule.kind == "pin":
         if rule.item_id is None:
             raise RuleError("item_id", "a pin places one item: give its item_id")
-        if rule.position is None or rule.position < 1:
-            raise RuleError("position", f"a pin needs a position of 1 or more (1 is the top), got "
-                                        f"{rule.position}")
+        if rule.position is None or not 1 <= rule.position <= MAX_POSITION:
+            raise RuleError("position", f"a pin needs a position from 1 (the top) to {MAX_POSITION:,}, "
+                                        f"got {rule.position}")
     elif rule.position is not None:
         raise RuleError("position", f"only a pin has a position, not a {rule.kind}")
     if rule.kind in ("boost", "bury"):

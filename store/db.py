@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import random
 import threading
 import time
@@ -19,6 +20,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+log = logging.getLogger("recsys.store")
 
 
 @dataclass(frozen=True)
@@ -132,18 +134,44 @@ class Database:
                              f"{type(exc).__name__}: {exc}") from exc
 
     @contextlib.contextmanager
-    def exclusive(self, lock: NamedLock, wait_s: float) -> Iterator[None]:
+    def exclusive(self, lock: NamedLock, wait_s: float) -> Iterator[HeldLock]:
         """Hold `lock` for the block, against every process using this store (workers,
         replicas): PostgreSQL's advisory lock in a transaction of its own (one pooled connection
         for the block), or the lock file of a SQLite store. Not held after `wait_s`: StoreError
-        (the store is busy, a 503 to a client, see `unavailable`)."""
+        (the store is busy, a 503 to a client, see `unavailable`).
+
+        PostgreSQL releases the lock when the lock's connection dies (a restart of the server):
+        the block may then run beside another process's. What the block must not do without
+        the lock it does after `HeldLock.check`. A release that fails once the block is done
+        is logged, not raised: the lock went with the connection, and what the block did (an
+        activation recorded, a change committed) stands, so its caller must not be told that
+        it failed."""
         if self.is_sqlite:
             with self._file_lock(lock, wait_s=wait_s):
-                yield
+                yield HeldLock(None)
             return
-        with self.engine.begin() as conn:  # the commit at the end releases it
-            _advisory_lock(conn, lock, wait_s=wait_s)
-            yield
+        with self.engine.connect() as conn:
+            transaction = conn.begin()
+            try:
+                _advisory_lock(conn, lock, wait_s=wait_s)
+                yield HeldLock(conn)
+            except BaseException:
+                with contextlib.suppress(sa_exc.SQLAlchemyError):
+                    transaction.rollback()
+                raise
+            lost = "its connection died in the block" if conn.invalidated else None
+            if lost is None:
+                try:
+                    transaction.commit()  # releases it
+                except sa_exc.DBAPIError as exc:
+                    if not unavailable(exc):
+                        raise
+                    lost = str(exc.orig)
+            if lost is not None:  # the lock went with the connection
+                with contextlib.suppress(sa_exc.SQLAlchemyError):
+                    transaction.rollback()
+                log.warning("the store's lock was lost with its connection; the work under it was done",
+                            extra={"lock": lock.name, "error": lost})
 
     @contextlib.contextmanager
     def _file_lock(self, lock: NamedLock, wait_s: float | None) -> Iterator[None]:
@@ -178,6 +206,19 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+@dataclass(frozen=True)
+class HeldLock:
+    """A lock `Database.exclusive` holds: on PostgreSQL its connection, None for a lock file."""
+
+    conn: Connection | None
+
+    def check(self) -> None:
+        """Raise (a DBAPIError that `unavailable` calls a 503) when the lock is no longer held:
+        its connection died, and PostgreSQL released it. A lock file is held until closed."""
+        if self.conn is not None:
+            self.conn.execute(text("SELECT 1"))
 
 
 def _advisory_lock(conn: Connection, lock: NamedLock, wait_s: float | None) -> None:

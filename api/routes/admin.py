@@ -26,6 +26,7 @@ from starlette.datastructures import FormData, UploadFile
 
 from recsys.artifact import TempDir
 from recsys.errors import ArtifactError, DataError
+from recsys.io.ids import storable_problem
 from recsys.io.readers import check_header
 from recsys.io.schema import Schema
 from recsys.promotion import same_catalogue
@@ -105,7 +106,7 @@ def list_jobs(jobs: JobsDep) -> list[dict]:
 
 @router.get("/jobs/{job_id}", response_model=JobOut)
 def get_job(job_id: str, jobs: JobsDep) -> dict:
-    job = jobs.out(job_id)
+    job = None if storable_problem(job_id) else jobs.out(job_id)  # PostgreSQL's text holds no NUL
     if job is None:
         raise HTTPException(404, detail=f"no training job {job_id[:40]!r}")
     return job
@@ -116,7 +117,7 @@ async def cancel_job(job_id: str, jobs: JobsDep) -> dict:
     """Cancel a queued job or stop a running one: its worker is killed, nothing it wrote is
     kept, the served model stays. 409 for a job that has finished."""
     try:
-        job = await run_in_threadpool(jobs.cancel, job_id)
+        job = None if storable_problem(job_id) else await run_in_threadpool(jobs.cancel, job_id)
     except JobStateError as exc:
         raise HTTPException(409, detail=str(exc)) from None
     if job is None:

@@ -28,7 +28,7 @@ from ..deps import AdminDep, SettingsDep, VersionsDep
 from ..limits import field_error
 from ..revision import Change, remove, save_revision, upsert
 from ..schemas import CatalogueChangeOut, ItemId, ItemsUpsertRequest, error_responses
-from ..served_versions import ServedVersions
+from ..served_versions import ServedVersions, Superseded
 
 router = APIRouter(prefix="/admin/items", tags=["admin"], dependencies=[AdminDep],
                    responses=error_responses(401, 403, 404, 409, 422, 500, 503))
@@ -108,7 +108,9 @@ def _revise(versions: ServedVersions, rec: Recommender, items: pd.DataFrame, sch
     revised = save_revision(rec, items, schema, change, versions.artifacts_dir, aliases)
     try:
         versions.activate(revised.version, reason=f"catalogue revision of {rec.version}: "
-                                               f"{change.summary()}")
+                                               f"{change.summary()}", base=rec.version)
+    except Superseded as exc:  # sent again, it is made on the newest version: not a 409
+        raise HTTPException(503, detail=exc.public, headers={"Retry-After": "1"}) from None
     except ArtifactError as exc:
         raise HTTPException(409, detail=f"the revision {revised.version} was saved but refused "
                                         f"on load, so the change is not applied (still "

@@ -14,7 +14,7 @@ from store.events import Event, add_events, event_counts
 
 from ..config import Settings
 from ..deps import AdminDep, DatabaseDep, EventsDep, ExperimentsDep, ModelDep, SettingsDep
-from ..limits import check_query, field_error
+from ..limits import check_query, field_error, in_utc
 from ..schemas import EventsOut, EventsRequest, EventStatsOut, error_responses
 
 router = APIRouter()  # tags per route: an operation under two tags is listed twice in /docs
@@ -47,7 +47,7 @@ def checked_events(req: EventsRequest, rec: Recommender, s: Settings) -> list[Ev
             raise field_error(("events", i, "item_id"),
                               f"unknown item {e.item_id[:80]!r}: not in the catalogue of the served "
                               f"model {rec.version}")
-        at = _in_utc(e.timestamp, ("events", i, "timestamp")) or now
+        at = in_utc(e.timestamp, ("events", i, "timestamp")) or now
         if at > latest:
             raise field_error(("events", i, "timestamp"),
                               f"{at.isoformat()} is in the future (now {now.isoformat(timespec='seconds')}, "
@@ -56,18 +56,6 @@ def checked_events(req: EventsRequest, rec: Recommender, s: Settings) -> list[Ev
                          event_id=e.event_id, request_id=e.request_id, position=e.position,
                          user_id=e.user_id))
     return out
-
-
-def _in_utc(t: datetime | None, loc: tuple) -> datetime | None:
-    """`t` in UTC (no zone: UTC already), as the store keeps it; a 422 for a time whose UTC
-    falls outside the years 1-9999 (0001-01-01T00:00:00+14:00 is in year 0 in UTC)."""
-    if t is None:
-        return None
-    try:
-        return t.astimezone(UTC) if t.tzinfo is not None else t.replace(tzinfo=UTC)
-    except OverflowError:
-        raise field_error(loc, f"{t.isoformat()} is outside the years 1-9999 once in UTC: give a "
-                               f"time between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z") from None
 
 
 @router.get("/admin/events/stats", response_model=EventStatsOut, dependencies=[AdminDep],

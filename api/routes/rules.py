@@ -8,7 +8,7 @@ poll of the store (api/rules.py).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Query
@@ -28,7 +28,7 @@ from store.rules import (
 )
 
 from ..deps import AdminDep, DatabaseDep, ModelDep, RulesDep
-from ..limits import field_error
+from ..limits import field_error, in_utc
 from ..rules import utc_now
 from ..schemas import (
     RuleBody,
@@ -50,14 +50,17 @@ ActorHeader = Annotated[str, Header(alias="X-Actor", max_length=256,
                                     description="who makes the change, for the audit trail")]
 
 
-def _naive_utc(t: datetime | None) -> datetime | None:
-    return t.astimezone(UTC).replace(tzinfo=None) if t is not None and t.tzinfo else t
+def _naive_utc(t: datetime | None, loc: tuple) -> datetime | None:
+    """`t` in UTC without its zone, as the store keeps a rule's window; a 422 at `loc` for a
+    time outside the years 1-9999 once in UTC (`in_utc`)."""
+    at = in_utc(t, loc)
+    return at.replace(tzinfo=None) if at is not None else None
 
 
-def _rule(name: str, body: RuleBody) -> Rule:
+def _rule(name: str, body: RuleBody, loc: tuple = ()) -> Rule:
     return Rule(name=name, kind=body.kind, attribute=body.attribute, item_id=body.item_id,
                 amount=body.amount, position=body.position, match=body.match, query=body.query,
-                start=_naive_utc(body.start), end=_naive_utc(body.end))
+                start=_naive_utc(body.start, (*loc, "start")), end=_naive_utc(body.end, (*loc, "end")))
 
 
 def _checked(rule: Rule, rec: Recommender, loc: tuple) -> str | None:
@@ -95,7 +98,7 @@ def create(req: RulesRequest, db: DatabaseDep, rec: ModelDep, served: RulesDep,
     twice = sorted({n for n in names if names.count(n) > 1}) if len(set(names)) < len(names) else []
     if twice:
         raise field_error(("rules",), f"rule {twice[0]!r} is sent twice: names are unique")
-    rules = [_rule(r.name, r) for r in req.rules]
+    rules = [_rule(r.name, r, ("rules", n)) for n, r in enumerate(req.rules)]
     warnings = [w for n, r in enumerate(rules) if (w := _checked(r, rec, ("rules", n)))]
     try:
         create_rules(db, rules, actor, MAX_RULES)
@@ -140,7 +143,7 @@ def remove(name: RuleName, db: DatabaseDep, rec: ModelDep, served: RulesDep,
 
 
 @router.get("/changes", response_model=RuleChangesOut)
-def changes(db: DatabaseDep, name: Annotated[str | None, Query(max_length=64)] = None,
+def changes(db: DatabaseDep, name: Annotated[RuleName | None, Query()] = None,
             limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
     """The audit trail: who created, changed or deleted which rule when, with the rule before
     and after, newest first (of rule `name` alone when given)."""

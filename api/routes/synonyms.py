@@ -141,7 +141,7 @@ def remove(name: SynonymName, request: Request, db: DatabaseDep, rec: ModelDep,
 
 
 @router.get("/changes", response_model=RuleChangesOut)
-def changes(db: DatabaseDep, name: Annotated[str | None, Query(max_length=64)] = None,
+def changes(db: DatabaseDep, name: Annotated[SynonymName | None, Query()] = None,
             limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
     """The audit trail: who created, changed or deleted which synonym when, with it before and
     after, newest first (of synonym `name` alone when given)."""

@@ -4,6 +4,8 @@ after a restart too, with the weights unchanged; bad rows are 422s naming the ro
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from fastapi.testclient import TestClient
@@ -114,10 +116,15 @@ def test_a_deleted_item_never_comes_back_even_after_a_restart(shop, v1):
     ([NEW, {"item_id": "B-3", "title": "x" * (MAX_CELL_CHARS + 1)}], ["body", "items", 1, "title"], "characters"),
     ([NEW, {"item_id": "B-4", "title": "Two", "color": "red", " color ": "blue"}], ["body", "items", 1, "color"],
      "are one column"),
+    # text no revision's CSV file can write: a 500 before
+    ([NEW, {"item_id": "B-5", "title": "Dress \ud800"}], ["body", "items", 1, "title"], "lone surrogate"),
+    ([NEW, {"item_id": "B-6", "title": "Dress", "style": ["boho", "a\u0000b"]}], ["body", "items", 1, "style"],
+     "NUL"),
 ])
 def test_bad_rows_are_422_naming_the_row_and_field_and_change_nothing(shop, v1, rows, loc, words):
     settings, client = shop
-    r = client.put("/admin/items", json={"items": rows}, headers=AUTH)
+    body = json.dumps({"items": rows})  # ASCII: a lone surrogate escaped as JSON allows
+    r = client.put("/admin/items", content=body, headers={**AUTH, "content-type": "application/json"})
     assert r.status_code == 422, r.text
     detail = r.json()["detail"][0]
     assert detail["loc"][:len(loc)] == loc and words in detail["msg"], detail
@@ -150,3 +157,74 @@ def test_catalogue_changes_are_admin_only_and_bounded(shop, tmp_path, data_dir, 
     with TestClient(create_app(small, recommender=rec)) as c:
         r = c.put("/admin/items", json={"items": [NEW, {**NEW, "item_id": "N2"}]}, headers=AUTH)
         assert r.status_code == 422 and "RECSYS_MAX_ITEM_BATCH" in r.json()["detail"][0]["msg"]
+
+
+def test_a_whole_number_beyond_a_float_is_a_cell_like_any(shop, v1):
+    """JSON's integers have no size: 10^26 raised a TypeError (a 500) in the finite check."""
+    _, client = shop
+    r = client.put("/admin/items", json={"items": [{**NEW, "price": 10**26}]}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    assert _ids(client, "zorbleflux", k=1) == ["NEW-ZORB-1"]
+    # the revisions' items files are beside the versions, and are none of them
+    listed = client.get("/admin/versions", headers=AUTH).json()["versions"]
+    assert [(v["version"], v["ok"]) for v in listed] == [(v1.name, True), (r.json()["serving"], True)]
+
+
+def test_a_change_made_on_a_version_no_longer_current_applies_nothing(shop, v1, monkeypatch):
+    """Another process moved `current` while this change was made (it could, once PostgreSQL's
+    restart had taken the store's lock with its connection): activated, the revision would undo
+    that change, which was acknowledged. A 503 (sent again, it is made on the newest version),
+    and `current` stays."""
+    import api.routes.admin_items as admin_items
+    from recsys.artifact import set_current
+
+    settings, client = shop
+    first = client.put("/admin/items", json={"items": [NEW]}, headers=AUTH).json()["serving"]
+    saved = admin_items.save_revision
+
+    def meanwhile(*args, **kwargs):
+        revised = saved(*args, **kwargs)
+        set_current(settings.artifacts_dir, v1.name)  # another process's rollback, say
+        return revised
+
+    monkeypatch.setattr(admin_items, "save_revision", meanwhile)
+    r = client.put("/admin/items", json={"items": [{**NEW, "item_id": "NEW-2"}]}, headers=AUTH)
+    assert r.status_code == 503 and r.headers["retry-after"] == "1", r.text
+    assert f"it was made on {first}, {v1.name} is served now" in r.json()["detail"]
+    assert current_version(settings.artifacts_dir) == v1.name
+
+
+
+def test_a_change_whose_store_lock_died_applies_nothing_and_the_next_one_does(tmp_path, data_dir, v1, rec,
+                                                                              store_url, monkeypatch):
+    """PostgreSQL releases the catalogue lock when its connection dies (a restart): the change
+    in progress then ran beside another process's, and one acknowledged change was lost. Now
+    the change sees it before anything moves: a 503, `current` stays, and sent again it applies."""
+    if store_url.startswith("sqlite"):
+        pytest.skip("a SQLite store's lock is a file: held until it is closed")
+    import psycopg
+
+    import api.routes.admin_items as admin_items
+    from store.db import CATALOGUE_LOCK
+
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, database_url=store_url)
+    saved = admin_items.save_revision
+
+    def lock_lost(*args, **kwargs):
+        revised = saved(*args, **kwargs)
+        with psycopg.connect(store_url, autocommit=True) as conn:  # as a restart would
+            killed = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+                                  "AND objid = %s AND granted", (CATALOGUE_LOCK.key,)).fetchall()
+        assert killed == [(True,)]
+        return revised
+
+    with TestClient(create_app(settings, recommender=rec)) as client:
+        monkeypatch.setattr(admin_items, "save_revision", lock_lost)
+        r = client.put("/admin/items", json={"items": [NEW]}, headers=AUTH)
+        assert r.status_code == 503, r.text
+        assert current_version(artifacts) == v1.name and "NEW-ZORB-1" not in _ids(client, "zorbleflux")
+        monkeypatch.setattr(admin_items, "save_revision", saved)
+        r = client.put("/admin/items", json={"items": [NEW]}, headers=AUTH)
+        assert r.status_code == 200, r.text
+        assert current_version(artifacts) == r.json()["serving"] and _ids(client, "zorbleflux", k=1) == ["NEW-ZORB-1"]
