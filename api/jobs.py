@@ -90,6 +90,7 @@ class TrainSpec:
     seed: int | None = None
     threads: int | None = None
     force: bool = False
+    on_bad_lines: str = "error"  # recsys.io.text.ON_BAD_LINES
     upload: TempDir | None = None  # the job's copies of its files, removed when the job ends
     public_names: dict[str, str] = field(default_factory=dict)  # file path -> what errors show
     memory_mb: int = 0  # address-space limit of the worker (0: none)
@@ -106,7 +107,8 @@ class TrainSpec:
         events = None if self.events_url is None else {
             "url": self.events_url, "since": self.since.isoformat() if self.since else None}
         return {**args, "epochs": self.epochs, "seed": self.seed, "threads": self.threads,
-                "memory_mb": self.memory_mb, "parent_pid": os.getpid(), "events": events}
+                "memory_mb": self.memory_mb, "parent_pid": os.getpid(), "events": events,
+                "on_bad_lines": self.on_bad_lines}
 
     def public(self, message: str) -> str:
         """`message` with the job's file paths replaced by the names the client gave."""

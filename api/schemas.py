@@ -150,6 +150,10 @@ class TrainRequest(_Request):
     epochs: int | None = Field(None, ge=1, description="default: RECSYS_TRAIN_EPOCHS")
     seed: int = Field(0, ge=0, le=2**32 - 1)
     force: bool = Field(False, description="activate the new version even if it is not better")
+    on_bad_lines: Literal["error", "skip"] = Field(
+        "error", description="skip: leave out the files' lines and rows that cannot be read (a wrong "
+                             "number of fields, a search without a query, ...), as recsys train "
+                             "--on-bad-lines skip does; they are counted in the version's manifest")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 

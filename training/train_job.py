@@ -32,6 +32,7 @@ def run_train_job(args: dict[str, Any], staging: Path,
     else:
         inputs = TrainInputs(items=Path(args["items"]), interactions=path("interactions"),
                              schema=path("schema"), judgments=path("judgments"),
-                             probes=path("probes"), baseline=path("baseline"))
+                             probes=path("probes"), baseline=path("baseline"),
+                             on_bad_lines=args.get("on_bad_lines", "error"))
     result = train(inputs, staging, cfg, on_step)
     return {"version": result.version_dir.name, "metrics": result.metrics, "manifest": result.manifest}

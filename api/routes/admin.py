@@ -29,6 +29,7 @@ from recsys.errors import ArtifactError, DataError
 from recsys.io.ids import storable_problem
 from recsys.io.readers import check_header
 from recsys.io.schema import Schema
+from recsys.io.text import ON_BAD_LINES
 from recsys.promotion import same_catalogue
 from store.records import read_decisions
 
@@ -205,7 +206,7 @@ def _spec_from_data_dir(req: TrainRequest, s: Settings) -> TrainSpec:
                 public[str(paths[f])] = name
         _check_headers(paths, named)
         return TrainSpec(**paths, epochs=_epochs(req.epochs, s), seed=req.seed,
-                         threads=s.train_threads, force=req.force, upload=upload,
+                         threads=s.train_threads, force=req.force, on_bad_lines=req.on_bad_lines, upload=upload,
                          public_names={**public, str(upload.path): "upload"},
                          memory_mb=s.train_memory_mb,
                          events_url=s.store_url if req.source == "events" else None,
@@ -280,7 +281,7 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
     if "items" not in form:
         raise field_error(("items",), "field required: upload the CSV file")
     for f in form:
-        if f not in (*FILE_FIELDS, "epochs", "seed", "force"):
+        if f not in (*FILE_FIELDS, "epochs", "seed", "force", "on_bad_lines"):
             raise field_error((f,), "unknown field")
     uploads: dict[str, UploadFile | str] = {f: form[f] for f in FILE_FIELDS if f in form}
     for f, up in uploads.items():
@@ -289,6 +290,9 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
     epochs = _form_int(form, "epochs", None, 1, s.max_train_epochs)
     seed = _form_int(form, "seed", 0, 0, 2**32 - 1)
     force = str(form.get("force", "false")).strip().lower() in ("1", "true", "yes", "on")
+    on_bad_lines = str(form.get("on_bad_lines", "error")).strip().lower()
+    if on_bad_lines not in ON_BAD_LINES:
+        raise field_error(("on_bad_lines",), f"one of {', '.join(ON_BAD_LINES)}, got {on_bad_lines[:40]!r}")
     upload = await run_in_threadpool(_upload_dir, s)
     try:
         paths: dict[str, Any] = {
@@ -301,8 +305,8 @@ async def _spec_from_upload(form: FormData, s: Settings) -> TrainSpec:
     public = {str(p): _name(f) for f, p in paths.items()}
     paths.setdefault("interactions", None)  # items alone: the untrained start
     return TrainSpec(**paths, epochs=_epochs(epochs, s), seed=seed, threads=s.train_threads,
-                     force=force, upload=upload, public_names={**public, str(upload.path): "upload"},
-                     memory_mb=s.train_memory_mb)
+                     force=force, on_bad_lines=on_bad_lines, upload=upload,
+                     public_names={**public, str(upload.path): "upload"}, memory_mb=s.train_memory_mb)
 
 
 def _check_headers(paths: dict[str, Path | None], public: dict[str, str | None]) -> None:

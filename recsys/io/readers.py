@@ -69,6 +69,7 @@ from .schema import Schema
 from .text import (
     BLOCK_BYTES,
     ON_BAD_LINES,
+    SKIP_BAD_LINES,
     ReadReport,
     Table,
     bad_lines_warning,
@@ -294,7 +295,7 @@ def _interaction_rows(table: Table, item_ids: set[str], unknown_items: str,
         table.report.empty_queries += len(empty)
         table.report.notices.append(empty_queries_notice(empty))
         table.report.warnings.append(table.report.notices[-1])
-    check_nonempty(table, "query", "; --on-bad-lines skip leaves such rows out")
+    check_nonempty(table, "query", f"; {SKIP_BAD_LINES} leaves such rows out")
     aliased = resolve_aliases(table, aliases)
     if unknown_items == "skip":
         skip_unknown(table, item_ids, examples)

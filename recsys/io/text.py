@@ -26,6 +26,8 @@ MAX_CELL_CHARS = 100_000
 
 
 ON_BAD_LINES = ("error", "skip")
+# how a message names the option, on the command line and in POST /admin/train
+SKIP_BAD_LINES = '--on-bad-lines skip (`"on_bad_lines": "skip"` in POST /admin/train)'
 
 
 BLOCK_BYTES = 1 << 22  # bytes read at a time when streaming (and hashing) a file
@@ -427,7 +429,7 @@ def handle_bad_lines(
         raise DataError(
             name,
             f"expected {width} fields, found {found}{more}. Quote values that contain commas "
-            '("a, b"), or pass --on-bad-lines skip to skip such lines '
+            f'("a, b"), or pass {SKIP_BAD_LINES} to skip such lines '
             "(they are listed in the report)",
             row=line,
         )

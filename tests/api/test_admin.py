@@ -185,6 +185,22 @@ def test_broken_csv_fails_the_job_and_keeps_the_model(admin, v1, data_dir):
     assert 'recsys_training_jobs_total{status="failed"} 1.0' in metrics
 
 
+def test_a_search_logs_bad_rows_are_skipped_when_asked_as_on_the_command_line(admin, data_dir):
+    """A report's "Grand total" row (no item) and a search without a query failed the job, whose
+    message named the command line's `--on-bad-lines skip`, which the route had no field for."""
+    c, _ = admin
+    items = (data_dir / "shop" / "items.csv").read_bytes()
+    log = (data_dir / "shop" / "interactions.csv").read_bytes().rstrip(b"\n") + b"\n,P000,1\n"
+    files = {"items": ("items.csv", items), "interactions": ("interactions.csv", log)}
+    job = wait_job(c, c.post("/admin/train", headers=AUTH, files=files).json()["id"])
+    assert job["status"] == "failed" and '"on_bad_lines": "skip"` in POST /admin/train' in job["error"], job
+    r = c.post("/admin/train", headers=AUTH, files=files, data={"on_bad_lines": "skip", "epochs": "1"})
+    job = wait_job(c, r.json()["id"])
+    assert job["status"] == "succeeded", job
+    r = c.post("/admin/train", headers=AUTH, files=files, data={"on_bad_lines": "maybe"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "on_bad_lines", r.text
+
+
 def test_a_catalogue_with_no_search_log_trains_its_untrained_start(admin, v1, data_dir):
     """`items` alone, as `recsys train --items`: the job writes the untrained start, judged on
     searches drawn from the items' own words, and keeps it beside the served version (nothing was

@@ -26,8 +26,8 @@ REAL = Path(__file__).resolve().parents[3] / "shared" / "data"
 ITEM_IDS = {"A1", "A2", "A3"}
 RAGGED = (
     'expected 3 fields, found 4; 1 more line has the wrong number of fields. Quote values that '
-    'contain commas ("a, b"), or pass --on-bad-lines skip to skip such lines '
-    "(they are listed in the report)"
+    'contain commas ("a, b"), or pass --on-bad-lines skip (`"on_bad_lines": "skip"` in POST /admin/train) '
+    "to skip such lines (they are listed in the report)"
 )
 
 
@@ -161,7 +161,7 @@ BROKEN = [
     (
         "interactions_empty_query.csv",
         ", row 2, column 'query': expected a non-empty query, found an empty cell; "
-        "--on-bad-lines skip leaves such rows out",
+        '--on-bad-lines skip (`"on_bad_lines": "skip"` in POST /admin/train) leaves such rows out',
     ),
     (
         "judgments_grade_negative.csv",
@@ -378,7 +378,8 @@ def test_fewer_fields_is_ragged_too(tmp_path: Path) -> None:
     path = _write(tmp_path, "items.csv", b"item_id,title,color\nA1,x,red\nA2,y\n")
     assert _message(path) == (
         f"{path}, row 3: expected 3 fields, found 2. Quote values that contain commas "
-        '("a, b"), or pass --on-bad-lines skip to skip such lines (they are listed in the report)'
+        '("a, b"), or pass --on-bad-lines skip (`"on_bad_lines": "skip"` in POST /admin/train) to skip such '
+        "lines (they are listed in the report)"
     )
 
 
