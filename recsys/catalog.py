@@ -1190,6 +1190,8 @@ def _split(cell: str, separators: str = MULTI_VALUE_SEPARATOR) -> list[str]:
     """A cell's values (lower case), split at any of `separators` that no backslash escapes
     (WooCommerce writes a comma inside a category's or a tag's name as `\\,`)."""
     between = f"[{re.escape(separators)}]"
+    if "\\" not in cell:  # nothing escaped, as in nearly every cell
+        return [v.strip().lower() for v in re.split(between, cell) if v.strip()]
     parts = (re.sub(f"\\\\({between})", r"\1", v).strip().lower() for v in re.split(f"(?<!\\\\){between}", cell))
     return [v for v in parts if v]
 

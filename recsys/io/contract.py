@@ -240,9 +240,10 @@ def numbers(
     if default is not None:
         text = text.mask(text == "", str(default))
     values = pd.to_numeric(text, errors="coerce").astype(float)
-    grouped = values.isna() & text.str.fullmatch(_GROUPED)  # a report's "1,381" clicks
-    if grouped.any():
-        values[grouped] = pd.to_numeric(text[grouped].str.replace(",", "", regex=False)).astype(float)
+    missed = values.isna()
+    if missed.any():  # a report's "1,381" clicks, looked for among the cells that are no number
+        grouped = text[missed][text[missed].str.fullmatch(_GROUPED)]
+        values[grouped.index] = pd.to_numeric(grouped.str.replace(",", "", regex=False)).astype(float)
     bad = ~np.isfinite(values) | ((values <= 0) if positive else (values < 0))
     _fail(table, bad, column, f"a finite number {'> 0' if positive else '>= 0'}")
     return values
@@ -251,7 +252,9 @@ def numbers(
 def labels(table: Table) -> pd.Series:
     if "label" in table.frame.columns:  # else `event` (map_header requires one of them)
         return numbers(table, "label", positive=False)
-    events = table.frame["event"].map(lambda name: _EVENT_OF.get(normalized(name)))
+    names = table.frame["event"]
+    # a log's rows say a few names: each is normalized once, not once a row
+    events = names.map({name: _EVENT_OF.get(normalized(name)) for name in names.unique().tolist()})
     _fail(table, events.isna(), "event", f"one of {', '.join(EVENT_LABELS)} (or as analytics tools name them: "
                                          f"select_item, add_to_cart, purchase, Product Clicked, ...)")
     return events.map(EVENT_LABELS).astype(float)
@@ -355,7 +358,7 @@ def plain_text(table: Table) -> None:
         if column == "item_id" or is_code_column(column):
             continue
         cells = frame[column]
-        if not cells.str.contains("<", regex=False).any() and not cells.str.contains("&", regex=False).any():
+        if not cells.str.contains("[<&]").any():
             continue  # no tag and no entity: nothing to read
         plain = cells.map(as_plain_text)
         changed = int((plain != cells).sum())
