@@ -22,6 +22,7 @@ from recsys.facet_counts import FacetCounts
 from recsys.facets import FACET_NAME, FACETS
 from recsys.io.contract import EVENT_LABELS
 from recsys.io.ids import MAX_ID_CHARS, item_id_problem, storable_problem
+from recsys.match_evidence import CELL_KINDS
 from recsys.recommender import Recommendation
 
 HeadName = Annotated[str, Field(pattern=FACET_NAME.pattern, examples=list(FACETS))]
@@ -243,6 +244,13 @@ class MatchOut(_Out):
     query_token: str
     attribute: str
     weight: float
+    evidence: str = Field(default="", description=(
+        f"why the head attends there: {', '.join(k for k in CELL_KINDS if k)}, or \"\" where only the "
+        "trained model does"))
+    counts: bool = Field(default=True, description=(
+        "whether it makes the item a result of the query (`matched`, facet counts, `total`): the item "
+        "says the word, or the catalogue never says it and the head learned where it belongs. A word "
+        "the catalogue says that the head draws elsewhere (clicks, the model) moves the score only"))
 
 
 class HeadOut(_Out):
@@ -272,7 +280,8 @@ class ExplanationOut(_Out):
     prior: float
     summary: str = Field(description="what sets the item apart from the others listed")
     matched: bool = Field(description="some query word matched one of its attributes (an attention "
-                          f"share of at least {MATCH_THRESHOLD}, the match threshold)")
+                          f"share of at least {MATCH_THRESHOLD}, the match threshold) in a way that "
+                          "counts (`heads[].matches[].counts`)")
     heads: list[HeadOut] = Field(description="one per head, always all of them, in facet order")
     history: list[str] = Field(
         default_factory=list,
@@ -446,8 +455,8 @@ def _explanation(e: Explanation) -> dict:
         "heads": [{
             "head": h.head,
             "contribution": h.contribution,
-            "matches": [{"query_token": m.query_token, "attribute": m.attribute, "weight": m.weight}
-                        for m in h.matches],
+            "matches": [{"query_token": m.query_token, "attribute": m.attribute, "weight": m.weight,
+                         "evidence": m.evidence, "counts": m.counts} for m in h.matches],
         } for h in e.heads],
         "history": e.history,
         "rules": e.rules,  # orjson writes each dataclass as its fields

@@ -13,9 +13,9 @@ import numpy as np
 
 from .formula import LENGTH_LEVELS
 from .index.attribute_sets import ItemRows
-from .index.query import QueryState
+from .index.query import QueryState, channels_at
 from .index.scoring import ScoringIndex
-from .match_evidence import cell_evidence
+from .match_evidence import cell_evidence, cell_kind, countable, countable_grid, joined_words
 from .rules import RuleEffect, sum_effects
 from .synonyms import SynonymEffect, effect_note, synonym_of
 
@@ -33,6 +33,9 @@ REASON_MIN = 0.01
 # An explanation is exactly additive (PRODUCT.md 5): score == prior + the heads' contributions, to
 # this; float32 sums of a few terms stay far inside it, a broken model does not.
 ADDITIVE_TOLERANCE = 1e-4
+# what a reason line adds for an item that only the learned part of a head drew (no match of its
+# counts: `Match.counts`)
+NOT_SAID = "no query word is among its attributes"
 
 
 @dataclass
@@ -43,6 +46,13 @@ class Match:
     # what the item's score loses if the attribute is erased from it (its head's weight times
     # the head's output change, `HeadAttention.without`): what the reason lines rank matches by
     worth: float = 0.0
+    # the kind of evidence behind it (`match_evidence`: "exact", "description", "near spelling",
+    # "words run together", "synonym", "click association"; "" where the trained model attends
+    # with none of them)
+    evidence: str = ""
+    # whether it makes the item a result of the query (`matched`, facet counts, totals): the
+    # item says the word, or the word is one the catalogue never says (`match_evidence.countable`)
+    counts: bool = True
 
 
 @dataclass
@@ -67,11 +77,12 @@ class Explanation:
     rules: list[RuleEffect] = field(default_factory=list)
     # the shop's synonyms through which a query word matched one of its attributes (`synonym_effects`)
     synonyms: list[SynonymEffect] = field(default_factory=list)
-    # some query word matched one of the item's attributes (MATCH_THRESHOLD)
+    # some query word matched one of the item's attributes (MATCH_THRESHOLD) in a way that makes
+    # it a result of the query (`Match.counts`)
     matched: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        self.matched = any(h.matches for h in self.heads)
+        self.matched = any(m.counts for h in self.heads for m in h.matches)
 
 
 def additivity_gap(score: float, explanation: Explanation) -> float | None:
@@ -165,16 +176,40 @@ def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet:
                          item_idx, lengths)
 
 
-def matches_of(att: HeadAttention, state: QueryState, head_weight: float = 1.0) -> list[Match]:
+def matches_of(index: ScoringIndex, att: HeadAttention, state: QueryState, facet: str,
+               head_weight: float = 1.0) -> list[Match]:
     out = att.output
+    hit_t, hit_m = np.nonzero(att.weights[:, :-1] >= MATCH_THRESHOLD)
+    offset = int(index.vocab_offsets[index.facets.index(facet)])
+    kinds, counts = match_kinds(index, state, hit_t, offset + np.asarray(att.attr_idx, dtype=np.int64)[hit_m])
     found = [
-        Match(tok.surface, att.labels[m], round(float(att.weights[t, m]), 4),
-              round(float(head_weight * (out - att.without(m))), 4))
-        for t, tok in enumerate(state.tokens)
-        for m in range(len(att.labels))
-        if att.weights[t, m] >= MATCH_THRESHOLD
+        Match(state.tokens[t].surface, att.labels[m], round(float(att.weights[t, m]), 4),
+              round(float(head_weight * (out - att.without(m))), 4), kind, ok)
+        for t, m, kind, ok in zip(hit_t.tolist(), hit_m.tolist(), kinds, counts)
     ]
     return sorted(found, key=lambda x: -x.weight)
+
+
+def match_kinds(index: ScoringIndex, state: QueryState, t: np.ndarray, cols: np.ndarray
+                ) -> tuple[list[str], list[bool]]:
+    """Per match (token t, flat attribute column, P of each): its kind of evidence
+    (`match_evidence.cell_kind`) and whether it counts (`match_evidence.countable`)."""
+    t, cols = np.asarray(t, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+    if not len(t):
+        return [], []
+    offsets, facets = index.vocab_offsets, index.facets
+    channels = channels_at(state, offsets, facets, t, cols)  # (P, N_KINDS)
+    joined = joined_words(state.tokens)
+    vocab = index.featurizer.catalog.vocab
+    heads = (np.searchsorted(offsets, cols, side="right") - 1).tolist()
+    kinds = [cell_kind(state.tokens[tt], vocab[facets[h]][c - int(offsets[h])], channels[i], joined).kind
+             for i, (tt, c, h) in enumerate(zip(t.tolist(), cols.tolist(), heads))]
+    counts = np.ones(len(t), dtype=bool)
+    if state.lexical is not None:
+        for tt in np.unique(t).tolist():
+            at = t == tt
+            counts[at] = countable(state.lexical, tt, cols[at])
+    return kinds, counts.tolist()
 
 
 def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_weights: np.ndarray,
@@ -184,7 +219,7 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
     for h, f in enumerate(index.facets):
         att = head_attention(index, state, item_idx, f)
         heads.append(HeadExplanation(f, float(head_weights[h] * att.output),
-                                     matches_of(att, state, float(head_weights[h]))))
+                                     matches_of(index, att, state, f, float(head_weights[h]))))
     prior = float(index.prior[item_idx])
     length = float(index.sets.total_length(np.array([item_idx]))[0])
     return Explanation(prior, summarize(heads, prior, rank), heads, length, index.length_unit)
@@ -222,9 +257,10 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
             passed = _explain_numpy(index, flat, flat_nm, state.value_share, items, rows, np.asarray(head_weights))
         contributions, hit_t, hit_seg, hit_col, hit_w, worth = passed
         labels = rows.labels
-        for t, s, c, w, x in zip(hit_t.tolist(), hit_seg.tolist(), hit_col.tolist(), hit_w.tolist(),
-                                 worth.tolist()):
-            found[s // n_heads][s % n_heads].append(Match(surfaces[t], labels[c], round(w, 4), round(x, 4)))
+        kinds, counts = match_kinds(index, state, hit_t, hit_col)
+        for t, s, c, w, x, kind, ok in zip(hit_t.tolist(), hit_seg.tolist(), hit_col.tolist(), hit_w.tolist(),
+                                           worth.tolist(), kinds, counts):
+            found[s // n_heads][s % n_heads].append(Match(surfaces[t], labels[c], round(w, 4), round(x, 4), kind, ok))
     out = []
     item_length = index.sets.total_length(items).tolist()
     # a head's weight times its output, as `float(head_weights[h] * output)` rounds it: in the
@@ -322,7 +358,7 @@ def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
             attributes=att.labels + [NO_MATCH],
             attention=np.round(att.weights, 6).tolist(),
             erasure=erasure,
-            matches=matches_of(att, state, float(head_weights[h])),
+            matches=matches_of(index, att, state, f, float(head_weights[h])),
             evidence=[[c.describe() for c in row] for row in cells],
         ))
     prior = float(index.prior[item_idx])
@@ -360,9 +396,23 @@ def summarize(heads: list[HeadExplanation], prior: float, rank: int | None) -> s
     if not any(h.matches for h in heads):
         return _no_match_line(lead, prior)
     head, m = max(((h, m) for h in heads for m in h.matches), key=_by_worth)
+    unsaid = "" if any(m.counts for h in heads for m in h.matches) else f"; {NOT_SAID}"
     if m.worth < REASON_MIN:
-        return f"{lead}: no single match is worth {REASON_MIN} of its score"
-    return f"{lead} mostly for '{m.query_token}' matched {m.attribute} ({_worth(head, m)})"
+        return f"{lead}: no single match is worth {REASON_MIN} of its score{unsaid}"
+    return f"{lead} mostly for {_match_words(m)} ({_worth(head, m)}){unsaid}"
+
+
+def _match_words(m: Match) -> str:
+    """A match in a reason line: "'sofa' matched type:sofa"; one that does not make the item a
+    result (`Match.counts`) says what drew the head there: "'charger' drew black by click
+    association"."""
+    if m.counts:
+        return f"'{m.query_token}' matched {m.attribute}"
+    return f"'{m.query_token}' drew {m.attribute} by {m.evidence or 'training'}"
+
+
+def _verb(m: Match) -> str:
+    return "matched" if m.counts else "drew"
 
 
 def _by_worth(hm: tuple[HeadExplanation, Match]) -> tuple[float, float, str, str]:
@@ -384,18 +434,20 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
     keyed = [[((h.head, m.query_token, m.attribute), h, m) for h in e.heads for m in h.matches]
              for e in explanations]
     common = set.intersection(*({key for key, _, _ in pairs} for pairs in keyed))
+    # what "every result matches" names: the common matches that make each item a result
+    common_said = set.intersection(*({key for key, _, m in pairs if m.counts} for pairs in keyed))
     reasons: list[str | None] = []  # each item's best own match in words, None: it has none
     for pairs in keyed:
         own = [(h, m) for key, h, m in pairs if m.worth >= REASON_MIN and key not in common]
         if own:
             h, m = max(own, key=_by_worth)
-            reasons.append(f"for '{m.query_token}' matched {m.attribute} ({_worth(h, m)})")
+            reasons.append(f"for {_match_words(m)} ({_worth(h, m)})")
         else:
             reasons.append(None)
     seen = Counter(reasons)
     for i, (e, rank, reason) in enumerate(zip(explanations, ranks, reasons)):
         lead = f"ranked {_ordinal(rank)}"
-        if not e.matched:
+        if not any(h.matches for h in e.heads):
             e.summary = _no_match_line(lead, e.prior)
             continue
         e.summary = f"{lead} {reason}" if reason else lead
@@ -403,8 +455,10 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
             j = i + 1 if i + 1 < len(explanations) else i - 1
             difference = describe_difference(e, explanations[j], f"the {_ordinal(ranks[j])}")
             e.summary += f"; {difference}" if reason else f": {difference}"
-        if i == 0 and common:
-            e.summary += f"; every result matches {_match_list(common)}"
+        if not e.matched:
+            e.summary += f"; {NOT_SAID}"
+        if i == 0 and common_said:
+            e.summary += f"; every result matches {_match_list(common_said)}"
 
 
 def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
@@ -430,10 +484,10 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
     theirs = [m for m in head_b.matches if (m.query_token, m.attribute) not in pairs_a]
     if mine and va > vb:
         m = max(mine, key=lambda x: (x.worth, x.weight))
-        text += f" ('{m.query_token}' matched {m.attribute}; {_instead(head_b, m.query_token, other, part)})"
+        text += f" ({_match_words(m)}; {_instead(head_b, m.query_token, other, part)})"
     elif theirs and vb > va:
         m = max(theirs, key=lambda x: (x.worth, x.weight))
-        text += (f" ({other}'s '{m.query_token}' matched {m.attribute}; "
+        text += (f" ({other}'s {_match_words(m)}; "
                  f"{_instead(head_a, m.query_token, 'this one', part)})")
     elif pairs_a == pairs_b and a.length is not None and b.length is not None and a.length != b.length \
             and (va < vb) == (a.length > b.length):
@@ -448,7 +502,7 @@ def _instead(head: HeadExplanation, token: str, who: str, part: str) -> str:
     """What `who`'s head made of the query word instead: another match, or none."""
     theirs = [m for m in head.matches if m.query_token == token]
     if theirs:
-        return f"{who}'s matched {theirs[0].attribute}"
+        return f"{who}'s {_verb(theirs[0])} {theirs[0].attribute}"
     return f"{who} has no {part} match for it"
 
 
@@ -479,13 +533,17 @@ def can_match(margin: np.ndarray) -> np.ndarray:
 
 def unmatched_tokens(index: ScoringIndex, state: QueryState) -> list[str]:
     """The query words that no item of the catalogue can match: in every head, even an item with
-    the best-scoring attribute alone would give it less than MATCH_THRESHOLD of the attention."""
+    the best-scoring attribute alone would give it less than MATCH_THRESHOLD of the attention
+    (on an attribute where the match would count: `match_evidence.countable`)."""
     if not state.tokens:
         return []
     matches = np.zeros(len(state.tokens), dtype=bool)
-    for f in index.facets:
+    tokens = list(range(len(state.tokens)))
+    for h, f in enumerate(index.facets):
         if state.logits[f].shape[1]:
-            matches |= can_match(alone_margins(index, state, f).max(1))
+            lo, hi = int(index.vocab_offsets[h]), int(index.vocab_offsets[h + 1])
+            margin = np.where(countable_grid(state.lexical, tokens, lo, hi), alone_margins(index, state, f), -np.inf)
+            matches |= can_match(margin.max(1))
     return [tok.surface for tok, ok in zip(state.tokens, matches.tolist()) if not ok]
 
 

@@ -28,6 +28,8 @@ from .words import QueryToken, WordTable
 EXACT_KIND, DESCRIPTION, NEAR_SPELLING, RUN_TOGETHER, CLICKS = (
     "exact", "description", "near spelling", "words run together", "click association")
 SYNONYM = "synonym"  # a shop's synonym rule (`recsys.synonyms`): exact evidence of another word
+# every kind a cell can have, "" last: attention from the learned vectors alone
+CELL_KINDS = (EXACT_KIND, DESCRIPTION, NEAR_SPELLING, RUN_TOGETHER, SYNONYM, CLICKS, "")
 
 
 @dataclass
@@ -55,27 +57,56 @@ def cell_evidence(evidence: Evidence, words: WordTable, tokens: list[QueryToken]
     """One row per query token over the item's attributes `attrs` (their indices `attr_idx`):
     the kind of evidence of each pair. channels: (T, M, N_KINDS) the state's evidence of the
     tokens on those attributes (`QueryState.evidence[facet][:, attr_idx]`)."""
-    joined = {a.surface + b.surface for a, b in pairwise(tokens)}
+    joined = joined_words(tokens)
     rows = []
     for t, tok in enumerate(tokens):
         row = []
         for m, attr in enumerate(attrs):
-            exact, assoc, near = (float(channels[t, m, k]) for k in (EXACT, ASSOC, NEAR))
-            use = synonym_of(tok, attr) if exact > 0 else None
-            if use is not None:
-                row.append(CellEvidence(SYNONYM, rule=use.name))
-            elif exact > 0:
-                kind = RUN_TOGETHER if tok.surface in joined else (
-                    DESCRIPTION if attr.key == DESCRIPTION_KEY else EXACT_KIND)
-                row.append(CellEvidence(kind))
-            elif near > 0:
-                row.append(CellEvidence(RUN_TOGETHER if _is_part(attr, tok) else NEAR_SPELLING))
-            elif assoc > 0:
-                row.append(_clicks(evidence, words.id(tok.key), facet, int(attr_idx[m])))
-            else:
-                row.append(CellEvidence(""))
+            cell = cell_kind(tok, attr, channels[t, m], joined)
+            row.append(_clicks(evidence, words.id(tok.key), facet, int(attr_idx[m])) if cell.kind == CLICKS else cell)
         rows.append(row)
     return rows
+
+
+def joined_words(tokens: list[QueryToken]) -> set[str]:
+    """The surfaces of two consecutive query words run together (`cell_kind`'s `joined`)."""
+    return {a.surface + b.surface for a, b in pairwise(tokens)}
+
+
+def cell_kind(tok: QueryToken, attr: Attribute, channels: np.ndarray, joined: set[str]) -> CellEvidence:
+    """The kind of evidence of one word on one attribute from its channels ((N_KINDS,), exact
+    after coverage), the strongest first; a click association without its lift and support."""
+    exact, assoc, near = (float(channels[k]) for k in (EXACT, ASSOC, NEAR))
+    use = synonym_of(tok, attr) if exact > 0 else None
+    if use is not None:
+        return CellEvidence(SYNONYM, rule=use.name)
+    if exact > 0:
+        return CellEvidence(RUN_TOGETHER if tok.surface in joined else (
+            DESCRIPTION if attr.key == DESCRIPTION_KEY else EXACT_KIND))
+    if near > 0:
+        return CellEvidence(RUN_TOGETHER if _is_part(attr, tok) else NEAR_SPELLING)
+    return CellEvidence(CLICKS if assoc > 0 else "")
+
+
+def countable(lexical: list[np.ndarray] | None, t: int, cols: np.ndarray) -> np.ndarray:
+    """(len(cols),) bool: whether token t's attention on these flat attribute columns can make an
+    item a result of the query (`explain.Explanation.matched`, facet counts, totals) when it
+    reaches MATCH_THRESHOLD. `lexical`: `QueryState.lexical` (None: every cell counts).
+
+    A word the catalogue says somewhere (it has exact or near evidence on some attribute)
+    matches only where it is said: a head can also learn to attend elsewhere (clicks, the
+    trained embeddings), which moves the score and is shown as such, but does not make the item
+    one the query found. Else, after training on a small log, "charger" reached the colour black
+    of every black phone case, and "matched" 110 of a feed's 110 items (22 said it). A word the
+    catalogue never says ("navy" where only "blue" is written) has nothing else: what the head
+    learned is what it means, and those cells count."""
+    cols = np.asarray(cols, dtype=np.int64)
+    if lexical is None or not len(lexical[t]):
+        return np.ones(len(cols), dtype=bool)
+    said = lexical[t]
+    at = np.minimum(np.searchsorted(said, cols), len(said) - 1)
+    found: np.ndarray = said[at] == cols
+    return found
 
 
 def _is_part(attr: Attribute, tok: QueryToken) -> bool:
@@ -90,3 +121,16 @@ def _clicks(evidence: Evidence, word_id: int, facet: str, attr: int) -> CellEvid
         return CellEvidence(CLICKS)
     return CellEvidence(CLICKS, round(float(evidence.confident[facet][word_id, attr]), 4),
                         int(evidence.support[facet][word_id, attr]))
+
+
+def countable_grid(lexical: list[np.ndarray] | None, tokens: list[int], lo: int, hi: int) -> np.ndarray:
+    """(len(tokens), hi - lo) bool: `countable` of each of `tokens` on the flat columns lo..hi."""
+    out = np.ones((len(tokens), hi - lo), dtype=bool)
+    if lexical is None:
+        return out
+    for row, t in enumerate(tokens):
+        said = lexical[t]
+        if len(said):
+            out[row] = False
+            out[row, said[(said >= lo) & (said < hi)] - lo] = True
+    return out

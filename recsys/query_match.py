@@ -25,6 +25,7 @@ from .explain import MATCH_THRESHOLD
 from .index.query import CACHE_BYTES, QueryState
 from .index.scoring import ScoringIndex
 from .lru import WordCache
+from .match_evidence import countable_grid
 
 
 class QueryMatches:
@@ -104,25 +105,33 @@ class QueryMatches:
                 flat = np.concatenate([state.logits[f] for f in self.index.facets], axis=1)
                 flat_nm = np.stack([state.no_match[f] for f in self.index.facets], axis=1)
             assert flat_nm is not None  # set with flat_logits
-            new = self._word_items(flat[missing], flat_nm[missing])  # (m, W)
+            new = self._word_items(flat[missing], state.lexical and [state.lexical[i] for i in missing],
+                                   flat_nm[missing])  # (m, W)
             for j, i in enumerate(missing):
                 bits = found[i] = new[j]
                 if free[i]:
                     self.word_items.put(state.tokens[i].cache_key, bits)
         return [m for m in found if m is not None]
 
-    def _word_items(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
+    def _word_items(self, flat: np.ndarray, lexical: list[np.ndarray] | None, flat_nm: np.ndarray) -> np.ndarray:
         """(m, W) uint64 the items each of m words matches as bits (`pack_items`), from its
-        logits (m, sum V) and no-match logits (m, H); compiled when numba is here
+        logits (m, sum V), the columns where each is said (`QueryState.lexical`: its matches count
+        only there when it has any, `match_evidence.countable`; None: everywhere) and its
+        no-match logits (m, H); compiled when numba is here
         (`kernels._word_items`: the same floats, summed over the sets a word could match
         alone), else through `_matched_sets`."""
         kernels = self.index.kernels()
         if kernels is not None:
-            return kernels.word_items(np.ascontiguousarray(flat), np.ascontiguousarray(flat_nm), self._attr_facet,
+            said = lexical or [np.zeros(0, dtype=np.int64)] * len(flat)
+            ptr = np.concatenate([[0], np.cumsum([len(cols) for cols in said])]).astype(np.int64)
+            cols = np.concatenate([np.zeros(0, dtype=np.int64), *said]).astype(np.int64)
+            return kernels.word_items(np.ascontiguousarray(flat), ptr, cols, np.ascontiguousarray(flat_nm),
+                                      self._attr_facet,
                                       self._candidate, self._attr_ptr, self._attr_sets, self._set_attr_ptr,
                                       self._set_attrs, self._slot, self._set_facet, MATCH_THRESHOLD,
                                       self._set_ptr, self._set_items, len(self._every))
-        matched_sets = self._matched_sets(flat, flat_nm)  # (m, sum U)
+        countable = countable_grid(lexical, list(range(len(flat))), 0, flat.shape[1])  # (m, sum V)
+        matched_sets = self._matched_sets(flat, countable, flat_nm)  # (m, sum U)
         out = np.zeros((len(flat), len(self._every)), dtype=np.uint64)
         for j in range(len(flat)):
             mask = np.zeros(self.index.n_items, dtype=bool)
@@ -131,15 +140,15 @@ class QueryMatches:
             out[j] = pack_items(mask)
         return out
 
-    def _matched_sets(self, flat: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
-        """(m, sum U) bool: whether each of m words matches an attribute of each set, from its
-        logits (m, sum V) and no-match logits (m, H)."""
+    def _matched_sets(self, flat: np.ndarray, countable: np.ndarray, flat_nm: np.ndarray) -> np.ndarray:
+        """(m, sum U) bool: whether each of m words matches an attribute of each set where its
+        match counts, from its logits (m, sum V), `countable` (m, sum V) and no-match logits (m, H)."""
         e = np.exp(flat.astype(np.float64))[:, self._sets.indices]  # (m, nnz) each entry's e^l
         out = np.zeros((len(flat), len(self._slot)), dtype=bool)
         if not len(self._filled):
             return out
         den = np.add.reduceat(e, self._starts, axis=1)  # (m, filled) sum over each set
-        best = np.maximum.reduceat(e, self._starts, axis=1)  # (m, filled)
+        best = np.maximum.reduceat(e * countable[:, self._sets.indices], self._starts, axis=1)  # (m, filled)
         slot = np.exp(flat_nm.astype(np.float64))[:, self._set_facet[self._filled]]  # (m, filled)
         den = den + slot * self._slot[self._filled]
         out[:, self._filled] = best / den >= MATCH_THRESHOLD

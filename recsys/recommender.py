@@ -258,7 +258,7 @@ class Recommender:
             explained = explain_items(self.index, state, shown, weights, ranks, summaries=len(shown) < 2)
             contrast_summaries(explained, ranks)
             for e in explained:
-                drew = {m.query_token for h in e.heads for m in h.matches} if added else set()
+                drew = {m.query_token for h in e.heads for m in h.matches if m.counts} if added else set()
                 e.history = [w for w in added if w in drew]
                 if e.history:
                     e.summary += f"; {HISTORY_LABEL}: {', '.join(e.history)}"

@@ -151,3 +151,20 @@ wrap-dress,,,,,,,M,,,WD-M,89.00,
 chelsea-boots,Brown Suede Boots,<p>Chelsea boots in brown suede.</p>,Harbor,Boots,suede,Title,Default Title,,,\
 CB-42,129.00,https://cdn.example.com/boots.jpg
 """
+
+
+def charger_shop() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(items, clicks as query,item_id,label): six black chargers, twelve phone cases (six
+    black, one blue), twelve lamps (two blue). Every "charger" search chose a black charger, so
+    clicks tie "charger" to black, which the black cases have too; every "navy" search (a word
+    no item says) chose a blue item."""
+    colors = ["red", "blue", "green", "white", "grey", "pink"]
+    rows = [(f"C{i}", f"Volta wall charger {i}", "black") for i in range(6)]
+    rows += [(f"K{i}", f"Slim phone case {i}", "black" if i < 6 else colors[i - 6]) for i in range(12)]
+    rows += [(f"L{i}", f"Desk lamp {i}", colors[i % 6]) for i in range(12)]
+    items = pd.DataFrame(rows, columns=["item_id", "title", "color"])
+    chargers = ["charger", "wall charger", "fast charger", "usb charger", "charger plug", "phone charger"] * 3
+    navy = ["navy", "navy lamp", "navy desk lamp", "lamp navy", "navy light", "navy shade"] * 3
+    chosen = [f"C{i % 6}" for i in range(len(chargers))] + [("L1", "K7", "L7")[i % 3] for i in range(len(navy))]
+    clicks = pd.DataFrame({"query": chargers + navy, "item_id": chosen, "label": 1})
+    return items, clicks

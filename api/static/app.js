@@ -394,14 +394,23 @@
     const parts = [];
     const heads = e.heads.filter((h) => h.matches.length).sort((a, b) => b.contribution - a.contribution);
     for (const h of heads) {
-      // strong matches only (most of the word's attention in the head): a shopper's reason
-      for (const m of [...h.matches].filter((x) => x.weight >= STRONG).sort((a, b) => b.weight - a.weight)) {
+      // strong matches only (most of the word's attention in the head), and only those that
+      // make it a result (`counts`: the product says the word): a shopper's reason
+      for (const m of [...h.matches].filter((x) => x.weight >= STRONG && x.counts !== false)
+        .sort((a, b) => b.weight - a.weight)) {
         if (seen.has(m.query_token)) continue;
         seen.add(m.query_token);
         parts.push(`“${m.query_token}” → ${label(m.attribute, h.head)}`);
       }
     }
-    return parts.length ? `Matches ${parts.slice(0, 3).join(", ")}` : "None of your search words matched this product.";
+    if (parts.length) return `Matches ${parts.slice(0, 3).join(", ")}`;
+    // drawn by what shoppers chose, not by its words ("charger" on a black phone case)
+    const chosen = heads.flatMap((h) => h.matches.filter((m) => m.evidence === "click association")
+      .map((m) => ({ m, h }))).sort((a, b) => b.m.weight - a.m.weight)[0];
+    return chosen
+      ? `None of your search words is in this product; it has ${label(chosen.m.attribute, chosen.h.head)}, `
+        + `like what shoppers chose for “${chosen.m.query_token}”.`
+      : "None of your search words matched this product.";
   }
 
   // The item's attributes in words, each after its facet when it has no key of its own (the

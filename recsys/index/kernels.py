@@ -111,7 +111,8 @@ def _warm_up(kernels: Kernels) -> None:
                           np.full((2, 1), -1, dtype=i64), np.zeros((2, 1), dtype=f32), v[:1], v[:1], True,
                           np.zeros(2, dtype=i64), np.zeros(0, dtype=i64))
     span = np.array([0, 1], dtype=i64)
-    kernels.word_items(np.zeros((1, 1), dtype=f32), np.zeros((1, 1), dtype=f32), set_facet,
+    kernels.word_items(np.zeros((1, 1), dtype=f32), np.zeros(2, dtype=i64), np.zeros(0, dtype=i64),
+                       np.zeros((1, 1), dtype=f32), set_facet,
                        np.ones(1, dtype=np.float64), span, np.zeros(1, dtype=i32), span, np.zeros(1, dtype=i32),
                        np.ones(1, dtype=np.float64), set_facet, 0.5, span, np.zeros(1, dtype=i32), 1)
     u64 = np.uint64
@@ -289,10 +290,13 @@ def _word_record(parent: A, attr: A, set_node: A, slot_count: A, set_facet: A, f
 
 
 @_jit
-def _word_items(flat: A, flat_nm: A, attr_facet: A, candidate: A, attr_ptr: A, attr_sets: A, set_ptr: A,
-                set_attrs: A, slot: A, set_facet: A, threshold: float, item_ptr: A, set_items: A, n_words: int) -> A:
+def _word_items(flat: A, said_ptr: A, said_cols: A, flat_nm: A, attr_facet: A, candidate: A, attr_ptr: A,
+                attr_sets: A, set_ptr: A, set_attrs: A, slot: A, set_facet: A, threshold: float, item_ptr: A,
+                set_items: A, n_words: int) -> A:
     """(m, n_words) uint64 the items each of m words matches, as bits (`query_match.pack_items`;
-    `QueryMatches`): some attribute of the item's set in some facet holds at least `threshold`
+    `QueryMatches`): some attribute of the item's set in some facet where the word's match
+    counts (`match_evidence.countable`: word t's said columns said_cols[said_ptr[t]:said_ptr[t +
+    1]], sorted; none: every column) holds at least `threshold`
     of the word's attention there, its e^l over the sum of e^l over the set plus the no-match
     slot's e^l times `slot` (float64, (sum U,)), summed in the set's order as numpy's reduceat
     adds them. Only sets holding a candidate are summed: an attribute whose e^l is at least
@@ -306,6 +310,7 @@ def _word_items(flat: A, flat_nm: A, attr_facet: A, candidate: A, attr_ptr: A, a
     e = np.empty(v_total, dtype=np.float64)
     e_nm = np.empty(flat_nm.shape[1], dtype=np.float64)
     seen = np.full(n_sets, -1, dtype=np.int64)  # the word that last summed each set
+    said = np.full(v_total, -1, dtype=np.int64)  # the word that last said each column
     one = np.uint64(1)
     for t in range(m):
         for a in range(v_total):
@@ -313,7 +318,12 @@ def _word_items(flat: A, flat_nm: A, attr_facet: A, candidate: A, attr_ptr: A, a
         for h in range(flat_nm.shape[1]):
             e_nm[h] = np.exp(np.float64(flat_nm[t, h]))
         row = out[t]
-        for a in range(v_total):
+        lo, hi = said_ptr[t], said_ptr[t + 1]
+        every = lo == hi  # a word no attribute says: each of its matches counts
+        for j in range(lo, hi):
+            said[said_cols[j]] = t
+        for c in range(v_total if every else hi - lo):
+            a = c if every else said_cols[lo + c]
             h = attr_facet[a]
             if not e[a] >= candidate[h] * e_nm[h]:
                 continue
@@ -327,7 +337,8 @@ def _word_items(flat: A, flat_nm: A, attr_facet: A, candidate: A, attr_ptr: A, a
                 for k in range(set_ptr[s], set_ptr[s + 1]):
                     x = e[set_attrs[k]]
                     den += x
-                    best = max(best, x)
+                    if every or said[set_attrs[k]] == t:
+                        best = max(best, x)
                 if best / (den + e_nm[set_facet[s]] * slot[s]) >= threshold:
                     for j2 in range(item_ptr[s], item_ptr[s + 1]):
                         i = set_items[j2]

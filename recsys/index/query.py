@@ -50,6 +50,11 @@ class QueryState:
     # (T, sum V) float32 the share of each attribute's value a word's attention is worth
     # (`formula.value_share`, `ModelOptions.partial_value`); None: 1 everywhere
     value_share: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # per token, the flat attribute columns (int64, sorted) where the word itself is said: exact
+    # or near evidence (a title or column value, a description word, words run together, a
+    # near spelling, a shop synonym). None: a state built by hand, every cell counts
+    # (`match_kind.countable`)
+    lexical: list[np.ndarray] | None = field(default=None, repr=False, compare=False)
 
 
 class _LazyEvidence(Mapping[str, np.ndarray]):
@@ -79,14 +84,37 @@ class _LazyEvidence(Mapping[str, np.ndarray]):
     def __len__(self) -> int:
         return len(self._facets)
 
+    def at(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """(P, N_KINDS) the evidence of tokens `t` on flat attribute columns `cols` (P each),
+        without stacking a facet's whole vocabulary."""
+        out = self._rows[t, 1:1 + N_KINDS, cols].copy()  # (P, N_KINDS)
+        out[:, EXACT] = self._exact[t, cols]
+        return out
+
+
+def channels_at(state: QueryState, offsets: np.ndarray, facets: tuple[str, ...], t: np.ndarray,
+                cols: np.ndarray) -> np.ndarray:
+    """(P, N_KINDS) the state's evidence of tokens `t` on flat attribute columns `cols` (all
+    facets side by side, facet h's from offsets[h]): `_LazyEvidence.at`, or read facet by facet
+    from a state built by hand."""
+    t, cols = np.asarray(t, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+    if isinstance(state.evidence, _LazyEvidence):
+        return state.evidence.at(t, cols)
+    out = np.zeros((len(cols), N_KINDS), dtype=np.float32)
+    heads = np.searchsorted(offsets, cols, side="right") - 1
+    for i, (tt, c, h) in enumerate(zip(t.tolist(), cols.tolist(), heads.tolist())):
+        out[i] = state.evidence[facets[h]][tt, c - int(offsets[h])]
+    return out
+
 
 class _LazyQueryState(QueryState):
     """A `QueryState` whose logits, no-match logits and evidence are computed by `fill` (which
     returns them by name) when one of them is first read."""
 
     def __init__(self, tokens: list[QueryToken], context_free: np.ndarray, context_keys: list[str],
-                 fill: Callable[[], dict[str, Any]]):
+                 fill: Callable[[], dict[str, Any]], lexical: list[np.ndarray] | None = None):
         self.tokens, self.context_free, self.context_keys = tokens, context_free, context_keys
+        self.lexical = lexical
         self._fill = fill
         self._values: dict[str, Any] | None = None
 
@@ -182,7 +210,7 @@ class QueryTables:
         self._phrase = np.concatenate([np.ones(0, dtype=np.float32)] + [ev.phrase_flags(f) for f in self.facets])
         self._any_word = bool((self._phrase < 1).any())
         # per query word: its rows and the attributes it matches exactly (float32 rows, bounded)
-        self.word_rows: WordCache[tuple[np.ndarray, np.ndarray, np.ndarray]] = WordCache(
+        self.word_rows: WordCache[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = WordCache(
             "word rows", max(16, CACHE_BYTES // (4 * (1 + N_KINDS) * (v_total + len(self.facets)))))
 
     def query_state(self, query: str, synonyms: SynonymBook | None = None) -> QueryState:
@@ -194,9 +222,10 @@ class QueryTables:
         if synonyms is not None:
             tokens = synonyms.tokens(tokens)
         entries = [self._token_entry(t) for t in tokens]
-        return _LazyQueryState(tokens, *_contexts(tokens, [cols for _, cols, _ in entries]),
-                               lambda: self._state_arrays([rows for rows, _, _ in entries],
-                                                          [cols for _, _, cols in entries]))
+        return _LazyQueryState(tokens, *_contexts(tokens, [cols for _, cols, _, _ in entries]),
+                               lambda: self._state_arrays([rows for rows, _, _, _ in entries],
+                                                          [cols for _, _, cols, _ in entries]),
+                               [said for _, _, _, said in entries])
 
     def _state_arrays(self, word_rows: list[np.ndarray], evidence_cols: list[np.ndarray] | None = None
                       ) -> dict[str, Any]:
@@ -275,10 +304,11 @@ class QueryTables:
         for t, linked, values in kept:
             capped[t, linked] = values
 
-    def _token_entry(self, token: QueryToken) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _token_entry(self, token: QueryToken) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The word's rows (`_token_rows`, with its synonyms' exact evidence: `_synonym_rows`),
-        the attribute columns it matches exactly, and those where it has evidence of any kind
-        (int64, sorted): elsewhere its logit is q.k + bias."""
+        the attribute columns it matches exactly, those where it has evidence of any kind
+        (elsewhere its logit is q.k + bias) and those where it is said, exactly or by a near
+        spelling (`QueryState.lexical`), each int64 and sorted."""
         entry = self.word_rows.get(token.cache_key)
         if entry is None:
             rows = self._token_rows(token.key)
@@ -287,7 +317,8 @@ class QueryTables:
                     rows[1 + EXACT, : int(self.vocab_offsets[-1])], self._synonym_rows(token))
             v_total = int(self.vocab_offsets[-1])
             entry = (rows, np.flatnonzero(rows[1 + EXACT, :v_total] > 0),
-                     np.flatnonzero(rows[1:, :v_total].any(axis=0)).astype(np.int64))
+                     np.flatnonzero(rows[1:, :v_total].any(axis=0)).astype(np.int64),
+                     np.flatnonzero((rows[1 + EXACT, :v_total] > 0) | (rows[1 + NEAR, :v_total] > 0)))
             self.word_rows.put(token.cache_key, entry)
         return entry
 

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from cli.app import create_app
 from recsys.facets import FACETS
+from recsys.match_evidence import CELL_KINDS
 
 from api_support import make_artifacts, make_settings, wait_ready
 
@@ -110,11 +111,13 @@ def test_recommend_shape_and_additivity(client, rec):
         assert set(item["explanation"]) == {"prior", "summary", "matched", "heads", "history", "rules",
                                               "synonyms"}
         assert item["explanation"]["rules"] == item["explanation"]["synonyms"] == []  # none in this store
-        assert item["explanation"]["matched"] == any(h["matches"] for h in item["explanation"]["heads"])
+        assert item["explanation"]["matched"] == any(m["counts"] for h in item["explanation"]["heads"]
+                                                     for m in h["matches"])
         for h in item["explanation"]["heads"]:
             assert set(h) == {"head", "contribution", "matches"}
             for m in h["matches"]:
-                assert set(m) == {"query_token", "attribute", "weight"} and 0 <= m["weight"] <= 1
+                assert set(m) == {"query_token", "attribute", "weight", "evidence", "counts"} and 0 <= m["weight"] <= 1
+                assert m["evidence"] in CELL_KINDS
         assert_additive(item)
 
 

@@ -828,11 +828,14 @@ def test_the_compiled_word_items_equal_the_numpy_ones(big_index):
             if not state.tokens:
                 continue
             flat, flat_nm = state.flat_logits, state.flat_no_match
-            index.use_kernel = True
-            fast = matches._word_items(flat, flat_nm)
-            index.use_kernel = False
-            slow = matches._word_items(flat, flat_nm)
-            np.testing.assert_array_equal(fast, slow)
+            # where each word is said (`QueryState.lexical`), every column, and a pattern of its own
+            pattern = [np.flatnonzero(np.arange(flat.shape[1]) % 3 != t % 3) for t in range(len(flat))]
+            for countable in (state.lexical, None, pattern):
+                index.use_kernel = True
+                fast = matches._word_items(flat, countable, flat_nm)
+                index.use_kernel = False
+                slow = matches._word_items(flat, countable, flat_nm)
+                np.testing.assert_array_equal(fast, slow)
             seen += int(count_items(fast).sum())
     finally:
         index.use_kernel = True

@@ -33,6 +33,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import httpx
+import numpy as np
+import pandas as pd
 import pytest
 
 from tests.live_server import RECSYS, clean_env, free_port, stop, wait_ready
@@ -599,6 +601,36 @@ def title_only_url(module_tmp) -> Iterator[str]:
     version = next(p for p in sorted(out.iterdir()) if p.is_dir() and p.name.startswith("v"))
     with _serving(version, folder / "server.log") as base:
         yield base
+
+
+@pytest.fixture(scope="module")
+def charger_url(module_tmp) -> Iterator[str]:
+    """The service over `planted.charger_shop`'s start: clicks tie "charger" to black, which
+    black phone cases have too (`match_evidence.countable`)."""
+    from recsys.artifact import save_version
+    from recsys.catalog import Catalog
+    from tests.planted import charger_shop
+    from training.config import TrainConfig
+    from training.start import untrained_recommender
+
+    items, clicks = charger_shop()
+    cat = Catalog.build(items)
+    n = len(clicks)
+    interactions = pd.DataFrame({"query": clicks["query"], "item_idx": [cat.idx(i) for i in clicks["item_id"]],
+                                 "label": np.ones(n, np.float32), "weight": np.ones(n, np.float32)})
+    version = save_version(untrained_recommender(cat, interactions, TrainConfig()), module_tmp / "chargers", {})
+    with _serving(version, module_tmp / "chargers.log") as base:
+        yield base
+
+
+def test_the_shoppers_reason_says_what_drew_an_item_that_does_not_say_the_word(browser, charger_url):
+    with _at_width(browser, charger_url, "desktop") as page:
+        page.goto("/?q=charger")
+        ids = _wait_results(page)
+        reasons = dict(zip(ids, page.locator("#results .result .summary").all_text_contents()))
+        assert reasons["C0"] == "Matches “charger” → Title: charger"
+        assert reasons["K0"] == ("None of your search words is in this product; it has Color: black, "
+                                 "like what shoppers chose for “charger”.")
 
 
 @contextlib.contextmanager
