@@ -114,6 +114,18 @@ def is_code_column(name: str) -> bool:
     return key == "id" or key.endswith(_CODE_ENDINGS)
 
 
+# the codes a shop prints on its products and a shopper may type ("WC-PDO-000", an ASIN), unlike
+# a database's ids (`ID`, `product_id`, `variant_id`, Shopify's `Handle`)
+_TYPED_CODE_ENDINGS = ("sku", "barcode", "gtin", "ean", "upc", "isbn", "mpn", "asin", "partnumber",
+                       "modelnumber", "itemnumber", "articlenumber", "productnumber", "productcode", "itemcode")
+
+
+def is_typed_code(name: str) -> bool:
+    """Whether a column named `name` holds codes a shopper may search by (`_TYPED_CODE_ENDINGS`,
+    digits after them aside)."""
+    return normalized(name).rstrip("0123456789").endswith(_TYPED_CODE_ENDINGS)
+
+
 @dataclass(frozen=True)
 class HeaderMap:
     """A file's columns -> the contract's names, for the columns whose name changes."""

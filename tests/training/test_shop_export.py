@@ -202,6 +202,30 @@ def test_an_explicit_rename_wins_over_the_automatic_mapping(tmp_path):
     assert report.renamed == {"product_id": "item_id", "product_title": "title"}
 
 
+@pytest.mark.parametrize(("content", "kept"), [
+    # WooCommerce: the SKU is the id, and a shopper types it
+    ("ID,SKU,Name\n7,WC-PDO-000,Pebble dutch oven\n8,WC-SKL-001,Iron skillet\n", "SKU"),
+    ("ASIN,Title\nWC-PDO-000,Pebble dutch oven\nWC-SKL-001,Iron skillet\n", "ASIN"),
+    # a database's id is no attribute
+    ("id,name\nWC-PDO-000,Pebble dutch oven\nWC-SKL-001,Iron skillet\n", None),
+    ("product_id,title\nWC-PDO-000,Pebble dutch oven\nWC-SKL-001,Iron skillet\n", None),
+])
+def test_an_id_read_from_a_code_shoppers_type_stays_searchable(tmp_path, content, kept):
+    from recsys.catalog import Catalog
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
+
+    items, _ = read_items(_write(tmp_path, "items.csv", content))
+    copies = [c for c in items.columns if c not in ("item_id", "title", "ID")]
+    assert copies == ([kept] if kept else [])
+    none = pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []})
+    rec = untrained_recommender(Catalog.build(items), none, TrainConfig())
+    found = rec.recommend("WC-PDO-000", k=1)
+    assert (found.unmatched_tokens == []) == bool(kept)
+    if kept:
+        assert items[kept].tolist() == items["item_id"].tolist() and found.items[0].item_id == "WC-PDO-000"
+
+
 def test_rename_applies_to_every_file(tmp_path):
     # names no export list knows: the schema's [rename] maps them in the items, interactions and
     # judgments files alike (one entry, `artikelnr`, serves all three)
