@@ -433,6 +433,10 @@ def _print_data_notes(data: dict) -> None:
     paths = (data.get("items") or {}).get("paths")
     if paths:
         print(f"{', '.join(paths)}: category paths (A > B > C), each level a value of its own", file=sys.stderr)
+    prose = (data.get("items") or {}).get("prose")
+    if prose:
+        print(f"{', '.join(prose)}: free text, read as the description's words (a schema's [columns] can "
+              "map them as values)", file=sys.stderr)
     for key, words in ((data.get("items") or {}).get("number_words") or {}).items():
         cells = sum(words.values())
         shown = ", ".join(f"{w!r} ({n:,})" for w, n in list(words.items())[:3]) + (", ..." if len(words) > 3 else "")

@@ -111,6 +111,8 @@ def load_training_data(inputs: TrainInputs) -> tuple[Catalog, pd.DataFrame, dict
         data["items"]["bookkeeping"] = kinds.bookkeeping
     if kinds.paths:
         data["items"]["paths"] = kinds.paths
+    if kinds.prose:
+        data["items"]["prose"] = kinds.prose
     if inputs.judgments:
         data["judgments"] = {"file": str(inputs.judgments), "fingerprint": fingerprint(inputs.judgments)}
     if inputs.source:

@@ -29,6 +29,9 @@ NO_ROWS = pd.DataFrame({"query": pd.Series([], dtype=object), "item_idx": pd.Ser
     # Magento's additional_attributes: `=` and `,`, a key's further values after `|`
     ("color=Blue,size=M,activity=Yoga|Gym", [("color", "Blue"), ("size", "M"), ("activity", "Yoga"),
                                              ("activity", "Gym")]),
+    # `key=value` parts separated by `;`, as parts catalogues write them
+    ("thread=M8; length=40 mm; material=Zinc Plated Steel", [("thread", "M8"), ("length", "40 mm"),
+                                                            ("material", "Zinc Plated Steel")]),
     ("lonely|:x|y:", []),
     ("{not json", []),
     # a nested object's keys joined by dots; a broken object's complete pairs alone
