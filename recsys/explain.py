@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .formula import LENGTH_LEVELS
+from .formula import ASSOC, EXACT, LENGTH_LEVELS, NEAR
 from .index.attribute_sets import ItemRows
 from .index.query import QueryState, channels_at
 from .index.scoring import ScoringIndex
@@ -199,17 +199,12 @@ def match_kinds(index: ScoringIndex, state: QueryState, t: np.ndarray, cols: np.
         return [], []
     offsets, facets = index.vocab_offsets, index.facets
     channels = channels_at(state, offsets, facets, t, cols)  # (P, N_KINDS)
-    joined = joined_words(state.tokens)
+    joined, tokens, starts = joined_words(state.tokens), state.tokens, offsets.tolist()
     vocab = index.featurizer.catalog.vocab
     heads = (np.searchsorted(offsets, cols, side="right") - 1).tolist()
-    kinds = [cell_kind(state.tokens[tt], vocab[facets[h]][c - int(offsets[h])], channels[i], joined).kind
-             for i, (tt, c, h) in enumerate(zip(t.tolist(), cols.tolist(), heads))]
-    counts = np.ones(len(t), dtype=bool)
-    if state.lexical is not None:
-        for tt in np.unique(t).tolist():
-            at = t == tt
-            counts[at] = countable(state.lexical, tt, cols[at])
-    return kinds, counts.tolist()
+    kinds = [cell_kind(tokens[tt], vocab[facets[h]][c - starts[h]], ch[EXACT], ch[ASSOC], ch[NEAR], joined)
+             for tt, c, h, ch in zip(t.tolist(), cols.tolist(), heads, channels.tolist())]
+    return kinds, countable(state.lexical, t, cols).tolist()
 
 
 def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_weights: np.ndarray,

@@ -62,8 +62,15 @@ def cell_evidence(evidence: Evidence, words: WordTable, tokens: list[QueryToken]
     for t, tok in enumerate(tokens):
         row = []
         for m, attr in enumerate(attrs):
-            cell = cell_kind(tok, attr, channels[t, m], joined)
-            row.append(_clicks(evidence, words.id(tok.key), facet, int(attr_idx[m])) if cell.kind == CLICKS else cell)
+            exact, assoc, near = (float(channels[t, m, k]) for k in (EXACT, ASSOC, NEAR))
+            kind = cell_kind(tok, attr, exact, assoc, near, joined)
+            if kind == CLICKS:
+                row.append(_clicks(evidence, words.id(tok.key), facet, int(attr_idx[m])))
+            elif kind == SYNONYM:
+                use = synonym_of(tok, attr)
+                row.append(CellEvidence(SYNONYM, rule=use.name if use is not None else None))
+            else:
+                row.append(CellEvidence(kind))
         rows.append(row)
     return rows
 
@@ -73,23 +80,20 @@ def joined_words(tokens: list[QueryToken]) -> set[str]:
     return {a.surface + b.surface for a, b in pairwise(tokens)}
 
 
-def cell_kind(tok: QueryToken, attr: Attribute, channels: np.ndarray, joined: set[str]) -> CellEvidence:
-    """The kind of evidence of one word on one attribute from its channels ((N_KINDS,), exact
-    after coverage), the strongest first; a click association without its lift and support."""
-    exact, assoc, near = (float(channels[k]) for k in (EXACT, ASSOC, NEAR))
-    use = synonym_of(tok, attr) if exact > 0 else None
-    if use is not None:
-        return CellEvidence(SYNONYM, rule=use.name)
+def cell_kind(tok: QueryToken, attr: Attribute, exact: float, assoc: float, near: float, joined: set[str]) -> str:
+    """The kind of evidence of one word on one attribute from its channels (exact after
+    coverage), the strongest first. `joined`: `joined_words` of the query."""
     if exact > 0:
-        return CellEvidence(RUN_TOGETHER if tok.surface in joined else (
-            DESCRIPTION if attr.key == DESCRIPTION_KEY else EXACT_KIND))
+        if tok.synonyms and synonym_of(tok, attr) is not None:
+            return SYNONYM
+        return RUN_TOGETHER if tok.surface in joined else (DESCRIPTION if attr.key == DESCRIPTION_KEY else EXACT_KIND)
     if near > 0:
-        return CellEvidence(RUN_TOGETHER if _is_part(attr, tok) else NEAR_SPELLING)
-    return CellEvidence(CLICKS if assoc > 0 else "")
+        return RUN_TOGETHER if _is_part(attr, tok) else NEAR_SPELLING
+    return CLICKS if assoc > 0 else ""
 
 
-def countable(lexical: list[np.ndarray] | None, t: int, cols: np.ndarray) -> np.ndarray:
-    """(len(cols),) bool: whether token t's attention on these flat attribute columns can make an
+def countable(lexical: list[np.ndarray] | None, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """(P,) bool: whether the attention of token t[p] on flat attribute column cols[p] can make an
     item a result of the query (`explain.Explanation.matched`, facet counts, totals) when it
     reaches MATCH_THRESHOLD. `lexical`: `QueryState.lexical` (None: every cell counts).
 
@@ -100,13 +104,17 @@ def countable(lexical: list[np.ndarray] | None, t: int, cols: np.ndarray) -> np.
     of every black phone case, and "matched" 110 of a feed's 110 items (22 said it). A word the
     catalogue never says ("navy" where only "blue" is written) has nothing else: what the head
     learned is what it means, and those cells count."""
-    cols = np.asarray(cols, dtype=np.int64)
-    if lexical is None or not len(lexical[t]):
-        return np.ones(len(cols), dtype=bool)
-    said = lexical[t]
-    at = np.minimum(np.searchsorted(said, cols), len(said) - 1)
-    found: np.ndarray = said[at] == cols
-    return found
+    t, cols = np.asarray(t, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+    out = np.ones(len(t), dtype=bool)
+    if lexical is None:
+        return out
+    for tt in set(t.tolist()):
+        said = lexical[tt]
+        if len(said):
+            at = np.flatnonzero(t == tt)
+            found = said[np.minimum(np.searchsorted(said, cols[at]), len(said) - 1)]
+            out[at] = found == cols[at]
+    return out
 
 
 def _is_part(attr: Attribute, tok: QueryToken) -> bool:
