@@ -12,6 +12,9 @@ Shop exports write a product with variants as several rows:
 - BigCommerce: an `Item Type` (Product, SKU, Rule) or `Item` (Product, Variant, Image, Video)
   column says what each row is, a product's other rows under it, a SKU row's name its options
   ("[S]Size=Small,[RT]Color=Red").
+- Magento 2: a product's rows for its store views (`store_view_code` set: `de_de`) after its
+  default-scope row (`store_view_code` empty), each in that store view's words: the default
+  scope's rows are read, the store views' left out and counted (`drop_store_view_rows`).
 Options are columns in pairs, a name and a value: `Option1 Name` "Color", `Option1 Value` "Navy"
 (the name only on the first row; WooCommerce's `Attribute 1 name` / `Attribute 1 value(s)` the
 same, the values comma-separated; Squarespace's `Option Name 1` / `Option Value 1`). Read row by
@@ -52,6 +55,7 @@ _CONTRACT = ("itemid", "title", "description", "attributes")
 def fold_variants(table: Table) -> None:
     """Reads option column pairs as columns and continuation rows into their item (the module's
     docstring), in place, each said in `table.report`."""
+    drop_store_view_rows(table)
     frame = table.frame
     if "item_id" not in frame.columns or "title" not in frame.columns:
         return
@@ -99,6 +103,31 @@ def fold_variants(table: Table) -> None:
     if read:
         table.report.aliases = _aliases(table.frame, into)
         _fold(table, into, read)
+
+
+_STORE_VIEW_COLUMNS = ("storeviewcode", "storeview")  # Magento 2's `store_view_code`
+
+
+def drop_store_view_rows(table: Table) -> None:
+    """Leaves out the rows of a Magento export that set a store view (`store_view_code`), when
+    the file also has default-scope rows (the code empty): each repeats a product's sku in a
+    store view's words ("Joust Reisetasche"), and read as items they were refused as duplicate
+    ids. The column itself, a scope and no property of the product, is dropped in any case."""
+    frame = table.frame
+    column = next((c for c in frame.columns if normalized(c) in _STORE_VIEW_COLUMNS), None)
+    if column is None:
+        return
+    views = (frame[column] != "").to_numpy()
+    if views.any() and not views.all():
+        codes = sorted(set(frame.loc[views, column]))
+        shown = ", ".join(codes[:3]) + (", ..." if len(codes) > 3 else "")
+        table.frame = frame = frame.loc[~views].reset_index(drop=True)
+        table.lines = [line for line, view in zip(table.lines, views.tolist(), strict=True) if not view]
+        table.report.notices.append(
+            f"left out {counted(int(views.sum()), 'store-view row')} ({column} {shown}): the default "
+            "scope's rows are read; to serve a store view, export it alone")
+        table.report.warnings.append(table.report.notices[-1])
+    table.frame = frame.drop(columns=[column])
 
 
 # BigCommerce's `Item Type` (Product, SKU, Rule) or `Item` (Product, Variant, Image, Video): what
@@ -325,6 +354,9 @@ def _fold(table: Table, into: np.ndarray, read: list[str]) -> None:
         if column in _OWN or normalized(column) in LISTING_COLUMNS or not (frame[column].to_numpy()[moved] != "").any():
             continue  # the item's own row says it (a variation's "Hoodie - Blue" is not a title)
         cells = frame[column].to_numpy()[order].tolist()
+        if all("=" in c for c in cells if c):  # Magento's `key=value,...` pairs, a key's values after `|`
+            merged[column] = ["|".join(dict.fromkeys(c for c in cells[a:b] if c)) for a, b in bounds]
+            continue
         code = is_code_column(column)
         merged[column] = [_merged_cell(cells[a:b], code) if b - a > 1 else cells[a] for a, b in bounds]
     table.frame = merged
