@@ -245,10 +245,19 @@ def _check_items(table: Table, schema: Schema | None, missing_as_empty: bool = F
         skip_bad_items(table)
         if table.frame.empty:
             raise DataError(table.name, "no row is left: every row has no item_id, a bad one or no title")
-    check_nonempty(table, "item_id")
+    check_nonempty(table, "item_id", "" if missing_as_empty else _missing_id_fix(table))  # records: no file
     check_item_ids(table)
     check_unique(table, "item_id")
     check_nonempty(table, "title")
+
+
+def _missing_id_fix(table: Table) -> str:
+    """What to do about items without an id ("; ..."): an export whose id column is optional
+    (an Etsy listings download's `SKU`, empty where the seller set none) stopped with no way on."""
+    source = next((column for column, target in table.report.renamed.items() if target == "item_id"), "item_id")
+    return (f"; every item needs an id of its own: fill the {source!r} column in, leave such rows out "
+            f"with {SKIP_BAD_LINES}, or name another column of unique ids in a schema's [rename] "
+            f"(rename = {{\"Listing ID\" = \"item_id\"}})")
 
 
 def read_interactions(

@@ -86,7 +86,10 @@ BROKEN = [
     ),
     (
         "items_empty_id.csv",
-        ", row 3, column 'item_id': expected a non-empty item_id, found an empty cell",
+        ", row 3, column 'item_id': expected a non-empty item_id, found an empty cell; every item needs an id "
+        "of its own: fill the 'item_id' column in, leave such rows out with --on-bad-lines skip "
+        "(`\"on_bad_lines\": \"skip\"` in POST /admin/train), or name another column of unique ids in a "
+        "schema's [rename] (rename = {\"Listing ID\" = \"item_id\"})",
     ),
     (
         "items_empty_title.csv",

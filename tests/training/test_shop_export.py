@@ -226,6 +226,16 @@ def test_an_id_read_from_a_code_shoppers_type_stays_searchable(tmp_path, content
         assert items[kept].tolist() == items["item_id"].tolist() and found.items[0].item_id == "WC-PDO-000"
 
 
+def test_an_export_whose_id_column_is_optional_names_the_ways_on(tmp_path):
+    """An Etsy listings download's SKU is the only id, empty where the seller set none."""
+    path = _write(tmp_path, "EtsyListingsDownload.csv", "TITLE,DESCRIPTION,SKU\nMoon necklace,Silver.,\n"
+                  "Sun ring,Gold.,ETSY001\n")
+    with pytest.raises(DataError, match="fill the 'SKU' column in, leave such rows out with --on-bad-lines skip"):
+        read_items(path)
+    items, _ = read_items(path, on_bad_lines="skip")
+    assert items["item_id"].tolist() == ["ETSY001"]
+
+
 def test_rename_applies_to_every_file(tmp_path):
     # names no export list knows: the schema's [rename] maps them in the items, interactions and
     # judgments files alike (one entry, `artikelnr`, serves all three)
