@@ -724,7 +724,8 @@ class _CatalogBuilder:
         # cells repeat (colours, brands, sizes): each distinct cell is split and indexed once
         parsed: dict[str, tuple[int, ...]] = {}
         split = []
-        separators = _TAG_SEPARATORS if _is_tag_column(key) else MULTI_VALUE_SEPARATOR
+        separators = _TAG_SEPARATORS if _is_tag_column(key) else (
+            _PATH_LIST_SEPARATORS if paths is not None else MULTI_VALUE_SEPARATOR)
         tops = path_tops(cells, paths) if paths is not None else set()
         for cell in cells.tolist():
             indices = parsed.get(cell)
@@ -1254,6 +1255,9 @@ def _split(cell: str, separators: str = MULTI_VALUE_SEPARATOR) -> list[str]:
 _TAG_COLUMNS = frozenset({"tags", "tag", "producttags", "keywords", "searchkeywords",
                           "categories"})  # WooCommerce's: "Kitchen > Cookware, Sale", a comma in a name `\,`
 _TAG_SEPARATORS = ",|"
+# a category path column's several paths: `|`, or `;` as BigCommerce joins them ("Shop
+# All/Camping/Tents;Shop All/Sale")
+_PATH_LIST_SEPARATORS = "|;"
 
 
 def _is_tag_column(name: str) -> bool:

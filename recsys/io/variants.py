@@ -367,6 +367,10 @@ def _fold(table: Table, into: np.ndarray, read: list[str]) -> None:
 
 
 _OWN = ("item_id", "title", "description")  # an item's own, never joined with its variants'
+# BigCommerce's price adjustments of a Rule row: relative ones ("[ADD]10.00", "[REMOVE]5.00")
+# say no price, a fixed one ("[FIXED]45.00") is the variant's
+_RELATIVE = re.compile(r"\[(?:add|remove)\]", re.I)
+_FIXED = re.compile(r"^\[fixed\]\s*", re.I)
 
 
 def _merged_cell(cells: list[str], code: bool = False) -> str:
@@ -374,6 +378,9 @@ def _merged_cell(cells: list[str], code: bool = False) -> str:
     numbers (prices as exports write them too: "49.00 USD"), the least, unless they are `code`s
     (`is_code_column`: each variant's barcode is one a shopper may type)."""
     values = list(dict.fromkeys(v.strip() for c in cells for v in c.split("|") if v.strip()))
+    if not code and len(values) > 1:  # a BigCommerce Rule row's "[ADD]10.00": no price of its own
+        kept = [_FIXED.sub("", v) for v in values if not _RELATIVE.match(v)]
+        values = list(dict.fromkeys(kept)) or values
     if len(values) <= 1:
         return values[0] if values else ""
     if code:

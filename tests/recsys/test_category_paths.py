@@ -87,6 +87,17 @@ def test_paths_joined_by_commas_are_read_each_and_a_level_s_own_comma_stays():
         "google_product_category:food, beverages & tobacco", "google_product_category:beverages"]
 
 
+def test_paths_joined_by_semicolons_are_read_each():
+    """BigCommerce joins a product's categories with `;` ("Shop All/Camping/Tents;Shop All/Sale")."""
+    bc = pd.DataFrame({"item_id": ["a", "b", "c"], "title": ["w", "x", "y"],
+                       "Category": ["Shop All/Camping/Tents;Shop All/Sale", "Shop All/Camping/Tents",
+                                    "Shop All/Hiking/Backpacks"]})
+    cat = Catalog.build(bc)
+    assert sorted(lab for lab in cat.attribute_labels(0)["other"] if lab.startswith("category")) == [
+        "category:camping", "category:sale", "category:shop all", "category:tents"]
+    assert sorted(np.flatnonzero(cat.filter_mask({"category": ["tents"]})).tolist()) == [0, 1]
+
+
 @pytest.mark.parametrize("column, cells", [
     ("color", ["Black/White", "Navy / Red", "Grey"]),  # two colours, not a path
     ("size", ["S/M", "M/L", "L/XL"]),

@@ -264,6 +264,20 @@ def test_a_bigcommerce_export_reads_a_product_s_rows_into_it(tmp_path):
                               "TOTE-BLUE": "TOTE", "78": "BOTTLE"}
 
 
+@pytest.mark.parametrize(("rule_price", "price"), [("[ADD]10.00", "50.00"), ("[REMOVE]5.00", "50.00"),
+                                                  ("[FIXED]45.00", "45.00")])
+def test_a_bigcommerce_rule_s_price_adjustment_is_no_price_of_its_own(tmp_path, rule_price, price):
+    path = tmp_path / "bigcommerce.csv"
+    path.write_text("Item Type,Product ID,Product Name,Product Code/SKU,Price\n"
+                    "Product,100,Trail Tent,BC-0,50.00\n"
+                    "  SKU,,[RB]Color=Red,BC-0-R,\n"
+                    f"  Rule,,[RB]Color=Red,,{rule_price}\n"
+                    "Product,101,Trail Pack,BC-1,64.00\n")
+    items, _ = read_items(path)
+    assert items["Price"].tolist() == [price, "64.00"]
+    assert "price" in Catalog.build(items).range_keys()  # numbers: a range filter takes it
+
+
 def test_an_item_column_of_other_words_is_a_column_like_any_other(tmp_path):
     path = tmp_path / "export.csv"
     path.write_text("sku,title,item\nA1,Shirt,product\nA2,Shoes,footwear\n")
