@@ -28,6 +28,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .facets import DESCRIPTION
+from .io.headers import is_code_column
 from .lru import WordCache
 from .tokenize import STOPWORDS, words
 
@@ -43,6 +44,19 @@ class Suggestion:
     source: str  # "search": shoppers typed it; "catalogue": the catalogue's own words
     count: int  # shoppers who made the search, or items that say the term
     corrected: bool = False  # reached through a one-edit typo of the last word
+
+
+def _code_only_words(catalog: Catalog) -> set[str]:
+    """The words the catalogue says only inside codes (`is_code_column`: a SKU, a GTIN): "wc"
+    and "pdo" of "WC-PDO-000" are no words a shopper means, and a WooCommerce shop whose every
+    SKU starts "WC-" offered "wc" first for "w". A code's whole value is completed by no term
+    either; typed whole, the search finds it."""
+    in_codes: set[str] = set()
+    elsewhere = {w for title in catalog.titles for w in words(title)}
+    for facet in catalog.facets:
+        for attr in catalog.vocab[facet]:
+            (in_codes if is_code_column(attr.key) else elsewhere).update(words(attr.value))
+    return in_codes - elsewhere
 
 
 def normalise(text: str) -> str:
@@ -130,13 +144,14 @@ class Suggester:
         counted once per item, and each attribute value of several words by the items that have
         it."""
         counts: dict[str, int] = {}
+        unsaid = _code_only_words(catalog)
         for text in catalog.texts:
-            for w in {w for w in words(text) if w not in STOPWORDS}:
+            for w in {w for w in words(text) if w not in STOPWORDS and w not in unsaid}:
                 counts[w] = counts.get(w, 0) + 1
         for facet in catalog.facets:
             for attr, items in zip(catalog.vocab[facet], catalog.items_per_attribute(facet).tolist()):
                 value = " ".join(words(attr.value))
-                if attr.key != DESCRIPTION and " " in value and items:
+                if attr.key != DESCRIPTION and " " in value and items and not is_code_column(attr.key):
                     counts[value] = counts.get(value, 0) + items
         return cls(counts, searches)
 

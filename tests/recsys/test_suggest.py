@@ -82,6 +82,19 @@ def test_from_a_catalogue_counts_items_once_each():
     assert s.suggest("navy b", 1)[0].count == 1
 
 
+def test_words_said_only_inside_codes_are_not_suggested():
+    """A SKU's parts ("wc", "pdo") are no words a shopper means; a word a title says too is."""
+    items = pd.DataFrame([
+        {"item_id": "WC-PDO-000", "title": "Pebble dutch oven", "SKU": "WC-PDO-000"},
+        {"item_id": "WC-NSP-001", "title": "Navy oven mitt", "SKU": "WC-NAVY-001"},
+        {"item_id": "WC-SKL-002", "title": "Walnut spoon", "SKU": "WC-SKL-002"},
+    ])
+    s = Suggester.from_catalog(Catalog.build(items))
+    assert [x.text for x in s.suggest("w", 5)] == ["walnut"]
+    assert s.suggest("pd", 5) == [] and not any("pdo" in x.text for x in s.suggest("wc p", 5))
+    assert {x.text: x.count for x in s.suggest("nav", 5)} == {"navy": 1}
+
+
 def test_normalise_keeps_a_finished_word():
     assert normalise("  Red   Dress ") == "red dress " and normalise("red") == "red" and normalise(" ") == ""
 
