@@ -70,13 +70,14 @@ def test_a_typos_prefixes_are_kept_per_word_the_same_and_bounded(monkeypatch):
     assert texts(s.suggest("lnen", 1)) == ["linen"]  # and completions read them as before
 
 
+def _of_items(*rows: dict[str, str]) -> Suggester:
+    return Suggester.from_catalog(Catalog.build(pd.DataFrame(list(rows))))
+
+
 def test_from_a_catalogue_counts_items_once_each():
-    items = pd.DataFrame([
-        {"item_id": "A", "title": "Navy blue linen dress", "color": "navy blue"},
-        {"item_id": "B", "title": "Linen linen shirt", "color": "white"},
-        {"item_id": "C", "title": "Blue dress", "color": "blue"},
-    ])
-    s = Suggester.from_catalog(Catalog.build(items))
+    s = _of_items({"item_id": "A", "title": "Navy blue linen dress", "color": "navy blue"},
+                  {"item_id": "B", "title": "Linen linen shirt", "color": "white"},
+                  {"item_id": "C", "title": "Blue dress", "color": "blue"})
     counts = {x.text: x.count for x in s.suggest("l", 5)}
     assert counts["linen"] == 2  # B says it twice: still one item
     assert s.suggest("navy b", 1)[0].count == 1
@@ -84,12 +85,9 @@ def test_from_a_catalogue_counts_items_once_each():
 
 def test_words_said_only_inside_codes_are_not_suggested():
     """A SKU's parts ("wc", "pdo") are no words a shopper means; a word a title says too is."""
-    items = pd.DataFrame([
-        {"item_id": "WC-PDO-000", "title": "Pebble dutch oven", "SKU": "WC-PDO-000"},
-        {"item_id": "WC-NSP-001", "title": "Navy oven mitt", "SKU": "WC-NAVY-001"},
-        {"item_id": "WC-SKL-002", "title": "Walnut spoon", "SKU": "WC-SKL-002"},
-    ])
-    s = Suggester.from_catalog(Catalog.build(items))
+    s = _of_items({"item_id": "WC-PDO-000", "title": "Pebble dutch oven", "SKU": "WC-PDO-000"},
+                  {"item_id": "WC-NSP-001", "title": "Navy oven mitt", "SKU": "WC-NAVY-001"},
+                  {"item_id": "WC-SKL-002", "title": "Walnut spoon", "SKU": "WC-SKL-002"})
     assert [x.text for x in s.suggest("w", 5)] == ["walnut"]
     assert s.suggest("pd", 5) == [] and not any("pdo" in x.text for x in s.suggest("wc p", 5))
     assert {x.text: x.count for x in s.suggest("nav", 5)} == {"navy": 1}
