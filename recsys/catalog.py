@@ -1076,8 +1076,7 @@ def prose_columns(items: pd.DataFrame, overrides: Mapping[str, str]) -> list[str
         key = column.strip().lower()
         if key in overrides or is_code_column(key) or _is_tag_column(key):
             continue
-        filled = [c.strip() for c in items[column].head(SPEC_SAMPLE * 4).astype(str).tolist()
-                  if c.strip() and c.strip().lower() not in ("nan", "none", "null")][:SPEC_SAMPLE]
+        filled = _filled_sample(items[column])
         if len(filled) < 3 or len(set(filled)) < PROSE_DISTINCT * len(filled):
             continue
         words = [len(value.split()) for cell in filled for value in _split(cell)]
@@ -1207,11 +1206,16 @@ def path_levels(value: str, separator: re.Pattern[str] = _PATH_SEPARATOR) -> lis
 
 def _cells_are(cells: pd.Series, test: Callable[[str], object], share: float = SPEC_SHARE) -> bool:
     """Whether `share` of the column's filled cells (of the first SPEC_SAMPLE, at least 3) pass `test`."""
-    filled = [c.strip() for c in cells.head(SPEC_SAMPLE * 4).astype(str).tolist()
-              if c.strip() and c.strip().lower() not in ("nan", "none", "null")][:SPEC_SAMPLE]
+    filled = _filled_sample(cells)
     if len(filled) < 3:
         return False
     return sum(bool(test(c)) for c in filled) >= share * len(filled)
+
+
+def _filled_sample(cells: pd.Series) -> list[str]:
+    """The column's first SPEC_SAMPLE filled cells, stripped."""
+    return [c.strip() for c in cells.head(SPEC_SAMPLE * 4).astype(str).tolist()
+            if c.strip() and c.strip().lower() not in ("nan", "none", "null")][:SPEC_SAMPLE]
 
 
 def _is_spec_cell(text: str) -> bool:

@@ -138,6 +138,10 @@ class HeaderMap:
         return ", ".join(f"{a} -> {t}{_LABEL_AS_IS if t == 'label' else ''}"
                          for a, t in self.renamed.items())
 
+    def source_of(self, target: str) -> str | None:
+        """The file column renamed to `target`, or None."""
+        return next((column for column, to in self.renamed.items() if to == target), None)
+
     def graded_label(self) -> str | None:
         """The column read as the label when it is a graded relevance (`relevance`), else None:
         such a scale may start at 1 for "not relevant", which the label contract calls 0."""

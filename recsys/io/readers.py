@@ -142,7 +142,7 @@ def keep_typed_id(table: Table, header: HeaderMap) -> None:
     WooCommerce's `SKU`, an `ASIN`) stays an attribute under that column's name too: a shopper
     who typed "WC-PDO-000" found nothing (67 of 70 SKU searches on a WooCommerce export missed),
     since an id is no attribute."""
-    source = next((column for column, target in header.renamed.items() if target == "item_id"), None)
+    source = header.source_of("item_id")
     if source is not None and is_typed_code(source) and source not in table.frame.columns:
         table.frame[source] = table.frame["item_id"]
 
@@ -254,7 +254,7 @@ def _check_items(table: Table, schema: Schema | None, missing_as_empty: bool = F
 def _missing_id_fix(table: Table) -> str:
     """What to do about items without an id ("; ..."): an export whose id column is optional
     (an Etsy listings download's `SKU`, empty where the seller set none) stopped with no way on."""
-    source = next((column for column, target in table.report.renamed.items() if target == "item_id"), "item_id")
+    source = HeaderMap(table.report.renamed, frozenset()).source_of("item_id") or "item_id"
     return (f"; every item needs an id of its own: fill the {source!r} column in, leave such rows out "
             f"with {SKIP_BAD_LINES}, or name another column of unique ids in a schema's [rename] "
             f"(rename = {{\"Listing ID\" = \"item_id\"}})")
