@@ -26,17 +26,21 @@ run: setup
 # Each test file runs in one process, except the files tests/conftest.py spreads (SPREAD); the
 # longest units start first (LONGEST there).
 # PYTEST_ARGS come after, so `PYTEST_ARGS="-n 0"` runs it in this process alone.
+# Every process the suite starts computes in one thread (BLAS, OpenMP, torch): 3 processes, the
+# servers and jobs they start, each with a pool of 2 threads that spin while they wait, outnumber
+# 2 cores (the service itself already runs torch in one thread, `torch_threads`).
 PYTEST_PARALLEL ?= -n 3 --dist loadfile
+ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 test: setup
 	bash scripts/install_chromium.sh
 	bash scripts/postgres.sh install
 	bash scripts/lb.sh install
-	$(BIN)/pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+	$(ONE_THREAD) $(BIN)/pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 # The suite without tests/system (the `system` marker: real servers, databases, browsers, several
 # processes, a fresh clone): what a developer runs while working.
 test-fast: setup
-	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not system" $(PYTEST_ARGS)
+	$(ONE_THREAD) $(BIN)/pytest $(PYTEST_PARALLEL) -m "not system" $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/recsys bench
