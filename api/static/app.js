@@ -8,6 +8,7 @@
 (() => {
   const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]; // Okabe-Ito
   const PAGE = 10;
+  const FACET_VALUES = 8; // a facet's values shown before its "All N" button
   const DEBOUNCE_MS = 150;
   // The contribution bars' scale, the same for every result and query: a full bar is this much
   // score from the heads (a word's strong match is worth 1 to 3), never the best result's total.
@@ -26,6 +27,7 @@
     query: "",
     items: [], // ranked items shown, in order
     filters: {}, // facet key -> values picked from the facet counts (OR within a key, AND across)
+    openFacets: new Set(), // facet keys whose every value is shown (the search's own; see renderFacets)
     shown: null, // the last answer drawn (drawn again when GET /model brings other heads)
     total: 0,
     selected: [], // item ids ticked for comparison (at most two, oldest dropped)
@@ -222,6 +224,7 @@
     state.query = query.trim();
     $("#q").value = state.query;
     state.filters = {}; // a new search starts unrefined
+    state.openFacets = new Set();
     state.selected = [];
     if (!keepItem) { state.openItem = null; closePanel("detail"); }
     closePanel("compare");
@@ -293,7 +296,8 @@
     list.removeAttribute("aria-busy");
     const shown = state.items.length;
     const took = data.took_ms !== undefined ? ` in ${Math.round(data.took_ms)} ms` : "";
-    setStatus(shown ? `${shown} of ${state.total} items for “${state.query}”${took}`
+    const noun = explaining() ? "items" : "products";
+    setStatus(shown ? `${shown} of ${state.total.toLocaleString("en")} ${noun} for “${state.query}”${took}`
       : `No items for “${state.query}”`);
     renderNoMatch(data.unmatched_tokens || [], state.items, data.tokens);
     renderDidYouMean(data.did_you_mean || []);
@@ -346,16 +350,24 @@
   }
 
   // Facet counts beside the results: each value a toggle that adds (or drops) its filter and
-  // ranks again; a key's counts leave its own filter out, so its other values stay to be added
+  // ranks again; a key's counts leave its own filter out, so its other values stay to be added.
+  // A key shows its FACET_VALUES most frequent values and the ones picked; "All N" shows the rest
+  // (a word-rich catalogue's material lists 30 values for one search, and the results sank below)
   function renderFacets(counts) {
     const groups = counts.facets.filter((f) => f.values.length).map((f) => {
       const picked = state.filters[f.key] || [];
-      const buttons = f.values.map((v) => el("li", {}, el("button", {
+      const open = state.openFacets.has(f.key) || f.values.length <= FACET_VALUES + 1;
+      const shown = f.values.filter((v, i) => open || i < FACET_VALUES || picked.includes(v.value));
+      const buttons = shown.map((v) => el("li", {}, el("button", {
         type: "button", "data-key": f.key, "data-value": v.value, "aria-pressed": picked.includes(v.value) ? "true" : "false",
         onclick: () => toggleFilter(f.key, v.value),
-      }, `${inWords(v.value)} (${v.count})`)));
+      }, `${inWords(v.value)} (${v.count.toLocaleString("en")})`)));
+      const all = f.values.length > shown.length ? [el("li", {}, el("button", {
+        type: "button", class: "facet-all", "aria-label": `All ${f.values.length} values of ${keyWords(f.key)}`,
+        onclick: () => { state.openFacets.add(f.key); renderFacets(counts); },
+      }, `All ${f.values.length}…`))] : [];
       return el("div", { class: "facet-group", "data-key": f.key }, el("h4", { text: capital(keyWords(f.key)) }),
-        el("ul", { class: "facet-values" }, buttons));
+        el("ul", { class: "facet-values" }, ...buttons, ...all));
     });
     $("#facet-groups").replaceChildren(...groups);
     $("#facets").hidden = !groups.length;
@@ -400,10 +412,10 @@
         .sort((a, b) => b.weight - a.weight)) {
         if (seen.has(m.query_token)) continue;
         seen.add(m.query_token);
-        parts.push(`“${m.query_token}” → ${label(m.attribute, h.head)}`);
+        parts.push({ token: m.query_token, label: String(m.attribute), head: h.head });
       }
     }
-    if (parts.length) return `Matches ${parts.slice(0, 3).join(", ")}`;
+    if (parts.length) return `Matches ${reasonParts(parts.slice(0, 3))}`;
     // drawn by what shoppers chose, not by its words ("charger" on a black phone case)
     const chosen = heads.flatMap((h) => h.matches.filter((m) => m.evidence === "click association")
       .map((m) => ({ m, h }))).sort((a, b) => b.m.weight - a.m.weight)[0];
@@ -411,6 +423,29 @@
       ? `None of your search words is in this product; it has ${label(chosen.m.attribute, chosen.h.head)}, `
         + `like what shoppers chose for “${chosen.m.query_token}”.`
       : "None of your search words matched this product.";
+  }
+
+  // "“drill”, “cordless” in the title; “crimson” → Color: red": a word the title or the
+  // description says as typed is named once with where, any other match with what it matched
+  function reasonParts(parts) {
+    const said = { title: [], description: [] };
+    const out = [];
+    for (const p of parts) {
+      const [key, value] = p.label.split(/:(.*)/s);
+      const where = said[key];
+      if (where && value !== undefined && value.replace(/_/g, " ").toLowerCase() === p.token.toLowerCase()) {
+        if (!where.length) out.push(where);
+        where.push(`“${p.token}”`);
+      } else {
+        out.push(`“${p.token}” → ${label(p.label, p.head)}`);
+      }
+    }
+    // the words a field says in the order the shopper typed them
+    const typed = (state.shown && Array.isArray(state.shown.tokens)) ? state.shown.tokens : [];
+    const order = (w) => { const i = typed.indexOf(w.slice(1, -1)); return i < 0 ? typed.length : i; };
+    return out.map((x) => (typeof x === "string" ? x
+      : `${[...x].sort((a, b) => order(a) - order(b)).join(", ")} in the ${x === said.title ? "title" : "description"}`))
+      .join("; ");
   }
 
   // The item's attributes in words, each after its facet when it has no key of its own (the
