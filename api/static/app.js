@@ -428,24 +428,33 @@
   // "“drill”, “cordless” in the title; “crimson” → Color: red": a word the title or the
   // description says as typed is named once with where, any other match with what it matched
   function reasonParts(parts) {
-    const said = { title: [], description: [] };
-    const out = [];
-    for (const p of parts) {
-      const [key, value] = p.label.split(/:(.*)/s);
-      const where = said[key];
-      if (where && value !== undefined && value.replace(/_/g, " ").toLowerCase() === p.token.toLowerCase()) {
-        if (!where.length) out.push(where);
-        where.push(`“${p.token}”`);
-      } else {
-        out.push(`“${p.token}” → ${label(p.label, p.head)}`);
-      }
-    }
     // the words a field says in the order the shopper typed them
     const typed = (state.shown && Array.isArray(state.shown.tokens)) ? state.shown.tokens : [];
-    const order = (w) => { const i = typed.indexOf(w.slice(1, -1)); return i < 0 ? typed.length : i; };
+    const order = (w) => { const i = typed.indexOf(w); return i < 0 ? typed.length : i; };
+    return withWhere(parts.map((p) => {
+      const [key, value] = p.label.split(/:(.*)/s);
+      return SAID_IN.includes(key) && value !== undefined && value.replace(/_/g, " ").toLowerCase() === p.token.toLowerCase()
+        ? { where: key, word: p.token } : `“${p.token}” → ${label(p.label, p.head)}`;
+    }), "; ", order);
+  }
+
+  // Phrases and words said in a field, the words of each field gathered where its first one
+  // stands: ["Color: red", {where: "title", word: "drill"}, ...] -> "Color: red, “drill”, ... in the title"
+  const SAID_IN = ["title", "description"];
+  function withWhere(pieces, separator, order = () => 0) {
+    const fields = {};
+    const out = [];
+    for (const p of pieces) {
+      if (typeof p === "string") {
+        out.push(p);
+        continue;
+      }
+      if (!fields[p.where]) out.push(fields[p.where] = { where: p.where, words: [] });
+      fields[p.where].words.push(p.word);
+    }
     return out.map((x) => (typeof x === "string" ? x
-      : `${[...x].sort((a, b) => order(a) - order(b)).join(", ")} in the ${x === said.title ? "title" : "description"}`))
-      .join("; ");
+      : `${[...x.words].sort((a, b) => order(a) - order(b)).map((w) => `“${w}”`).join(", ")} in the ${x.where}`))
+      .join(separator);
   }
 
   // The item's attributes in words, each after its facet when it has no key of its own (the
@@ -597,9 +606,16 @@
   function sharedWords(item) {
     const shared = [];
     for (const h of (item.explanation && item.explanation.heads) || []) {
-      for (const m of h.matches) if (m.weight >= 0.5 && !shared.includes(m.attribute)) shared.push(m.attribute);
+      for (const m of h.matches) {
+        if (m.weight >= 0.5 && !shared.some((x) => x.attribute === m.attribute)) shared.push({ ...m, head: h.head });
+      }
     }
-    return shared.slice(0, 3).map((a) => label(a)).join(", ");
+    // a title's or description's word is said as the word, with where ("“bifold” in the title")
+    return withWhere(shared.slice(0, 3).map((m) => {
+      const [key, value] = String(m.attribute).split(/:(.*)/s);
+      return SAID_IN.includes(key) && value !== undefined ? { where: key, word: value.replace(/_/g, " ") }
+        : label(m.attribute, m.head);
+    }), ", ");
   }
 
   /** "More like this" under the open item (GET /items/{id}/similar): each one with what it shares. */

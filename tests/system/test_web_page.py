@@ -237,6 +237,12 @@ def test_an_open_item_lists_items_like_it(page: Page, http):
     like = answer["items"]
     assert listed == [x["item_id"] for x in like] and second not in listed
     expect(page.locator("#similar")).to_be_visible()
+    # what each shares, in words: a value after its facet ("Quality: budget", not "budget"), a
+    # title's word as the word ("“linen” in the title", not "Title: linen")
+    lines = page.locator("#similar-list li .help").all_text_contents()
+    shares = [s.removeprefix(" shares ").split(", ") for s in lines]
+    assert all(shares) and all(": " in x or x.startswith("“") for s in shares for x in s), shares
+    assert not any(x.startswith("Title:") for s in shares for x in s), shares
     # the default catalogue names each item's category: the heading says the results keep to it
     (key, values), = answer["kept_to"].items()
     expect(page.locator("#similar-title")).to_have_text(f"More like this ({key}: {', '.join(values)})")
