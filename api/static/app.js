@@ -9,6 +9,7 @@
   const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]; // Okabe-Ito
   const PAGE = 10;
   const FACET_VALUES = 8; // a facet's values shown before its "All N" button
+  const PHONE = "(max-width: 600px)"; // where "Refine" starts closed: the results come first
   const DEBOUNCE_MS = 150;
   // The contribution bars' scale, the same for every result and query: a full bar is this much
   // score from the heads (a word's strong match is worth 1 to 3), never the best result's total.
@@ -911,6 +912,7 @@
     $("#compare-button").addEventListener("click", compare);
     $("#more").addEventListener("click", more);
     $("#clear-filters").addEventListener("click", clearFilters);
+    if (window.matchMedia(PHONE).matches) $("#facets-box").open = false;
     for (const btn of document.querySelectorAll("[data-close]")) {
       btn.addEventListener("click", () => closePanel(btn.dataset.close));
     }

@@ -404,6 +404,18 @@ def test_a_long_facet_shows_its_most_frequent_values_then_all_of_them(page: Page
     expect(group.locator(f"button[data-value='{last}']")).to_have_attribute("aria-pressed", "true")
 
 
+def test_on_a_phone_refine_starts_closed_and_opens(browser, base_url):
+    """At a phone's width the facet values wait behind "Refine", so that the results come first."""
+    with _at_width(browser, base_url, "phone") as page:
+        page.goto("/?q=dress")
+        _wait_results(page)
+        expect(page.locator("#facets")).to_be_visible()
+        values = page.locator("#facets .facet-group button[data-value]")
+        expect(values.first).to_be_hidden()
+        page.locator("#facets summary").click()
+        expect(values.first).to_be_visible()
+
+
 @pytest.fixture(scope="module")
 def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
     """The service over a copy of the model whose store holds two rules (issue 31): red items
