@@ -508,6 +508,16 @@ class Catalog:
         """The values filter `key` can take, as a shopper reads them (`Attribute.shown`), sorted."""
         return sorted({self.vocab[f][a].shown for f, a in self.filter_attributes(key)})
 
+    def listed_values(self, key: str) -> list[str]:
+        """The values a listing of filter `key` shows (facet counts), sorted: `filter_values(key)`,
+        but a facet's name that is also its own column's key lists that column's values alone. A
+        filter on `quality` still selects the whole facet, but the shop's `quality` column is
+        what its listing is: the `rating` bands the facet also holds are listed under `rating`."""
+        name = self.filter_key(key) or key.strip().lower()
+        attrs = self.filter_attributes(key)
+        own = [(f, a) for f, a in attrs if self.vocab[f][a].key.lstrip("#") == name]
+        return sorted({self.vocab[f][a].shown for f, a in (own if name in self.facets and own else attrs)})
+
     def unknown_filter_values(self, filters: Mapping[str, FilterValues]) -> list[tuple[str, str]]:
         """(key, value) of the filter values that select no attribute (ranges are not values)."""
         return [(key, v) for key, values in filters.items() if not isinstance(values, NumberRange)

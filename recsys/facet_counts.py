@@ -274,11 +274,11 @@ def _facets(keys: Sequence[str], values: Sequence[str], counts: np.ndarray, star
 
 
 def _key_table(index: ScoringIndex, key: str, dense_share: float = DENSE_SHARE) -> _KeyTable:
-    """Which items hold each value of `key`: those with an attribute that a filter on the value
-    selects (`filter_columns`), once however many they hold; kept as bits for a value held by
-    at least `dense_share` of the items, as a list for the others."""
+    """Which items hold each value `key` lists (`Catalog.listed_values`): those with an attribute
+    that a filter on the value selects (`filter_columns`), once however many they hold; kept as
+    bits for a value held by at least `dense_share` of the items, as a list for the others."""
     catalog = index.featurizer.catalog
-    values = catalog.filter_values(key)
+    values = catalog.listed_values(key)
     g_total, n = len(values), catalog.n_items
     pairs: dict[str, tuple[list[int], list[int]]] = {}  # facet -> (attribute, value) pairs
     for g, value in enumerate(values):

@@ -59,7 +59,7 @@ def _brute_force(rec, query: str, filters: dict[str, list[str]], keys: list[str]
     for key in keys:
         own = catalog.filter_key(key)
         counted = [i for i in range(catalog.n_items) if matched[i] and passes(i, own)]
-        counts = {v: sum(has(i, key, v) for i in counted) for v in catalog.filter_values(key)}
+        counts = {v: sum(has(i, key, v) for i in counted) for v in catalog.listed_values(key)}
         facets[own] = {v: c for v, c in counts.items() if c}
     return {"matching": sum(matched[i] and passes(i, None) for i in range(catalog.n_items)), "facets": facets}
 

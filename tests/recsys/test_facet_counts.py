@@ -244,3 +244,28 @@ def test_a_new_synonym_is_counted_at_once(planted_model):
         rec.use_synonyms(None)
     assert _counts(rec, "navy")[1]["color"] == before
 
+
+
+def test_a_facets_own_column_lists_its_values_alone():
+    """A `quality` column and a `rating` column both fill the quality facet: the listing of
+    `quality` is the column's values (the ratings' bands are `rating`'s), and a value's count is
+    still what a filter on it selects."""
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from training.config import TrainConfig
+    from training.start import untrained_recommender
+
+    n = 12
+    items = pd.DataFrame({"item_id": [f"I{i}" for i in range(n)], "title": ["dress"] * n,
+                          "quality": ["premium", "budget", "standard"] * 4,
+                          "rating": [str(x) for x in np.linspace(2.0, 5.0, n).round(1)]})
+    catalog = Catalog.build(items)
+    assert {a.key.lstrip("#") for a in catalog.vocab["quality"]} == {"quality", "rating"}  # one facet
+    rec = untrained_recommender(catalog, pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []}),
+                                TrainConfig())
+    matching, counts = _counts(rec, "dress")
+    assert matching == n
+    assert counts["quality"] == {"premium": 4, "budget": 4, "standard": 4}
+    assert sum(counts["rating"].values()) == n and not set(counts["rating"]) & set(counts["quality"])
+    assert rec.facet_counts("dress", filters={"quality": ["premium"]}).matching == 4
