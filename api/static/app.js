@@ -9,7 +9,6 @@
   const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]; // Okabe-Ito
   const PAGE = 10;
   const FACET_VALUES = 8; // a facet's values shown before its "All N" button
-  const PHONE = "(max-width: 600px)"; // where "Refine" starts closed: the results come first
   const DEBOUNCE_MS = 150;
   // The contribution bars' scale, the same for every result and query: a full bar is this much
   // score from the heads (a word's strong match is worth 1 to 3), never the best result's total.
@@ -29,6 +28,7 @@
     items: [], // ranked items shown, in order
     filters: {}, // facet key -> values picked from the facet counts (OR within a key, AND across)
     openFacets: new Set(), // facet keys whose every value is shown (the search's own; see renderFacets)
+    openKeys: new Set(), // facet keys whose values are open (kept while the shopper refines)
     shown: null, // the last answer drawn (drawn again when GET /model brings other heads)
     total: 0,
     selected: [], // item ids ticked for comparison (at most two, oldest dropped)
@@ -226,6 +226,7 @@
     $("#q").value = state.query;
     state.filters = {}; // a new search starts unrefined
     state.openFacets = new Set();
+    state.openKeys = new Set();
     state.selected = [];
     if (!keepItem) { state.openItem = null; closePanel("detail"); }
     closePanel("compare");
@@ -352,8 +353,9 @@
 
   // Facet counts beside the results: each value a toggle that adds (or drops) its filter and
   // ranks again; a key's counts leave its own filter out, so its other values stay to be added.
-  // A key shows its FACET_VALUES most frequent values and the ones picked; "All N" shows the rest
-  // (a word-rich catalogue's material lists 30 values for one search, and the results sank below)
+  // Each key is a button in one row that opens its values below the row (eight keys of eight
+  // values each put the results a screen down). An open key shows its FACET_VALUES most frequent
+  // values and the ones picked; "All N" shows the rest (a word-rich catalogue's material lists 30)
   function renderFacets(counts) {
     const groups = counts.facets.filter((f) => f.values.length).map((f) => {
       const picked = state.filters[f.key] || [];
@@ -367,8 +369,14 @@
         type: "button", class: "facet-all", "aria-label": `All ${f.values.length} values of ${keyWords(f.key)}`,
         onclick: () => { state.openFacets.add(f.key); renderFacets(counts); },
       }, `All ${f.values.length}…`))] : [];
-      return el("div", { class: "facet-group", "data-key": f.key }, el("h4", { text: capital(keyWords(f.key)) }),
+      const group = el("details", { class: "facet-group", "data-key": f.key, open: state.openKeys.has(f.key) },
+        el("summary", { text: capital(keyWords(f.key)) + (picked.length ? ` (${picked.length})` : "") }),
         el("ul", { class: "facet-values" }, ...buttons, ...all));
+      group.addEventListener("toggle", () => {
+        if (group.open) state.openKeys.add(f.key);
+        else state.openKeys.delete(f.key);
+      });
+      return group;
     });
     $("#facet-groups").replaceChildren(...groups);
     $("#facets").hidden = !groups.length;
@@ -912,7 +920,6 @@
     $("#compare-button").addEventListener("click", compare);
     $("#more").addEventListener("click", more);
     $("#clear-filters").addEventListener("click", clearFilters);
-    if (window.matchMedia(PHONE).matches) $("#facets-box").open = false;
     for (const btn of document.querySelectorAll("[data-close]")) {
       btn.addEventListener("click", () => closePanel(btn.dataset.close));
     }

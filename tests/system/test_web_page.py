@@ -364,6 +364,7 @@ def test_a_facet_value_filters_and_counts_stay_disjunctive(page: Page, http):
     again; the page then shows what POST /recommend answers with that filter."""
     page.goto("/?q=dress")
     _wait_results(page)
+    page.locator("#facets .facet-group[data-key='color'] summary").click()  # the key opens its values
     colours = page.locator("#facets .facet-group[data-key='color'] button")
     value = colours.first.get_attribute("data-value")
     shown = int(re.search(r"\((\d+)\)", colours.first.text_content()).group(1))
@@ -390,6 +391,7 @@ def test_a_long_facet_shows_its_most_frequent_values_then_all_of_them(page: Page
     page.goto("/?q=dress")
     _wait_results(page)
     group = page.locator(f"#facets .facet-group[data-key='{long['key']}']")
+    group.locator("summary").click()
     values = group.locator("button[data-value]")
     assert [values.nth(i).get_attribute("data-value") for i in range(values.count())] == \
         [v["value"] for v in long["values"][:8]]
@@ -404,16 +406,27 @@ def test_a_long_facet_shows_its_most_frequent_values_then_all_of_them(page: Page
     expect(group.locator(f"button[data-value='{last}']")).to_have_attribute("aria-pressed", "true")
 
 
-def test_on_a_phone_refine_starts_closed_and_opens(browser, base_url):
-    """At a phone's width the facet values wait behind "Refine", so that the results come first."""
-    with _at_width(browser, base_url, "phone") as page:
+@pytest.mark.parametrize("width", WIDTHS)
+def test_facet_keys_are_one_row_that_opens_a_keys_values(browser, base_url, width):
+    """The keys stand in a row above the results, their values closed, so that the results come
+    first; a key opens its values, stays open while a value filters, and says how many it has."""
+    with _at_width(browser, base_url, width) as page:
         page.goto("/?q=dress")
         _wait_results(page)
-        expect(page.locator("#facets")).to_be_visible()
-        values = page.locator("#facets .facet-group button[data-value]")
-        expect(values.first).to_be_hidden()
-        page.locator("#facets summary").click()
-        expect(values.first).to_be_visible()
+        keys = page.locator("#facets .facet-group summary")
+        assert keys.count() >= 4
+        expect(page.locator("#facets .facet-group button[data-value]").first).to_be_hidden()
+        first = page.locator("#results .result").first.bounding_box()
+        assert first["y"] < page.viewport_size["height"], "the first result is below the first screen"
+        group = page.locator("#facets .facet-group[data-key='color']")
+        group.locator("summary").click()
+        value = group.locator("button[data-value]").first
+        expect(value).to_be_visible()
+        picked = value.get_attribute("data-value")
+        value.click()
+        _wait_filtered(page, {"color": [picked]})
+        expect(group.locator("summary")).to_have_text("Color (1)")
+        expect(group.locator(f"button[data-value='{picked}']")).to_have_attribute("aria-pressed", "true")
 
 
 @pytest.fixture(scope="module")
