@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from recsys.artifact import TempDir, hold_lock
-from recsys.promotion import decide
+from recsys.promotion import catalogue_changed, decide, same_catalogue
 from store.db import Database, unavailable
 from store.records import (
     cancel_job_row,
@@ -465,8 +465,13 @@ class JobManager:
             with self.versions.changing():
                 self.versions.follow_pointer()
                 now = self.versions.current
-                if now is not None and now.version != served_version and not job.spec.force:
-                    decision = decide(version, result["manifest"], now.version, now.manifest)  # not replayed
+                moved = now if now is not None and now.version != served_version else None
+                if moved is not None and not job.spec.force:
+                    decision = decide(version, result["manifest"], moved.version, moved.manifest)  # not replayed
+                elif moved is not None and served_version is not None and served_manifest is not None \
+                        and not same_catalogue(moved.manifest, served_manifest):
+                    # forced, but the catalogue was changed meanwhile: serving it would undo that
+                    decision = catalogue_changed(version, served_version, moved.version)
                 else:
                     decision = decide(version, result["manifest"], served_version, served_manifest,
                                       force=job.spec.force)

@@ -42,6 +42,17 @@ def same_catalogue(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return key[0] is not None and key == catalogue_key(b)
 
 
+def catalogue_changed(new_version: str, started_with: str, served_version: str) -> Decision:
+    """Why a forced version is kept after all: the served catalogue changed while it trained
+    (`started_with` was served when training began, `served_version` is now, on another
+    catalogue), and serving it would undo changes that were acknowledged meanwhile. `force`
+    overrides the comparison of quality, never a shop's later catalogue changes."""
+    return Decision(False, f"kept, not served: the served catalogue changed while it trained "
+                           f"({started_with} -> {served_version}), and serving it would undo those "
+                           f"changes; retrain to include them, or POST /admin/versions/"
+                           f"{new_version}/activate?force=true serves it as it is")
+
+
 def ndcg(report: dict[str, Any] | None) -> float | None:
     try:
         return float((report or {})["ndcg@10"])

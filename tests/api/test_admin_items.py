@@ -228,3 +228,32 @@ def test_a_change_whose_store_lock_died_applies_nothing_and_the_next_one_does(tm
         r = client.put("/admin/items", json={"items": [NEW]}, headers=AUTH)
         assert r.status_code == 200, r.text
         assert current_version(artifacts) == r.json()["serving"] and _ids(client, "zorbleflux", k=1) == ["NEW-ZORB-1"]
+
+
+def test_a_forced_retrain_keeps_catalogue_changes_made_while_it_trained(tmp_path, data_dir, v1, rec, monkeypatch):
+    """`force` serves a retrain whatever it scores, but never over catalogue changes acknowledged
+    while it trained: the job's version is kept, the changes stand, and the decision says why."""
+    from api.jobs import JobManager
+
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, train_epochs=1)
+    publish = JobManager._publish
+    gone = rec.catalog.item_ids[3]
+
+    with TestClient(create_app(settings, recommender=rec)) as client:
+        def changed_meanwhile(self, job, *args, **kwargs):  # the shop's edits land before the decision
+            assert client.put("/admin/items", json={"items": [NEW]}, headers=AUTH).status_code == 200
+            assert client.delete(f"/admin/items/{gone}", headers=AUTH).status_code == 200
+            return publish(self, job, *args, **kwargs)
+
+        monkeypatch.setattr(JobManager, "_publish", changed_meanwhile)
+        r = client.post("/admin/train", json={"items": "shop/items.csv", "interactions": "shop/interactions.csv",
+                                              "force": True}, headers=AUTH)
+        assert r.status_code == 202, r.text
+        from test_admin import wait_job
+        job = wait_job(client, r.json()["id"])
+        assert job["status"] == "succeeded" and not job["activated"], job
+        assert job["decision"].startswith("kept, not served: the served catalogue changed while it trained")
+        assert client.get(f"/items/{NEW['item_id']}").status_code == 200
+        assert client.get(f"/items/{gone}").status_code == 404
+        assert current_version(artifacts) != job["version"]

@@ -1,10 +1,11 @@
 """Activations, retrains and catalogue changes through two processes sharing one store and one
 artifacts folder are applied one at a time (issue 27: "a concurrent PUT /admin/items cannot undo
 an activation, or the reverse"): two clients change the catalogue back to back, one through each
-of two apps (as two workers or replicas are), while a forced retrain finishes and two
-activations are made. Afterwards the store's activations, in the order they were recorded, are
-one history: every catalogue revision revises the version activated just before it, the last
-one is what `current` names, and every acknowledged change has its revision in it.
+of two apps (as two workers or replicas are), while a forced retrain finishes (and is kept when
+the catalogue changed while it trained) and two activations are made. Afterwards the store's
+activations, in the order they were recorded, are one history: every catalogue revision revises
+the version activated just before it, the last one is what `current` names, and every
+acknowledged change has its revision in it.
 
 Before activations and retrains took the catalogue lock, an activation landing while the other
 process revised the catalogue was undone by that revision (made of the version before), and
@@ -100,7 +101,11 @@ def test_activations_retrains_and_changes_are_one_history(tmp_path, v1, v2, data
                     in ("queued", "running"):
                 assert time.monotonic() < deadline, job
                 time.sleep(0.2)
-            assert job["status"] == "succeeded" and job["activated"], job
+            assert job["status"] == "succeeded", job
+            # forced, but served only if the catalogue it started on is still the served one: the
+            # changes acknowledged while it trained stand (nearly always, here, they are made then)
+            assert job["activated"] or job["decision"].startswith(
+                "kept, not served: the served catalogue changed while it trained"), job
         finally:
             done.set()
             for t in threads:
@@ -108,7 +113,7 @@ def test_activations_retrains_and_changes_are_one_history(tmp_path, v1, v2, data
     assert not refused, refused[:3]
     history = _history(store_url)
     kinds = [r.split(":")[0] for _, r in history]
-    assert sum(k.startswith("job") for k in kinds) == 1 and \
+    assert sum(k.startswith("job") for k in kinds) == int(job["activated"]) and \
         sum(k.startswith("POST") for k in kinds) == 2, kinds
     out_of_order = []
     before = v1.name  # what `current` named at the start
