@@ -567,6 +567,15 @@ def _limit_memory(mb: int) -> None:
         pass
 
 
+def failure_message(exc: Exception) -> str:
+    """The job's error for an exception training did not expect. A store that is down is said
+    so: its driver's own message names the database's host and port."""
+    if unavailable(exc):
+        return ("training failed: the store was unavailable while the job read from it; train again "
+                "once it is back")
+    return f"training failed: {type(exc).__name__}: {exc}"
+
+
 def train_worker(runner: TrainRunner | None, args: dict, staging: str, messages) -> None:
     """Runs in the spawned process: train into `staging` (`runner`), report progress and the
     outcome."""
@@ -598,7 +607,7 @@ def train_worker(runner: TrainRunner | None, args: dict, staging: str, messages)
                                 f"(RECSYS_TRAIN_MEMORY_MB): use fewer rows or raise the limit"))
     except Exception as exc:  # noqa: BLE001 - whatever happens, the service gets a message
         traceback.print_exc()  # to the service's stderr: its log
-        messages.put(("failed", f"training failed: {type(exc).__name__}: {exc}"))
+        messages.put(("failed", failure_message(exc)))
     finally:
         messages.close()
         messages.join_thread()

@@ -315,3 +315,16 @@ def test_an_xml_feed_or_json_records_upload_as_the_items(admin, v1):
     nameless = b'<rss><channel><item><ref>1</ref><label>Chair</label></item></channel></rss>'
     r = c.post("/admin/train", files={"items": ("feed.xml", nameless)}, headers=AUTH)
     assert r.status_code == 422 and "missing required columns 'item_id', 'title'" in r.json()["message"], r.text
+
+
+def test_a_job_that_lost_its_store_says_so_without_its_address():
+    """A retrain reading events from a PostgreSQL that went away failed with the driver's own
+    message, which names the database's host and port; it now says the store was unavailable."""
+    import sqlalchemy.exc as sa_exc
+
+    from api.jobs import failure_message
+
+    driver = Exception('connection to server at "10.1.2.3", port 5433 failed: Connection refused')
+    said = failure_message(sa_exc.OperationalError("SELECT 1", None, driver))
+    assert "store was unavailable" in said and "10.1.2.3" not in said and "5433" not in said
+    assert failure_message(ValueError("bad cell")) == "training failed: ValueError: bad cell"
