@@ -306,6 +306,8 @@ class ItemOut(_Out):
 
 class ItemDetailOut(ItemOut):
     model_version: str
+    description: str | None = Field(None, description="the item's description as the catalogue gave it "
+                                    "(its `description` and free-text columns); null when it has none")
 
 
 class RankedItemOut(ItemOut):

@@ -215,6 +215,8 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
         "numbers": {k: [None if math.isnan(x) else x for x in v.tolist()] for k, v in cat.numbers.items()},
         "aliases": cat.aliases,  # a variant's id -> its product's
     }
+    if cat.descriptions is not None:  # a product page's text; none in a catalogue without any
+        catalog_json["descriptions"] = cat.descriptions
     _write_json(folder / "catalog.json", catalog_json)
     _write_json(folder / "words.json", fz.words.to_json())
     _keep_items_file(folder, manifest)
@@ -412,6 +414,7 @@ def load_version(path: str | Path) -> Recommender:
         numbers={k: np.array([np.nan if x is None else x for x in v], dtype=float)
                  for k, v in catalog_json.get("numbers", {}).items()},
         aliases=catalog_json.get("aliases", {}),  # absent from a version saved before them
+        descriptions=catalog_json.get("descriptions"),  # absent: none, or saved before them
     )
     words = WordTable.from_json(words_json)
     exact = {f: csr[f"exact.{f}"] for f in cfg.facets}
@@ -724,7 +727,7 @@ def _check_catalog(folder: Path, c: object, cfg: ModelConfig) -> tuple[int, dict
         if key not in c:
             raise bad(f"no '{key}'")
     ids = c["item_ids"]
-    for key in ("item_ids", "titles", "texts"):
+    for key in ("item_ids", "titles", "texts") + (("descriptions",) if "descriptions" in c else ()):
         if not _strings(c[key]):
             raise bad(f"'{key}' must be a list of strings")
         if len(c[key]) != len(ids):

@@ -290,6 +290,9 @@ class Catalog:
     # product export, folded into its product), so that an event, a judgment or a product page
     # that names the variant finds the product; a version keeps them
     aliases: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # each item's description as read (`_descriptions`: its description and free-text columns),
+    # for a product page; None when the catalogue has none (or a version saved before them)
+    descriptions: list[str] | None = field(default=None, repr=False, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _label_views: list[tuple[str, memoryview, memoryview, list[str]]] = field(
@@ -692,6 +695,7 @@ class _CatalogBuilder:
             numbers=self.numbers,
             spec_items=spec_items,
             number_words={k: dict(c.most_common()) for k, c in self.number_words.items()},
+            descriptions=self.descriptions,
         )
 
     def _add_column(self, column: str, paths: re.Pattern[str] | None = None) -> None:

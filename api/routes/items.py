@@ -14,5 +14,7 @@ async def get_item(item_id: ItemId, rec: ModelDep) -> dict:
     """One catalogue item of the served model and its attributes per facet."""
     item_id = rec.catalog.canonical(item_id)  # a variant's SKU: its product
     idx = rec.catalog.idx(item_id)  # UnknownItemError -> 404
+    descriptions = rec.catalog.descriptions
     return {"item_id": item_id, "title": rec.catalog.titles[idx],
-            "attributes": rec.catalog.attribute_labels(idx), "model_version": rec.version}
+            "attributes": rec.catalog.attribute_labels(idx), "model_version": rec.version,
+            "description": (descriptions[idx] or None) if descriptions is not None else None}

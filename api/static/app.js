@@ -561,10 +561,10 @@
     const ctl = state.explainCtl = new AbortController();
     try {
       if (!explaining()) { // the shopper's view: the item's attributes and why it is listed
-        const ranked = state.items.find((it) => it.item_id === itemId)
-          || await api(`/items/${encodeURIComponent(itemId)}`, undefined, ctl.signal);
+        // the item's page: its description is the catalogue's (GET /items/{id}), not the ranking's
+        const item = await api(`/items/${encodeURIComponent(itemId)}`, undefined, ctl.signal);
         if (ctl !== state.explainCtl) return;
-        renderShopperDetail(ranked);
+        renderShopperDetail(state.items.find((it) => it.item_id === itemId) || item, item.description);
         loadSimilar(itemId);
         panel.dataset.state = "ready";
         panel.dataset.itemId = itemId;
@@ -665,7 +665,7 @@
     return `Scored mostly for ${headName(best.head)}: '${data.tokens[top.t]}' matched ${label(best.attributes[top.m])}`;
   }
 
-  function renderShopperDetail(item) {
+  function renderShopperDetail(item, description) {
     $("#detail-title").textContent = item.title || item.item_id;
     learnLabels(Object.values(item.attributes || {}).flat());
     const labels = attributeLabels(item);
@@ -673,6 +673,7 @@
     $("#detail-body").replaceChildren(
       reason ? el("p", { class: "summary detail-summary" }, reason) : "",
       labels.length ? el("ul", { class: "attr-list" }, labels.map((l) => el("li", {}, l))) : "",
+      description ? el("p", { class: "description" }, description) : "",
       el("p", { class: "item-id" }, `Item ${item.item_id}`));
   }
 

@@ -257,3 +257,31 @@ def test_a_forced_retrain_keeps_catalogue_changes_made_while_it_trained(tmp_path
         assert client.get(f"/items/{NEW['item_id']}").status_code == 200
         assert client.get(f"/items/{gone}").status_code == 404
         assert current_version(artifacts) != job["version"]
+
+
+def test_an_items_description_is_kept_by_its_version_and_its_revisions(tmp_path, data_dir):
+    """GET /items/{id} answers the description the catalogue gave (its `description` column),
+    null for an item without one; a saved version keeps it, and so does a catalogue revision."""
+    import pandas as pd
+
+    from training.config import TrainConfig
+    from training.train import TrainInputs, train
+
+    said = "Hand-dyed linen.\nMachine washable at 30 degrees."
+    pd.DataFrame({"item_id": ["A", "B", "C"], "title": ["Linen dress", "Wool scarf", "Silk tie"],
+                  "color": ["red", "green", "blue"], "description": [said, "", "A narrow tie."]}
+                 ).to_csv(tmp_path / "items.csv", index=False)
+    version = train(TrainInputs(tmp_path / "items.csv", None), tmp_path / "made", TrainConfig(epochs=1)).version_dir
+    assert load_version(version).catalog.descriptions == [said, "", "A narrow tie."]
+    artifacts = make_artifacts(tmp_path / "artifacts", version)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN)
+    with TestClient(create_app(settings)) as client:
+        wait_ready(client)
+        assert client.get("/items/A").json()["description"] == said
+        assert client.get("/items/B").json()["description"] is None
+        r = client.put("/admin/items", json={"items": [{"item_id": "D", "title": "Cotton shirt",
+                                                        "description": "Pressed and folded."}]}, headers=AUTH)
+        assert r.status_code == 200, r.text
+        assert client.get("/items/D").json()["description"] == "Pressed and folded."
+        wait_ready(client)
+        assert client.get("/items/A").json()["description"] == said

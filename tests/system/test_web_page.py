@@ -42,6 +42,7 @@ from tests.live_server import RECSYS, clean_env, free_port, stop, wait_ready
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 QUERY = "red casual cotton dress"
+LAMP_TEXT = "A steady reading light with a weighted base and a switch on its cord."
 EXPLAIN = "view=explain&"  # the merchandiser's view, in the URL
 WIDTHS = {"phone": {"width": 375, "height": 812}, "desktop": {"width": 1280, "height": 900}}
 # the first answers of a server just started, on a loaded machine, took over httpx's 5 s default
@@ -667,6 +668,7 @@ def charger_url(module_tmp) -> Iterator[str]:
     from training.start import untrained_recommender
 
     items, clicks = charger_shop()
+    items["description"] = [LAMP_TEXT if i.startswith("L") else "" for i in items["item_id"]]  # lamps' alone
     cat = Catalog.build(items)
     n = len(clicks)
     interactions = pd.DataFrame({"query": clicks["query"], "item_idx": [cat.idx(i) for i in clicks["item_id"]],
@@ -674,6 +676,17 @@ def charger_url(module_tmp) -> Iterator[str]:
     version = save_version(untrained_recommender(cat, interactions, TrainConfig()), module_tmp / "chargers", {})
     with _serving(version, module_tmp / "chargers.log") as base:
         yield base
+
+
+def test_an_open_product_shows_its_description(browser, charger_url):
+    with _at_width(browser, charger_url, "desktop") as page:
+        page.goto("/?q=lamp&item=L2")
+        _wait_results(page)
+        _wait_detail(page, "L2")
+        expect(page.locator("#detail .description")).to_have_text(LAMP_TEXT)
+        page.goto("/?q=charger&item=C0")  # a product with none shows none
+        _wait_detail(page, "C0")
+        expect(page.locator("#detail .description")).to_have_count(0)
 
 
 def test_the_shoppers_reason_says_what_drew_an_item_that_does_not_say_the_word(browser, charger_url):
