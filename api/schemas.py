@@ -797,7 +797,8 @@ SCORING_RESPONSES = error_responses(400, 404, 413, 422, 500, 503)
 
 SynonymName = Annotated[str, Field(pattern=r"^[\w.\-]{1,64}$", description="1-64 letters, digits, '.', "
                                    "'_' or '-' (by default the synonym's first word)", examples=["navy"])]
-SynonymWord = Annotated[str, Field(min_length=1, max_length=128)]
+# a NUL or a lone surrogate is refused, as in a `line` (it was cleaned out silently)
+SynonymWord = Annotated[StoredText, Field(min_length=1, max_length=128)]
 
 
 class SynonymBody(_Request):

@@ -116,6 +116,8 @@ def test_a_synonym_the_catalogue_cannot_use_is_stored_with_a_warning(shop):
     ({"line": "navy => blue", "words": ["x1"]}, ["body", "synonyms", 1, "line"]),
     ({"name": "bad name!", "line": "navy => blue"}, ["body", "synonyms", 1, "name"]),
     ({"words": ["navy"], "to": ["a b c d e"]}, ["body", "synonyms", 1, "to", 0]),
+    ({"words": ["navy\u0000", "marine"]}, ["body", "synonyms", 1, "words", 0]),  # as in a line
+    ({"words": ["navy"], "to": ["bl\u0000ue"]}, ["body", "synonyms", 1, "to", 0]),
 ])
 def test_bad_input_is_a_422_naming_the_field_and_nothing_is_stored(shop, body, field):
     r = shop.post("/admin/synonyms", json={"synonyms": [{"line": "sofa, couch"}, body]}, headers=AUTH)
