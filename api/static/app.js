@@ -77,10 +77,16 @@
    * a label without a key is its value, after its facet's name when given ("red", "Color: red"). */
   function label(text, facet) {
     const s = String(text);
-    const i = s.indexOf(":");
     if (s.startsWith("(")) return s; // "(no match)"
-    if (i <= 0) return facet ? `${headName(facet)}: ${s.replace(/_/g, " ")}` : s.replace(/_/g, " ");
-    return `${capital(keyWords(s.slice(0, i)))}: ${s.slice(i + 1).replace(/_/g, " ")}`;
+    const [key, value] = keyValue(s);
+    if (key === null) return facet ? `${headName(facet)}: ${value.replace(/_/g, " ")}` : value.replace(/_/g, " ");
+    return `${capital(keyWords(key))}: ${value.replace(/_/g, " ")}`;
+  }
+  /** "title:drill" -> ["title", "drill"]; a label without a key -> [null, the label]. */
+  function keyValue(text) {
+    const s = String(text);
+    const i = s.indexOf(":");
+    return i <= 0 ? [null, s] : [s.slice(0, i), s.slice(i + 1)];
   }
   function headName(head) { return capital(keyWords(head)); }
   // Labels seen in answers, so that the API's sentences can say them in words as well
@@ -441,8 +447,8 @@
     const typed = (state.shown && Array.isArray(state.shown.tokens)) ? state.shown.tokens : [];
     const order = (w) => { const i = typed.indexOf(w); return i < 0 ? typed.length : i; };
     return withWhere(parts.map((p) => {
-      const [key, value] = p.label.split(/:(.*)/s);
-      return SAID_IN.includes(key) && value !== undefined && value.replace(/_/g, " ").toLowerCase() === p.token.toLowerCase()
+      const [key, value] = keyValue(p.label);
+      return SAID_IN.includes(key) && value.replace(/_/g, " ").toLowerCase() === p.token.toLowerCase()
         ? { where: key, word: p.token } : `“${p.token}” → ${label(p.label, p.head)}`;
     }), "; ", order);
   }
@@ -616,13 +622,13 @@
     const shared = [];
     for (const h of (item.explanation && item.explanation.heads) || []) {
       for (const m of h.matches) {
-        if (m.weight >= 0.5 && !shared.some((x) => x.attribute === m.attribute)) shared.push({ ...m, head: h.head });
+        if (m.weight >= STRONG && !shared.some((x) => x.attribute === m.attribute)) shared.push({ ...m, head: h.head });
       }
     }
     // a title's or description's word is said as the word, with where ("“bifold” in the title")
     return withWhere(shared.slice(0, 3).map((m) => {
-      const [key, value] = String(m.attribute).split(/:(.*)/s);
-      return SAID_IN.includes(key) && value !== undefined ? { where: key, word: value.replace(/_/g, " ") }
+      const [key, value] = keyValue(m.attribute);
+      return SAID_IN.includes(key) ? { where: key, word: value.replace(/_/g, " ") }
         : label(m.attribute, m.head);
     }), ", ");
   }
