@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from recsys.artifact import TempDir, hold_lock
-from recsys.promotion import catalogue_changed, decide, same_catalogue
+from recsys.promotion import decide_after_training
 from store.db import Database, unavailable
 from store.records import (
     cancel_job_row,
@@ -465,16 +465,9 @@ class JobManager:
             with self.versions.changing():
                 self.versions.follow_pointer()
                 now = self.versions.current
-                moved = now if now is not None and now.version != served_version else None
-                if moved is not None and not job.spec.force:
-                    decision = decide(version, result["manifest"], moved.version, moved.manifest)  # not replayed
-                elif moved is not None and served_version is not None and served_manifest is not None \
-                        and not same_catalogue(moved.manifest, served_manifest):
-                    # forced, but the catalogue was changed meanwhile: serving it would undo that
-                    decision = catalogue_changed(version, served_version, moved.version)
-                else:
-                    decision = decide(version, result["manifest"], served_version, served_manifest,
-                                      force=job.spec.force)
+                decision = decide_after_training(version, result["manifest"], served_version, served_manifest,
+                                                 now.version if now is not None else None,
+                                                 now.manifest if now is not None else None, force=job.spec.force)
                 if decision.activate:
                     self.versions.activate(version, reason=f"job {job.id}: {decision.reason}")
         except Exception as exc:

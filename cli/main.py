@@ -356,18 +356,22 @@ def _current_dir(artifacts: Path) -> Path | None:
 
 
 def _activate_if_allowed(artifacts: Path, served: Path | None, result, force: bool):
-    """The same rule as the service's retrains (recsys/promotion.py): the new version becomes
-    current on its own only when it was evaluated on the served one's data and is not worse
-    there; a server watching the folder follows `current`, so a run on another catalogue must
-    not replace what it serves without --activate."""
+    """The same rule as the service's retrains (`recsys.promotion.decide_after_training`): the
+    new version becomes current on its own only when it was evaluated on the served one's data
+    and is not worse there; a server watching the folder follows `current`, so a run on another
+    catalogue must not replace what it serves without --activate, and when a server of this
+    folder changed its catalogue while this trained, not even with it (that would undo changes
+    it acknowledged)."""
     from recsys.artifact import read_manifest, set_current
-    from recsys.promotion import decide
+    from recsys.promotion import decide_after_training
 
     name = result.version_dir.name
     served_manifest = read_manifest(served) if served is not None else None
-    decision = decide(name, result.manifest, served.name if served else None, served_manifest,
-                      force=force, hint=f"train with --activate, or POST /admin/versions/{name}/activate "
-                                        "to a server of this folder, serves it")
+    now = _current_dir(artifacts)  # moved meanwhile by a server's catalogue change, or another run
+    now_manifest = (served_manifest if now == served else read_manifest(now)) if now is not None else None
+    hint = f"train with --activate, or POST /admin/versions/{name}/activate to a server of this folder, serves it"
+    decision = decide_after_training(name, result.manifest, served.name if served else None, served_manifest,
+                                     now.name if now else None, now_manifest, force=force, hint=hint)
     if decision.activate:
         set_current(artifacts, name)
     return decision

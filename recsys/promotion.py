@@ -46,11 +46,29 @@ def catalogue_changed(new_version: str, started_with: str, served_version: str) 
     """Why a forced version is kept after all: the served catalogue changed while it trained
     (`started_with` was served when training began, `served_version` is now, on another
     catalogue), and serving it would undo changes that were acknowledged meanwhile. `force`
-    overrides the comparison of quality, never a shop's later catalogue changes."""
+    overrides the comparison of quality, never a shop's later catalogue changes (a server
+    moved what is served, so its admin API is the way to serve this one anyway)."""
     return Decision(False, f"kept, not served: the served catalogue changed while it trained "
                            f"({started_with} -> {served_version}), and serving it would undo those "
                            f"changes; retrain to include them, or POST /admin/versions/"
                            f"{new_version}/activate?force=true serves it as it is")
+
+
+def decide_after_training(new_version: str, new: dict[str, Any], started_version: str | None,
+                          started: dict[str, Any] | None, now_version: str | None, now: dict[str, Any] | None,
+                          force: bool = False, hint: str | None = None) -> Decision:
+    """`decide` for a version that trained while something else could move what is served
+    (a retrain job, `recsys train`): `started_version` was served when training began (what it
+    replayed), `now_version` is served now. Compared with the version it was replayed on; when
+    the served one moved meanwhile, compared with that (and so kept: it was not replayed on it),
+    and even a forced one is kept when the move changed the catalogue (`catalogue_changed`)."""
+    moved = now_version is not None and now_version != started_version
+    if moved and not force:
+        return decide(new_version, new, now_version, now, hint=hint)
+    if moved and started_version is not None and started is not None and now is not None \
+            and not same_catalogue(now, started):
+        return catalogue_changed(new_version, started_version, str(now_version))
+    return decide(new_version, new, started_version, started, force=force, hint=hint)
 
 
 def ndcg(report: dict[str, Any] | None) -> float | None:

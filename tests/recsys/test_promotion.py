@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recsys.promotion import decide, plain_summary, same_catalogue
+from recsys.promotion import decide, decide_after_training, plain_summary, same_catalogue
 
 SCHEMA = {"columns": {}, "rename": {}, "missing": [], "lexicon": {}}
 
@@ -147,3 +147,35 @@ def test_a_version_with_no_searches_held_out_does_not_replace_the_served_one():
     assert not decision.activate
     assert decision.reason.startswith("kept, not served: no searches were held out to compare it "
                                       "with the served v1"), decision.reason
+
+
+# ---- a version that trained while the served one could move (retrain jobs, `recsys train`) ----
+
+REVISED = manifest("sha256:ccc", rows=401)  # the served catalogue after a change made meanwhile
+
+
+def test_nothing_moved_is_decided_on_the_version_it_was_replayed_on():
+    new = manifest(held_out=0.6, replayed=replay(0.5))
+    d = decide_after_training("v2", new, "v1", SERVED, "v1", SERVED)
+    assert d.activate and d.reason.startswith("activated: ndcg@10 0.6000")
+
+
+def test_a_move_meanwhile_keeps_it_as_not_compared_with_what_is_served_now():
+    new = manifest(held_out=0.6, replayed=replay(0.5))
+    d = decide_after_training("v3", new, "v1", SERVED, "v2", REVISED)
+    assert not d.activate
+    assert d.reason.startswith("kept, not served: trained on another catalogue") and "the served v2" in d.reason
+
+
+def test_forced_is_kept_when_the_catalogue_changed_meanwhile():
+    new = manifest(held_out=0.6)
+    d = decide_after_training("v3", new, "v1", SERVED, "v2", REVISED, force=True)
+    assert not d.activate
+    assert d.reason.startswith("kept, not served: the served catalogue changed while it trained (v1 -> v2)")
+    assert "POST /admin/versions/v3/activate?force=true" in d.reason
+
+
+def test_forced_is_activated_when_the_move_kept_the_catalogue():
+    again = manifest(held_out=0.7)  # another version of the same catalogue (a retrain served meanwhile)
+    d = decide_after_training("v3", manifest(held_out=0.2), "v1", SERVED, "v2", again, force=True)
+    assert d.activate and d.reason == "activated: forced"
