@@ -33,7 +33,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .errors import InputError, UnknownItemError
-from .facets import DESCRIPTION, FACETS, TITLE, facet_for_column
+from .facets import DESCRIPTION, FACETS, TITLE, WORDS_FACET, facet_for_column
 from .gc_pause import paused_gc
 from .io.bookkeeping import is_bookkeeping_column
 from .io.headers import is_code_column, normalized
@@ -513,13 +513,25 @@ class Catalog:
 
     def listed_values(self, key: str) -> list[str]:
         """The values a listing of filter `key` shows (facet counts), sorted: `filter_values(key)`,
-        but a facet's name that is also its own column's key lists that column's values alone. A
-        filter on `quality` still selects the whole facet, but the shop's `quality` column is
-        what its listing is: the `rating` bands the facet also holds are listed under `rating`."""
+        but a facet's name lists its own values (`own_listing`) when it has any."""
+        listed = self.own_listing(key) or self.filter_attributes(key)
+        return sorted({self.vocab[f][a].shown for f, a in listed})
+
+    def own_listing(self, key: str) -> list[tuple[str, int]]:
+        """(facet, attribute) a facet's name lists as its own: its own column's values (a filter
+        on `quality` selects the whole facet, but the shop's `quality` column is what its listing
+        is: the `rating` bands the facet also holds are listed under `rating`), else, but for
+        the facet of the text's words (`WORDS_FACET`), the values the lexicon read out of the
+        titles and descriptions (colours a catalogue names only in its titles). Empty for a key
+        that is no facet's name, or a facet with neither."""
         name = self.filter_key(key) or key.strip().lower()
+        if name not in self.facets:
+            return []
         attrs = self.filter_attributes(key)
         own = [(f, a) for f, a in attrs if self.vocab[f][a].key.lstrip("#") == name]
-        return sorted({self.vocab[f][a].shown for f, a in (own if name in self.facets and own else attrs)})
+        if not own and name != WORDS_FACET:
+            own = [(f, a) for f, a in attrs if self.vocab[f][a].key in (TITLE, DESCRIPTION)]
+        return own
 
     def unknown_filter_values(self, filters: Mapping[str, FilterValues]) -> list[tuple[str, str]]:
         """(key, value) of the filter values that select no attribute (ranges are not values)."""
@@ -827,11 +839,11 @@ class _CatalogBuilder:
                 self._claim_occurrences(f, extracted, left_title, left_desc)
             for w, k in in_title:
                 if left_title[k] > 0:
-                    self.add(i, Attribute("other", TITLE, w, (left_title[k], left_desc[k])))
+                    self.add(i, Attribute(WORDS_FACET, TITLE, w, (left_title[k], left_desc[k])))
                     left_title[k] = left_desc[k] = 0
             for w, k in in_desc:
                 if left_desc[k] > 0:
-                    self.add(i, Attribute("other", DESCRIPTION, w, (0, left_desc[k])))
+                    self.add(i, Attribute(WORDS_FACET, DESCRIPTION, w, (0, left_desc[k])))
                     left_desc[k] = 0
         return texts
 

@@ -134,8 +134,8 @@ class FacetCounter:
 
     def default_keys(self) -> list[str]:
         """The keys `facet_counts: true` counts: every filter key but the text's words, and but a
-        facet's name when none of its attributes comes from a key of that name (the `other`
-        facet: its values are listed under their own keys, category, brand, ...)."""
+        facet's name that lists nothing of its own (`Catalog.own_listing`: the `other` facet,
+        whose values are listed under their own keys, category, brand, ...)."""
         if self._default_keys is not None:
             return self._default_keys
         c = self.catalog
@@ -143,7 +143,7 @@ class FacetCounter:
         for key in sorted(c.filter_keys()):
             if key in TEXT_KEYS:
                 continue
-            if key in c.facets and all(c.vocab[f][a].key.lstrip("#") != key for f, a in c.filter_attributes(key)):
+            if key in c.facets and not c.own_listing(key):
                 continue
             keys.append(key)
         self._default_keys = keys

@@ -15,6 +15,9 @@ from collections.abc import Mapping, Sequence
 from .errors import InputError
 
 FACETS: tuple[str, ...] = ("quality", "color", "style", "other")
+# the facet the text's own words feed (keys "title" and "description"), and every column no other
+# facet's name claims: every catalogue has it
+WORDS_FACET = "other"
 
 # The items contract's text columns. Their names are also the keys of the attributes read out of
 # them (`title:acme` in `other`; a colour the lexicon finds in a description has key "description"):
@@ -49,7 +52,7 @@ def facet_for_column(name: str, overrides: Mapping[str, str] | None = None) -> s
         return "style"
     if any(q in key for q in _QUALITY_NAMES):
         return "quality"
-    return "other"
+    return WORDS_FACET
 
 
 def facet_name_problem(name: str, taken: Sequence[str]) -> str | None:

@@ -269,3 +269,32 @@ def test_a_facets_own_column_lists_its_values_alone():
     assert counts["quality"] == {"premium": 4, "budget": 4, "standard": 4}
     assert sum(counts["rating"].values()) == n and not set(counts["rating"]) & set(counts["quality"])
     assert rec.facet_counts("dress", filters={"quality": ["premium"]}).matching == 4
+
+
+def test_colours_named_only_in_titles_are_listed_as_the_colour_facet():
+    """A catalogue with no colour column whose titles name colours (CrowdFlower's shape): the
+    lexicon reads them into the colour facet (keys "title", "description"), and `color` is listed
+    with them, each counted as a filter on it selects; the quality facet's `rating` bands stay
+    `rating`'s alone, and the text's own words (`other`) are no listing."""
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from training.config import TrainConfig
+    from training.start import untrained_recommender
+
+    titles = ["Crimson Cotton Dress", "Navy Blue Linen Dress", "Red Maxi Dress", "Plain Dress",
+              "Black Party Dress", "Dress with pockets"]
+    items = pd.DataFrame({"item_id": [f"I{i}" for i in range(6)], "title": titles,
+                          "description": ["", "", "", "a dress in jet black", "", ""],
+                          "rating": ["4.5", "3.0", "4.0", "2.5", "5.0", "3.5"]})
+    catalog = Catalog.build(items)
+    assert {a.key for a in catalog.vocab["color"]} <= {"title", "description"}  # read out of the text
+    rec = untrained_recommender(catalog, pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []}),
+                                TrainConfig())
+    keys = rec.facet_counter.default_keys()
+    assert "color" in keys and "other" not in keys and "quality" not in keys and "rating" in keys
+    matching, counts = _counts(rec, "dress")
+    assert matching == 6
+    assert counts["color"] == {"red": 2, "blue": 1, "black": 2}  # crimson is red; jet black in a description
+    for value, n in counts["color"].items():
+        assert rec.facet_counts("dress", filters={"color": [value]}).matching == n
