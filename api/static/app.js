@@ -476,7 +476,25 @@
   // title's and the description's words are left out: the title says them)
   const attributeLabels = (item) => Object.entries(item.attributes || {})
     .flatMap(([facet, labels]) => labels.filter((l) => !/^(title|description):/.test(l)).map((l) => label(l, facet)));
-  const attributeLine = (item, limit = 6) => attributeLabels(item).slice(0, limit).join(" · ");
+  // "Color: red, black · Style: sporty": each key said once, its values after it, none twice
+  function attributeLine(item, limit = 6) {
+    const byKey = new Map();
+    for (const shown of attributeLabels(item)) {
+      const i = shown.indexOf(": ");
+      const [key, value] = i > 0 ? [shown.slice(0, i), shown.slice(i + 2)] : ["", shown];
+      if (!byKey.has(key)) byKey.set(key, new Set());
+      byKey.get(key).add(value);
+    }
+    let room = limit;
+    const parts = [];
+    for (const [key, values] of byKey) {
+      const kept = [...values].slice(0, room);
+      if (!kept.length) break;
+      room -= kept.length;
+      parts.push(key ? `${key}: ${kept.join(", ")}` : kept.join(", "));
+    }
+    return parts.join(" · ");
+  }
 
   function contributionBar(item) {
     const by = contributions(item);
@@ -954,7 +972,7 @@
   }
 
   // the page's own words, for the browser test: the one label function the page uses
-  window.recsysPage = Object.freeze({ label, headName });
+  window.recsysPage = Object.freeze({ label, headName, attributeLine });
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

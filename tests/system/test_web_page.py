@@ -430,6 +430,25 @@ def test_facet_keys_are_one_row_that_opens_a_keys_values(browser, base_url, widt
         expect(group.locator(f"button[data-value='{picked}']")).to_have_attribute("aria-pressed", "true")
 
 
+def test_results_take_the_width_until_a_product_opens(browser, base_url):
+    """At a desktop's width the results stand as cards side by side while nothing is open; an
+    open product takes the right-hand column and the results become one column beside it."""
+    with _at_width(browser, base_url, "desktop") as page:
+        page.goto(f"/?q={QUERY}")
+        _wait_results(page)
+        cards = page.locator("#results .result")
+        boxes = [cards.nth(i).bounding_box() for i in range(3)]
+        assert boxes[0]["y"] == boxes[1]["y"] and boxes[1]["x"] > boxes[0]["x"] + boxes[0]["width"], boxes
+        _open_first(page)
+        detail = page.locator("#detail").bounding_box()
+        first, second = cards.nth(0).bounding_box(), cards.nth(1).bounding_box()
+        assert second["y"] > first["y"] and abs(second["x"] - first["x"]) < 1
+        assert detail["x"] >= first["x"] + first["width"]
+        page.locator("#detail button.close").click()
+        expect(page.locator("#detail")).to_be_hidden()
+        assert cards.nth(1).bounding_box()["y"] == cards.nth(0).bounding_box()["y"]
+
+
 @pytest.fixture(scope="module")
 def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
     """The service over a copy of the model whose store holds two rules (issue 31): red items
@@ -801,6 +820,11 @@ def test_attribute_keys_are_said_in_words(browser, base_url, width):
         # a spec key a yes affirmed (`recsys.catalog.spec_pairs`): the API says yes
         assert said == ["Category: dress", "Rating: 4.4+", "Price: 37-56", "Base colour: navy blue",
                         "Product type: cordless drill", "red", "Bluetooth enabled: yes", "Wi-fi built-in: yes"]
+        # a result's line says each key once, its values after it, none twice, the text's words left out
+        line = page.evaluate("""() => window.recsysPage.attributeLine({attributes: {
+            style: ['sporty', 'casual'], color: ['red', 'red', 'black'],
+            other: ['material:cotton', 'title:shirt', 'description:soft']}})""")
+        assert line == "Style: sporty, casual · Color: red, black · Material: cotton"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
