@@ -522,15 +522,17 @@ class Catalog:
         on `quality` selects the whole facet, but the shop's `quality` column is what its listing
         is: the `rating` bands the facet also holds are listed under `rating`), else, but for
         the facet of the text's words (`WORDS_FACET`), the values the lexicon read out of the
-        titles and descriptions (colours a catalogue names only in its titles). Empty for a key
-        that is no facet's name, or a facet with neither."""
+        titles and descriptions when they are all it has (colours a catalogue names only in its
+        titles; beside a `baseColour` column, whose values are listed under its own key, the few
+        read out of titles are no listing). Empty for a key that is no facet's name, or a facet
+        with neither."""
         name = self.filter_key(key) or key.strip().lower()
         if name not in self.facets:
             return []
         attrs = self.filter_attributes(key)
         own = [(f, a) for f, a in attrs if self.vocab[f][a].key.lstrip("#") == name]
-        if not own and name != WORDS_FACET:
-            own = [(f, a) for f, a in attrs if self.vocab[f][a].key in (TITLE, DESCRIPTION)]
+        if not own and name != WORDS_FACET and all(self.vocab[f][a].key in (TITLE, DESCRIPTION) for f, a in attrs):
+            return attrs
         return own
 
     def unknown_filter_values(self, filters: Mapping[str, FilterValues]) -> list[tuple[str, str]]:

@@ -298,3 +298,23 @@ def test_colours_named_only_in_titles_are_listed_as_the_colour_facet():
     assert counts["color"] == {"red": 2, "blue": 1, "black": 2}  # crimson is red; jet black in a description
     for value, n in counts["color"].items():
         assert rec.facet_counts("dress", filters={"color": [value]}).matching == n
+
+
+def test_colours_read_from_titles_beside_a_colour_column_of_another_name_are_no_listing():
+    """Fashion's shape: a `baseColour` column fills the colour facet, listed under its own key;
+    the few colours the lexicon reads out of titles of items without one do not make a second,
+    partial `color` listing."""
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from training.config import TrainConfig
+    from training.start import untrained_recommender
+
+    items = pd.DataFrame({"item_id": ["I0", "I1", "I2"], "title": ["Shirt", "Crimson Shirt", "Shirt"],
+                          "baseColour": ["Navy Blue", "", "White"]})
+    catalog = Catalog.build(items)
+    assert {a.key for a in catalog.vocab["color"]} == {"basecolour", "title"}
+    rec = untrained_recommender(catalog, pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []}),
+                                TrainConfig())
+    keys = rec.facet_counter.default_keys()
+    assert "basecolour" in keys and "color" not in keys
