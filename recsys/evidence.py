@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from .catalog import Catalog
 from .formula import bm25_idf, covered, is_phrase, partial_share, partial_worth
-from .index.kernels import compiled
+from .kernels import compiled
 from .model_config import ModelOptions
 from .words import WordTable, query_tokens
 

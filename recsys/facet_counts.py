@@ -30,9 +30,9 @@ import scipy.sparse as sp
 from .catalog import Catalog, FilterValues
 from .errors import InputError
 from .facets import DESCRIPTION, TITLE
-from .index.kernels import Kernels
 from .index.query import CACHE_BYTES, QueryState
 from .index.scoring import ScoringIndex
+from .kernels import Kernels
 from .lru import WordCache
 from .query_match import QueryMatches, clear_items, count_items, pack_items
 

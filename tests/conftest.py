@@ -58,7 +58,7 @@ def pytest_sessionstart(session):
     server that scored before one of them had written it compiled all kernels again (28 s of
     CPU each on a 2-core machine, 4 December 2026); afterwards each loads them from the cache (1.5 s)."""
     if not hasattr(session.config, "workerinput"):
-        from recsys.index.kernels import compiled
+        from recsys.kernels import compiled
 
         compiled()
 

@@ -2,6 +2,7 @@
 
 `scoring.ScoringIndex` precomputes the item side (`attribute_sets`), scores a query against every
 facet's vocabulary (`query`), merges facets into groups and takes the exact pruned top-k
-(`topk`); `kernels` are the numba versions of the same computations. The logit formula they all
-share is `recsys/formula.py`; the reference implementation is the model (`recsys/model.py`).
+(`topk`); `recsys/kernels.py` holds the numba versions of the same computations (beside this
+package: the lexical start's evidence compiles with them too). The logit formula they all share
+is `recsys/formula.py`; the reference implementation is the model (`recsys/model.py`).
 """

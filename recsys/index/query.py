@@ -19,11 +19,11 @@ import torch
 
 from ..encoding import Featurizer
 from ..formula import ASSOC, EXACT, N_KINDS, NEAR, covered, logit_evidence, unlinked, value_share
+from ..kernels import Kernels
 from ..lru import WordCache
 from ..model import FacetScorer
 from ..synonyms import SynonymBook
 from ..words import QueryToken
-from .kernels import Kernels
 
 CACHE_BYTES = 32 << 20  # bound of each per-word cache of an index (rows of floats per word)
 

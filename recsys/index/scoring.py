@@ -27,7 +27,7 @@ coupled to, when it is) with their sums into the groups' tables (`word_parts`); 
 sum of the query words' cached table parts plus the prior's. Head weights other than 1 are
 applied per set before the tables are built.
 
-What runs per query is compiled with numba (`recsys.index.kernels`: a numpy call on arrays this small is
+What runs per query is compiled with numba (`recsys.kernels`: a numpy call on arrays this small is
 mostly dispatch); the numpy code does the same, in the same order of operations, when numba cannot
 compile (`use_kernel = False` forces it; tests run both).
 """
@@ -39,11 +39,11 @@ from typing import cast
 import numpy as np
 
 from ..encoding import Featurizer
+from ..kernels import Kernels, compiled
 from ..lru import WordCache
 from ..model import FacetScorer
 from ..synonyms import SynonymBook
 from .attribute_sets import AttributeSets
-from .kernels import Kernels, compiled
 from .query import CACHE_BYTES, QueryState, QueryTables
 from .topk import GroupTables, ItemOffsets, _Group
 

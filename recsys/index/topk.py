@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kernels import Kernels
+from ..kernels import Kernels
 
 
 @dataclass

@@ -101,7 +101,7 @@ def test_recommend_serves_the_batched_explanations(planted_model):
 def test_compiled_pass_equals_the_numpy_pass(planted_model, query, head_weights):
     """`kernels._explain_pass` and `_explain_numpy` add the same floats in the same order: the
     explanations are equal, float for float and line for line."""
-    from recsys.index.kernels import compiled
+    from recsys.kernels import compiled
 
     if compiled() is None:
         pytest.skip("numba cannot compile here: the numpy pass is the only one")

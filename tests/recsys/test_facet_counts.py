@@ -16,7 +16,7 @@ import recsys.query_match as query_match
 from recsys.errors import InputError
 from recsys.explain import explain_items
 from recsys.facet_counts import FacetCount, FacetCounter, FacetValue, _joined, _key_table
-from recsys.index.kernels import compiled
+from recsys.kernels import compiled
 from recsys.query_match import count_items, pack_items, unpack_items
 from recsys.synonyms import SynonymBook, parse_synonyms
 from tests.planted import CATEGORIES, COLORS, STYLES

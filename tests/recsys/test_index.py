@@ -23,11 +23,11 @@ from recsys.catalog import Catalog
 from recsys.facets import FACETS
 from recsys.formula import EXACT, bm25_idf, partial_share
 from recsys.index.attribute_sets import _distinct_rows, _prefix_tree
-from recsys.index.kernels import compiled
 from recsys.index.query import QueryState
 from recsys.index.scoring import ScoringIndex
 from recsys.index.topk import fast_top_k
 from recsys.io.readers import read_items
+from recsys.kernels import compiled
 from recsys.lru import WordCache
 from recsys.model_config import ModelOptions
 from recsys.query_match import QueryMatches, count_items
@@ -580,7 +580,7 @@ def test_the_compiled_maximum_is_numpys():
     length around its lanes, the maximum planted at each position: the same float as max()."""
     if compiled() is None:
         pytest.skip("numba is not installed")
-    from recsys.index.kernels import _max_of
+    from recsys.kernels import _max_of
 
     rng = np.random.default_rng(6)
     for n in (1, 2, 7, 8, 9, 15, 16, 17, 100):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from recsys.index.kernels import compiled
+from recsys.kernels import compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json, sys
 from datetime import datetime, timezone
-from recsys.index import kernels as K
+from recsys import kernels as K
 K.compiled()
 names = [n for n in dir(K) if n.startswith("_") and hasattr(getattr(K, n), "signatures")]
 before = {n: list(getattr(K, n).signatures) for n in names}

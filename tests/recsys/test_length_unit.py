@@ -18,8 +18,8 @@ import pytest
 from recsys.catalog import Catalog
 from recsys.explain import explain_item, explain_items, head_attention
 from recsys.facets import FACETS
-from recsys.index.kernels import compiled
 from recsys.index.scoring import ScoringIndex
+from recsys.kernels import compiled
 from recsys.lexicon import LexiconConfig
 from recsys.model_config import ModelOptions
 from recsys.recommender import Recommender

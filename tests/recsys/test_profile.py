@@ -211,7 +211,7 @@ def test_the_history_reranks_the_querys_best_as_ranking_them_as_candidates_does(
     """`_rerank` scores the query's HISTORY_DEPTH best with the history words; the reference ranks
     the catalogue with them as `candidates` (the two passes it once made): the same items, order,
     ties and floats, on the compiled path and on numpy's."""
-    from recsys.index.kernels import compiled
+    from recsys.kernels import compiled
     from recsys.recommender import HISTORY_DEPTH
 
     if use_kernel and compiled() is None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from recsys.explain import additivity_gap
-from recsys.index.kernels import compiled
+from recsys.kernels import compiled
 from recsys.recommender import Recommender
 from recsys.rules import (
     Adjustments,

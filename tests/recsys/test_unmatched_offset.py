@@ -55,7 +55,7 @@ def test_the_index_scores_the_offset_as_the_reference_does(tmp_path):
 
 
 def test_the_compiled_offset_changes_the_same_cells_by_the_same_floats(tmp_path):
-    from recsys.index.kernels import compiled
+    from recsys.kernels import compiled
     kernels = compiled()
     if kernels is None:
         pytest.skip("numba cannot compile here: the numpy path alone serves")

@@ -6,7 +6,10 @@ Per query the index makes a handful of operations on arrays of a few hundred to 
 floats; numpy spends most of such a call in dispatch, so the steps that run on every query
 (logits, per-set ratios of new words, the groups' tables, the pruned top-k) are compiled loops,
 one call each. Arithmetic is float32 throughout and follows the numpy code's order of operations,
-so the two paths agree to float rounding (tests/recsys/test_index.py checks both).
+so the two paths agree to float rounding (tests/recsys/test_index.py checks both). The
+explanations, facet counts and the start's pair evidence (`recsys.evidence`) compile here too,
+which is why this module sits beside the index and not in it: in it, the index's package
+imported the evidence (through the featurizer) and the evidence the index's.
 
 Module-level functions, so that numba's on-disk cache serves them to every later process."""
 
@@ -19,7 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..formula import ASSOC, EXACT, LENGTH_LEVELS, LENGTH_STEPS, MIN_LENGTH_STEP, N_KINDS, NEAR
+from .formula import ASSOC, EXACT, LENGTH_LEVELS, LENGTH_STEPS, MIN_LENGTH_STEP, N_KINDS, NEAR
 
 try:
     import numba
@@ -72,7 +75,7 @@ def compiled() -> Kernels | None:
                                   _value_counts)
                 _warm_up(kernels)
             except Exception as exc:  # noqa: BLE001 - it cannot compile here: numpy does the work
-                warnings.warn(f"recsys.index.kernels: compiled scoring unavailable ({exc}); using numpy",
+                warnings.warn(f"recsys.kernels: compiled scoring unavailable ({exc}); using numpy",
                               stacklevel=2)
                 kernels = None
         _KERNELS.append(kernels)
