@@ -54,7 +54,8 @@ from store.records import (
 )
 
 from .errors import redact
-from .served_versions import ServedVersions, StoreOutage
+from .served_versions import ServedVersions
+from .store_outage import StoreOutage
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api.jobs")

@@ -44,11 +44,12 @@ from .routes import (
 from .routes import synonyms as synonyms_routes
 from .routes.page import STATIC
 from .rules import ServedRules
-from .served_versions import PointerWatcher, ServedVersions
-from .standby import Standby, StandbyLoader
+from .served_versions import ServedVersions
+from .standby import Standby
 from .suggestions import Suggestions
 from .synonyms import ServedSynonyms, read_synonyms
 from .telemetry import Telemetry
+from .watchers import PointerWatcher, StandbyLoader
 
 log = logging.getLogger("recsys.api")
 

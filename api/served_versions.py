@@ -22,13 +22,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import os
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from recsys.artifact import (
     VERSION_NAME,
@@ -43,8 +40,7 @@ from recsys.recommender import Recommender
 from store.db import CATALOGUE_LOCK, Database, HeldLock, unavailable
 from store.records import latest_activation, record_activation
 
-if TYPE_CHECKING:
-    from .standby import Standby
+from .standby import Standby, folder_signature
 
 log = logging.getLogger("recsys.api.model")
 # how long a change waits for the store's catalogue lock before it is a StoreError (a 503 with
@@ -183,7 +179,7 @@ class ServedVersions:
         try:
             return load_version(folder)
         except ArtifactError as exc:
-            self._refused[folder.name] = (_signature(folder), exc.public)
+            self._refused[folder.name] = (folder_signature(folder), exc.public)
             raise
 
     def mark_activations_seen(self) -> None:
@@ -366,7 +362,7 @@ class ServedVersions:
                 self._pointer_refused(f"current names {name}, which was refused: {exc.public}", str(exc))
                 return
             except Exception:
-                self._refused[name] = (_signature(self.artifacts_dir / name), "internal error")
+                self._refused[name] = (folder_signature(self.artifacts_dir / name), "internal error")
                 log.exception("new current version failed to load; still serving the old one")
                 return
             self.install(rec)
@@ -382,7 +378,7 @@ class ServedVersions:
     def refused(self, version: str) -> str | None:
         """Why `version` failed to load, unless its files changed since."""
         seen = self._refused.get(version)
-        if seen is None or seen[0] != _signature(self.artifacts_dir / version):
+        if seen is None or seen[0] != folder_signature(self.artifacts_dir / version):
             return None
         return seen[1]
 
@@ -399,14 +395,6 @@ class ServedVersions:
         return out
 
 
-def _signature(folder: Path) -> tuple:
-    """Size and modification time of the folder's files: changes when any is rewritten."""
-    try:
-        return tuple(sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(folder)))
-    except OSError:
-        return ()
-
-
 def freeze_heap() -> None:
     """Take everything alive now, above all the served model's catalogue (about 300k Python
     objects at 100k items), out of the cyclic garbage collector's reach. Otherwise every full
@@ -416,93 +404,3 @@ def freeze_heap() -> None:
     gc.unfreeze()
     gc.collect()
     gc.freeze()
-
-
-class PointerWatcher:
-    """Polls the artifacts' `current` pointer in a daemon thread until stopped; `followers`
-    run first at every poll (the running experiment, `api.experiments`).
-
-    The store being unavailable (its server down, the SQLite file locked: `store.db.unavailable`)
-    is an outage, not a bug: one warning when it starts, naming the error and saying the watcher
-    keeps trying, the polls quiet meanwhile (debug), and one info line when the store answers
-    again. The `current` pointer, in the artifacts folder, is followed all the same. Any other
-    error of a poll is logged with its traceback, every time."""
-
-    def __init__(self, versions: ServedVersions, interval_s: float,
-                 followers: Sequence[Callable[[], None]] = ()):
-        self.versions, self.interval_s, self.followers = versions, interval_s, tuple(followers)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pointer-watcher", daemon=True)
-        self.started = False
-        self.outage: StoreOutage = StoreOutage(log, "following the store", interval_s)
-
-    def start(self) -> None:
-        self.started = True
-        if self.interval_s > 0 and self.versions.pinned is None:
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.poll()
-
-    def poll(self) -> None:
-        """One look at the store (the followers, the newest activation), then at the pointer."""
-        store_ok = True
-        for follow in (*self.followers, self.versions.follow_activations):
-            try:
-                follow()
-            except Exception as exc:  # a failed poll must not kill the watcher
-                if not unavailable(exc):
-                    log.exception("following the store failed")
-                elif store_ok:
-                    self.outage.failed(exc)
-                store_ok = False
-                if unavailable(exc):
-                    break  # the next step would only wait for the same store
-        if store_ok:
-            self.outage.answered()
-        try:
-            self.versions.follow_pointer()  # the artifacts folder: followed with the store down too
-        except Exception:  # a failed poll must not kill the watcher
-            log.exception("watching the current pointer failed")
-
-
-class StoreOutage:
-    """Says once that the store became unavailable to a loop that keeps polling it, and once
-    that it answers again; the failures between are debug lines."""
-
-    def __init__(self, logger: logging.Logger, what: str, interval_s: float):
-        self.log, self.what, self.interval_s = logger, what, interval_s
-        self.since: float | None = None  # time.monotonic() of the first failure, while down
-        self.failures = 0
-
-    def failed(self, exc: BaseException) -> None:
-        cause = type(getattr(exc, "orig", None) or exc).__name__
-        self.failures += 1
-        if self.since is not None:
-            self.log.debug("the store is still unavailable", extra={"error": cause})
-            return
-        self.since = time.monotonic()
-        self.log.warning(f"the store is unavailable ({cause}): {self.what} is paused and tried "
-                         f"again every {self.interval_s:g} s until it answers; routes that need "
-                         f"the store answer 503 meanwhile",
-                         extra={"error": cause, "detail": _first_line(exc), "pid": os.getpid()})
-
-    def answered(self) -> None:
-        if self.since is None:
-            return
-        down_s = round(time.monotonic() - self.since, 1)
-        self.log.info(f"the store answers again: {self.what} resumed",
-                      extra={"down_s": down_s, "failed_polls": self.failures, "pid": os.getpid()})
-        self.since, self.failures = None, 0
-
-
-def _first_line(exc: BaseException) -> str:
-    """The driver's message, first line (SQLAlchemy appends the statement and a link)."""
-    text = str(getattr(exc, "orig", None) or exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__

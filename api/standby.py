@@ -16,6 +16,7 @@ follow (one load time).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -23,8 +24,6 @@ from pathlib import Path
 from recsys.artifact import VERSION_NAME, load_version
 from recsys.errors import ArtifactError
 from recsys.recommender import Recommender
-
-from .served_versions import PointerWatcher, ServedVersions, _signature
 
 log = logging.getLogger("recsys.api.standby")
 
@@ -47,7 +46,7 @@ class Standby:
             entry = self._models.get(folder.name)
             if entry is None:
                 return None
-            if entry[0] != _signature(folder):  # rewritten in place since: load it anew
+            if entry[0] != folder_signature(folder):  # rewritten in place since: load it anew
                 del self._models[folder.name]
                 return None
             return entry[1]
@@ -58,7 +57,7 @@ class Standby:
         folder = self.artifacts_dir / rec.version
         if self.size and rec.version in self._wanted(exclude=served):
             with self._lock:
-                self._models[rec.version] = (_signature(folder), rec)
+                self._models[rec.version] = (folder_signature(folder), rec)
 
     def loaded(self) -> list[str]:
         with self._lock:
@@ -87,7 +86,7 @@ class Standby:
                 del self._models[name]
         for name in wanted:
             folder = self.artifacts_dir / name
-            signature = _signature(folder)
+            signature = folder_signature(folder)
             with self._lock:
                 have = self._models.get(name)
             if (have is not None and have[0] == signature) or self._failed.get(name) == signature:
@@ -108,29 +107,9 @@ class Standby:
                     log.info("version loaded ahead", extra={"model_version": name})
 
 
-class StandbyLoader(PointerWatcher):
-    """Keeps a store's standby up to date, polling like the PointerWatcher but in a thread of
-    its own: a load (seconds) never delays the watcher's polls of the store."""
-
-    def __init__(self, versions: ServedVersions, standby: Standby, interval_s: float):
-        super().__init__(versions, interval_s)
-        self.standby = standby
-        self._thread.name = "standby-loader"
-
-    def refresh(self) -> None:
-        try:
-            self.standby.refresh(self._served)
-        except Exception:  # a failed refresh must not kill the loader; the next one tries again
-            log.exception("loading versions ahead failed")
-
-    def _served(self) -> str | None:
-        current = self.versions.current
-        return current.version if current else None
-
-    def start(self) -> None:
-        if self.standby.size:
-            super().start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.refresh()
+def folder_signature(folder: Path) -> tuple:
+    """Size and modification time of the folder's files: changes when any is rewritten."""
+    try:
+        return tuple(sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(folder)))
+    except OSError:
+        return ()

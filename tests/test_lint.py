@@ -118,6 +118,34 @@ def test_no_module_imports_itself_through_others():
         raise AssertionError(f"an import cycle: {' -> '.join(error.args[1])}") from None
 
 
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """`graph` with each subpackage (`recsys.index`, `api.routes`, ...) one node: what a reader
+    takes in as one piece."""
+    def unit(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+    out: dict[str, set[str]] = {}
+    for module, deps in graph.items():
+        out.setdefault(unit(module), set()).update(unit(d) for d in deps if unit(d) != unit(module))
+    return out
+
+
+def test_no_subpackage_imports_itself_through_others():
+    """The same of packages: `recsys.index` read through the featurizer the evidence, and the
+    evidence the index's compiled kernels, so neither could be read or moved without the other."""
+    try:
+        tuple(graphlib.TopologicalSorter(package_graph(import_graph(ROOT))).static_order())
+    except graphlib.CycleError as error:
+        raise AssertionError(f"an import cycle between packages: {' -> '.join(error.args[1])}") from None
+
+
+def test_a_cycle_between_a_subpackage_and_a_module_is_found():
+    graph = {"recsys.index.query": {"recsys.encoding"}, "recsys.encoding": {"recsys.evidence"},
+             "recsys.evidence": {"recsys.index.kernels"}, "recsys.index.kernels": set()}
+    assert package_graph(graph)["recsys.evidence"] == {"recsys.index"}
+    with pytest.raises(graphlib.CycleError):
+        tuple(graphlib.TopologicalSorter(package_graph(graph)).static_order())
+
+
 def test_a_lazy_import_cycle_is_found(tmp_path):
     (tmp_path / "training").mkdir()
     (tmp_path / "training" / "__init__.py").write_text("")
