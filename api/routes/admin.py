@@ -36,7 +36,7 @@ from store.records import read_decisions
 from ..config import Settings
 from ..deps import AdminDep, DatabaseDep, JobsDep, SettingsDep, VersionsDep
 from ..jobs import JobStateError, QueueFullError, TrainSpec
-from ..limits import field_error
+from ..limits import field_error, in_utc
 from ..schemas import ActivateOut, JobOut, TrainRequest, VersionsOut, error_responses
 from ..served_versions import ServedVersions, held_out_ndcg
 
@@ -194,6 +194,7 @@ def _spec_from_data_dir(req: TrainRequest, s: Settings) -> TrainSpec:
                                              "leave it out, or use \"source\": \"csv\"")
     if req.source == "csv" and req.items is None:
         raise field_error(("items",), "field required (or \"source\": \"events\")")
+    since = in_utc(req.since, ("since",))  # a 422 now, not an overflow in the job
     named = {"items": req.items, "interactions": req.interactions, "judgments": req.judgments,
              "probes": req.probes, "schema": req.schema_file}
     upload = _upload_dir(s)
@@ -210,7 +211,7 @@ def _spec_from_data_dir(req: TrainRequest, s: Settings) -> TrainSpec:
                          public_names={**public, str(upload.path): "upload"},
                          memory_mb=s.train_memory_mb,
                          events_url=s.store_url if req.source == "events" else None,
-                         since=req.since)
+                         since=since)
     except BaseException:
         upload.remove()
         raise

@@ -130,6 +130,9 @@ def test_admin_retrain_from_the_events_posted(tmp_path, v1, data_dir, rec):
         bad = c.post("/admin/train", json={"source": "events", "interactions": "shop/interactions.csv"},
                      headers=ADMIN)
         assert bad.status_code == 422 and "reads no interactions file" in bad.json()["message"]
+        for since in ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"):  # a failed job before
+            bad = c.post("/admin/train", json={"source": "events", "since": since}, headers=ADMIN)
+            assert bad.status_code == 422 and "outside the years 1-9999 once in UTC" in bad.json()["message"], bad.text
         r = c.post("/admin/train", json={"source": "events"}, headers=ADMIN)
         assert r.status_code == 202, r.text
         job = wait_job(c, r.json()["id"])
