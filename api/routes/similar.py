@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 
+from recsys.io.ids import SIMILAR
 from recsys.recommender import Recommender
 from recsys.similar import same_keys
 
@@ -20,7 +21,7 @@ from ..schemas import SCORING_RESPONSES, FilterRange, ItemId, RecommendRequest, 
 router = APIRouter(prefix="/items", tags=["items"])
 
 
-@router.get("/{item_id:path}/similar", response_model=SimilarOut, responses=SCORING_RESPONSES)
+@router.get(f"/{{item_id:path}}/{SIMILAR}", response_model=SimilarOut, responses=SCORING_RESPONSES)
 async def similar(
     request: Request, item_id: ItemId, rec: ModelDep, settings: SettingsDep, scoring: ScoringDep,
     k: Annotated[int, Query(ge=1, description="how many items to return")] = 10,

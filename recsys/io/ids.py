@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 
 MAX_ID_CHARS = 256  # an item id; also a filter key or value (api.limits)
+# the last part of /items/{item_id}/similar, the one route below an item's own URL
+SIMILAR = "similar"
 # control characters (C0, DEL, C1), NUL among them: they break the CSV, logs and terminals
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 # a lone surrogate: JSON can escape one, but no UTF-8 file or database can hold it
@@ -48,4 +50,7 @@ def item_id_problem(item_id: str) -> str | None:
     if any(part in ("", ".", "..") for part in item_id.split("/")):
         return "an item_id must not be '.' or '..', nor have an empty, '.' or '..' part between " \
                "slashes: URLs (/items/{item_id}) cannot reach it; rename it"
+    if item_id.endswith(f"/{SIMILAR}"):
+        return f"an item_id must not end in '/{SIMILAR}': /items/{{item_id}}/{SIMILAR} is an item's " \
+               f"like-this list, so URLs (/items/{{item_id}}) cannot reach it; rename it"
     return None

@@ -74,6 +74,16 @@ def test_an_id_no_url_reaches_is_refused(sqlite_shop, item_id):
     assert r.json()["message"].startswith("items.0.item_id: an item_id must not be '.' or '..'")
 
 
+def test_an_id_that_ends_as_the_like_this_route_is_refused(sqlite_shop):
+    """"BAG/similar" could be added and ranked, but /items/BAG/similar is BAG's like-this list:
+    the item itself was never reachable (404 "unknown item_id 'BAG'")."""
+    _, client = sqlite_shop
+    r = client.put("/admin/items", json={"items": [_item("BAG/similar")]}, headers=ADMIN)
+    _refused(r, ["body", "items", 0, "item_id"], "must not end in '/similar'")
+    assert client.put("/admin/items", json={"items": [_item("BAG/similarity")]}, headers=ADMIN).status_code == 200
+    assert client.get("/items/BAG/similarity").status_code == 200
+
+
 def test_the_same_id_limit_everywhere(sqlite_shop):
     """An id of 300 characters was accepted by PUT but refused by /events and /explain: the
     limit is one number, recsys.io.ids.MAX_ID_CHARS, and an id at it works everywhere."""
