@@ -17,9 +17,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from recsys.artifact import read_manifest
 from recsys.errors import ArtifactError
+from recsys.promotion import revised_from, same_catalogue
 from recsys.recommender import Recommender
 from store.db import Database
 from store.events import Event
@@ -34,9 +36,15 @@ from store.experiments import (
 
 from .abtest import assign_arm
 from .served_versions import ServedVersions, freeze_heap
+from .standby import folder_signature
 from .telemetry import Telemetry
 
 log = logging.getLogger("recsys.api.experiments")
+
+
+class CatalogueChangedError(RuntimeError):
+    """Ending an experiment would serve a version that undoes catalogue changes made while it
+    ran: a 409 saying so (the message says what to do)."""
 
 
 class ArmError(ValueError):
@@ -53,6 +61,9 @@ class Serving:
 
     experiment: Experiment
     models: dict[str, Recommender]  # arm -> model
+    # version -> its folder's files when its arm was loaded (`folder_signature`): an end checks
+    # that the winner's are unchanged before serving the model in memory
+    signatures: dict[str, tuple] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -107,53 +118,90 @@ class Experiments:
         for (arm, kind), n in per_arm.items():
             self.telemetry.arm_event(exp.name, arm, kind, n)
 
-    def _load_arms(self, arms: list[Arm]) -> dict[str, Recommender]:
-        """arm -> model; a version loaded once however many arms name it, the served one shared."""
+    def _load_arms(self, arms: list[Arm]) -> tuple[dict[str, Recommender], dict[str, tuple]]:
+        """The arms' models (arm -> model; a version loaded once however many arms name it, the
+        served one shared) and each version's files as they were loaded (`Serving.signatures`)."""
         current = self.versions.current
         by_version: dict[str, Recommender] = {current.version: current} if current else {}
+        signatures: dict[str, tuple] = {}
         for a in arms:
-            if a.version not in by_version:
-                try:
+            try:
+                if a.version not in signatures:  # taken before loading: a change during it is seen
+                    signatures[a.version] = folder_signature(self.versions.version_dir(a.version))
+                if a.version not in by_version:
                     by_version[a.version] = self.versions.load(a.version)
-                except ArtifactError as exc:
-                    raise ArmError(a.arm, f"version {a.version!r} cannot be served: {exc.public}; "
-                                          f"see GET /admin/versions") from None
+            except ArtifactError as exc:
+                raise ArmError(a.arm, f"version {a.version!r} cannot be served: {exc.public}; "
+                                      f"see GET /admin/versions") from None
         freeze_heap()  # the arms' catalogues out of the collector's reach, as a served model's
-        return {a.arm: by_version[a.version] for a in arms}
+        return {a.arm: by_version[a.version] for a in arms}, signatures
 
     def start(self, name: str, arms: list[Arm]) -> Experiment:
         """Load the arms, store the experiment (ExperimentConflict when the name is taken or one
         runs) and serve it here at once. Nothing is stored when an arm cannot be loaded."""
         with self._lock:
             check_startable(self.db, name)  # before loading: that takes seconds on a large model
-            models = self._load_arms(arms)
+            models, signatures = self._load_arms(arms)
             exp = start_experiment(self.db, name, arms)
-            self._serving = Serving(exp, models)
+            self._serving = Serving(exp, models, signatures)
             self.problem = None
             log.info("experiment started", extra={"experiment": name,
                                                   "arms": {a.arm: a.version for a in arms}})
             return exp
 
-    def end(self, exp: Experiment, winner: str) -> tuple[Experiment | None, str | None]:
+    def end(self, exp: Experiment, winner: str) -> tuple[Experiment | None, str | None, str | None]:
         """Activate the winner's version (ServedVersions.activate, recorded like any activation),
         then mark the experiment ended; from then on all traffic goes to the active version.
-        Returns (the ended experiment or None when another request ended it meanwhile, the
-        version served before). ArtifactError when the winner cannot be activated: the
-        experiment keeps running."""
+        Decided under the catalogue lock, on the store's newest state: an end that another
+        request made meanwhile leaves this one with nothing to do. When the served catalogue
+        was changed while the experiment ran, the winner's version would undo those changes:
+        the served version is kept when it is the winner's revised since
+        (`revised_from`), else CatalogueChangedError. Returns (the ended experiment or None when
+        another request ended it, the version served before, the version served now).
+        ArtifactError when the winner cannot be activated (its files changed since its arm was
+        loaded are loaded again, and checked): the experiment keeps running."""
         arm = next(a for a in exp.arms if a.arm == winner)
-        with self._lock:
+        with self._lock, self.versions.changing():
+            self.versions.follow_pointer()  # a revision another process made meanwhile
+            running = running_experiment(self.db)
+            if running is None or running.name != exp.name:
+                return None, None, None
             serving = self._serving if self._serving and self._serving.name == exp.name else None
             loaded = serving.models.get(winner) if serving else None
-            # activated first: a process that then sees the experiment ended also sees the
-            # activation, and never serves the version before in between
-            _, previous = self.versions.activate(arm.version, f"experiment {exp.name} ended: arm "
-                                                           f"{winner} won", loaded=loaded)
+            if loaded is not None and serving is not None and \
+                    serving.signatures.get(arm.version) != folder_signature(self.versions.version_dir(arm.version)):
+                loaded = None  # rewritten since its arm was loaded: loaded (and checked) again
+            current = self.versions.current
+            version = self._kept_or_winner(arm, current, loaded)
+            previous = current.version if current else None
+            if current is None or version != current.version:
+                # activated first: a process that then sees the experiment ended also sees the
+                # activation, and never serves the version before in between
+                _, previous = self.versions.activate(version, f"experiment {exp.name} ended: arm "
+                                                              f"{winner} won", loaded=loaded)
             ended = end_experiment(self.db, exp.name, winner)
             if serving is not None:
                 self._serving = None
             log.info("experiment ended", extra={"experiment": exp.name, "winner": winner,
-                                                "version": arm.version})
-            return ended, previous
+                                                "version": version})
+            return ended, previous, version
+
+    def _kept_or_winner(self, arm: Arm, current: Recommender | None, loaded: Recommender | None) -> str:
+        """The version an end that `arm` won serves: the arm's, or the served one when that is the
+        arm's with the catalogue changes made while the experiment ran; CatalogueChangedError
+        when the served catalogue is another one that the arm's version would undo."""
+        if current is None or current.version == arm.version:
+            return arm.version
+        winner = loaded.manifest if loaded is not None else read_manifest(self.versions.version_dir(arm.version))
+        if same_catalogue(current.manifest, winner):
+            return arm.version
+        if revised_from(current.manifest, arm.version, self.versions.artifacts_dir):
+            return current.version
+        raise CatalogueChangedError(
+            f"the served catalogue changed while the experiment ran ({current.version} is served, "
+            f"on another catalogue than arm {arm.arm}'s {arm.version}): serving {arm.version} would "
+            f"undo those changes; end it with the arm the served version was revised from, or "
+            f"POST /admin/versions/{arm.version}/activate?force=true first to serve it as it is")
 
     def follow(self) -> None:
         """Serve what the store says runs: load a new experiment's arms, drop an ended one's
@@ -171,7 +219,7 @@ class Experiments:
                     self.problem is not None and self.problem[0] == exp.name):
                 return
             try:
-                self._serving = Serving(exp, self._load_arms(list(exp.arms)))
+                self._serving = Serving(exp, *self._load_arms(list(exp.arms)))
                 self.problem = None
                 log.info("following experiment", extra={"experiment": exp.name})
             except ArmError as exc:

@@ -25,7 +25,7 @@ from store.experiments import (
 
 from ..deps import AdminDep, DatabaseDep, ExperimentsDep
 from ..experiment_report import describe, report
-from ..experiments import ArmError
+from ..experiments import ArmError, CatalogueChangedError
 from ..limits import field_error
 from ..schemas import (
     EndExperimentOut,
@@ -128,15 +128,16 @@ def end(name: str, req: EndExperimentRequest, db: DatabaseDep, experiments: Expe
         raise field_error(("winner",), f"no arm {req.winner[:40]!r} in experiment {name!r}: "
                                        f"one of {', '.join(arms)}")
     try:
-        ended, previous = experiments.end(exp, req.winner)
+        ended, previous, serving = experiments.end(exp, req.winner)
     except ArtifactError as exc:
         raise HTTPException(409, detail=f"the winner's version cannot be activated, the experiment "
                                         f"keeps running: {exc.public}") from None
+    except CatalogueChangedError as exc:
+        raise HTTPException(409, detail=f"{exc}; the experiment keeps running") from None
     if ended is None:
         raise HTTPException(409, detail=f"experiment {name!r} was ended by another request "
                                         f"meanwhile; see GET /admin/experiments/{name}")
-    winner = next(a for a in ended.arms if a.arm == req.winner)
-    return {"serving": winner.version, "previous": previous, "experiment": report(db, ended)}
+    return {"serving": serving, "previous": previous, "experiment": report(db, ended)}
 
 
 def _known(db: Database, name: str) -> Experiment:

@@ -239,6 +239,59 @@ def test_ending_activates_the_winner_and_sends_all_traffic_there(shop, v1, v2):
     assert listed["running"] is None and listed["experiments"][0]["winner"] == "B"
 
 
+def test_an_end_that_another_request_made_first_changes_nothing(shop, v1, v2):
+    """Two ends at once: the one answered 409 ("ended by another request meanwhile") had
+    activated its own winner before it found the experiment ended, so the service served the
+    loser's pick. The end is decided on the store's state under the catalogue lock: the second
+    (here: holding the experiment as it read it before the first ended it) does nothing."""
+    c, artifacts, _ = shop
+    start(c, v1, v2)
+    experiments = c.app.state.experiments
+    stale = experiments._serving.experiment  # what the second request read: still running
+    r = c.post("/admin/experiments/e1/end", json={"winner": "B"}, headers=AUTH)
+    assert r.status_code == 200 and r.json()["serving"] == v2.name
+    assert experiments.end(stale, "A") == (None, None, None)
+    assert c.get("/model").json()["version"] == v2.name
+    assert (artifacts / "current").read_text().strip() == v2.name
+
+
+def test_a_winner_whose_files_were_damaged_is_not_served_and_the_experiment_runs_on(shop, v1, v2):
+    """The winner's model was in memory since its arm was loaded; its files damaged since were
+    served all the same (and refused by every other process, and after a restart)."""
+    c, artifacts, _ = shop
+    start(c, v1, v2)
+    weights = artifacts / v2.name / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[:64] = b"\0" * 64
+    weights.write_bytes(bytes(data))
+    r = c.post("/admin/experiments/e1/end", json={"winner": "B"}, headers=AUTH)
+    assert r.status_code == 409 and "the experiment keeps running" in r.json()["detail"], r.text
+    assert c.get("/model").json()["version"] == v1.name
+    assert (artifacts / "current").read_text().strip() == v1.name
+    assert c.get("/admin/experiments", headers=AUTH).json()["running"] == "e1"
+
+
+def test_ending_never_undoes_the_catalogue_changes_made_while_it_ran(shop, v1, v2):
+    """A catalogue change while the experiment runs serves a revision of v1. Ending with v1's arm
+    keeps that revision (v1 with the changes); ending with v2's, on the catalogue before, is a
+    409 that says so, and the change stays."""
+    c, _, _ = shop
+    start(c, v1, v2)
+    new = {"item_id": "NEW-ZORB-1", "title": "Nordwell Zorbleflux Velvet Dress", "color": "red",
+           "category": "dress"}
+    r = c.put("/admin/items", json={"items": [new]}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    revised = r.json()["serving"]
+    r = c.post("/admin/experiments/e1/end", json={"winner": "B"}, headers=AUTH)
+    assert r.status_code == 409 and "would undo those changes" in r.json()["detail"], r.text
+    assert c.get("/model").json()["version"] == revised
+    r = c.post("/admin/experiments/e1/end", json={"winner": "A"}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    assert (r.json()["serving"], r.json()["previous"]) == (revised, revised)
+    assert c.get("/model").json()["version"] == revised
+    assert c.get("/items/NEW-ZORB-1").status_code == 200
+
+
 # ---- several processes --------------------------------------------------------------------------
 
 
