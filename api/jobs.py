@@ -138,6 +138,8 @@ class Job:
     decision: str | None = None
     metrics: dict | None = None
     error: str | None = None
+    # its row took the trained version (`JobManager._claim`): publishing, no longer cancellable
+    claimed: bool = False
 
     def row(self, owner: str) -> dict:
         """The job as a row of the store (`store.tables.jobs`)."""
@@ -287,6 +289,8 @@ class JobManager:
                 return self._cancel_elsewhere(job_id)
             if job.done:
                 raise JobStateError(f"job {job_id} has already {job.status}")
+            if job.claimed:  # its version is being compared and served: too late to stop
+                raise JobStateError(f"job {job_id} has already finished training")
             running = job.status == "running"
             job.status, job.error, job.finished_at = "cancelled", _CANCELLED, _now()
             proc = self._process if running else None
@@ -393,8 +397,14 @@ class JobManager:
                 outcome = self._follow(job, proc, messages)
             finally:
                 self._process = None
-            if outcome[0] == "done" and job.status != "cancelled" and not self._claim(job, outcome[1]["version"]):
-                self._cancelled_in_store(job)  # a DELETE on another process as it finished
+            if outcome[0] == "done":
+                # claimed under the lock a DELETE here takes: one after it answers that the job
+                # finished training (as one on another process does, through the claimed row)
+                with self._lock:
+                    claimed = job.status != "cancelled" and self._claim(job, outcome[1]["version"])
+                    job.claimed = claimed
+                if not claimed:
+                    self._cancelled_in_store(job)  # a DELETE on another process as it finished
             if job.status == "cancelled":
                 proc.join(5)
             elif outcome[0] == "done":

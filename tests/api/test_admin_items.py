@@ -259,6 +259,34 @@ def test_a_forced_retrain_keeps_catalogue_changes_made_while_it_trained(tmp_path
         assert current_version(artifacts) != job["version"]
 
 
+def test_a_job_whose_version_is_being_served_cannot_be_cancelled(tmp_path, data_dir, v1, rec, monkeypatch):
+    """A DELETE of a job in its own process while its trained version was compared and served
+    answered 200 "cancelled", and the version was served all the same (the job then read
+    "cancelled" and "activated"). Once its row holds the version it is a 409, as on another
+    process."""
+    from api.jobs import JobManager
+
+    artifacts = make_artifacts(tmp_path / "artifacts", v1)
+    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, train_epochs=1)
+    publish = JobManager._publish
+    answers = []
+
+    with TestClient(create_app(settings, recommender=rec)) as client:
+        def cancelled_meanwhile(self, job, *args, **kwargs):  # the DELETE lands as it publishes
+            answers.append(client.delete(f"/admin/jobs/{job.id}", headers=AUTH))
+            return publish(self, job, *args, **kwargs)
+
+        monkeypatch.setattr(JobManager, "_publish", cancelled_meanwhile)
+        r = client.post("/admin/train", json={"items": "shop/items.csv", "interactions": "shop/interactions.csv",
+                                              "force": True}, headers=AUTH)
+        assert r.status_code == 202, r.text
+        from test_admin import wait_job
+        job = wait_job(client, r.json()["id"])
+        assert answers[0].status_code == 409 and "already finished training" in answers[0].text, answers[0].text
+        assert job["status"] == "succeeded" and job["activated"], job
+        assert current_version(artifacts) == job["version"]
+
+
 def test_an_items_description_is_kept_by_its_version_and_its_revisions(tmp_path, data_dir):
     """GET /items/{id} answers the description the catalogue gave (its `description` column),
     null for an item without one; a saved version keeps it, and so does a catalogue revision."""
