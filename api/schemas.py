@@ -173,10 +173,18 @@ class EventIn(_Request):
                             json_schema_extra={"maxLength": MAX_ID_CHARS})
     position: int | None = Field(None, ge=1, le=100_000,
                                  description="1-based rank the item was shown at (offset included)")
-    user_id: StoredText | None = Field(None, max_length=256)
+    user_id: StoredText | None = Field(None, max_length=256,
+                                       description="the shopper; empty or blank: none, as null")
     timestamp: datetime | None = Field(
         None, strict=False, description="ISO 8601 (no zone: UTC); default: when it is received")
 
+
+    @field_validator("user_id")
+    @classmethod
+    def _blank_is_no_user(cls, value: str | None) -> str | None:
+        # a client with no shopper sends "" as often as null: stored as "", no "forget this
+        # shopper" could reach it, and an experiment's report counted it as one user of an arm
+        return value if value is None or value.strip() else None
 
     @field_validator("type")
     @classmethod
