@@ -4,7 +4,10 @@ after a restart too, with the weights unchanged; bad rows are 422s naming the ro
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
@@ -230,28 +233,39 @@ def test_a_change_whose_store_lock_died_applies_nothing_and_the_next_one_does(tm
         assert current_version(artifacts) == r.json()["serving"] and _ids(client, "zorbleflux", k=1) == ["NEW-ZORB-1"]
 
 
-def test_a_forced_retrain_keeps_catalogue_changes_made_while_it_trained(tmp_path, data_dir, v1, rec, monkeypatch):
-    """`force` serves a retrain whatever it scores, but never over catalogue changes acknowledged
-    while it trained: the job's version is kept, the changes stand, and the decision says why."""
+@contextlib.contextmanager
+def _forced_retrain(tmp_path, data_dir, v1, rec, monkeypatch, meanwhile) -> Iterator[tuple[dict, TestClient, Path]]:
+    """A forced retrain through the API whose `meanwhile(client, job)` runs as the job's trained
+    version is about to be compared and served: (the finished job, the client, the artifacts)."""
     from api.jobs import JobManager
+
+    from test_admin import wait_job
 
     artifacts = make_artifacts(tmp_path / "artifacts", v1)
     settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, train_epochs=1)
     publish = JobManager._publish
-    gone = rec.catalog.item_ids[3]
-
     with TestClient(create_app(settings, recommender=rec)) as client:
-        def changed_meanwhile(self, job, *args, **kwargs):  # the shop's edits land before the decision
-            assert client.put("/admin/items", json={"items": [NEW]}, headers=AUTH).status_code == 200
-            assert client.delete(f"/admin/items/{gone}", headers=AUTH).status_code == 200
+        def publish_after(self, job, *args, **kwargs):
+            meanwhile(client, job)
             return publish(self, job, *args, **kwargs)
 
-        monkeypatch.setattr(JobManager, "_publish", changed_meanwhile)
+        monkeypatch.setattr(JobManager, "_publish", publish_after)
         r = client.post("/admin/train", json={"items": "shop/items.csv", "interactions": "shop/interactions.csv",
                                               "force": True}, headers=AUTH)
         assert r.status_code == 202, r.text
-        from test_admin import wait_job
-        job = wait_job(client, r.json()["id"])
+        yield wait_job(client, r.json()["id"]), client, artifacts
+
+
+def test_a_forced_retrain_keeps_catalogue_changes_made_while_it_trained(tmp_path, data_dir, v1, rec, monkeypatch):
+    """`force` serves a retrain whatever it scores, but never over catalogue changes acknowledged
+    while it trained: the job's version is kept, the changes stand, and the decision says why."""
+    gone = rec.catalog.item_ids[3]
+
+    def changed_meanwhile(client, job):  # the shop's edits land before the decision
+        assert client.put("/admin/items", json={"items": [NEW]}, headers=AUTH).status_code == 200
+        assert client.delete(f"/admin/items/{gone}", headers=AUTH).status_code == 200
+
+    with _forced_retrain(tmp_path, data_dir, v1, rec, monkeypatch, changed_meanwhile) as (job, client, artifacts):
         assert job["status"] == "succeeded" and not job["activated"], job
         assert job["decision"].startswith("kept, not served: the served catalogue changed while it trained")
         assert client.get(f"/items/{NEW['item_id']}").status_code == 200
@@ -264,24 +278,12 @@ def test_a_job_whose_version_is_being_served_cannot_be_cancelled(tmp_path, data_
     answered 200 "cancelled", and the version was served all the same (the job then read
     "cancelled" and "activated"). Once its row holds the version it is a 409, as on another
     process."""
-    from api.jobs import JobManager
-
-    artifacts = make_artifacts(tmp_path / "artifacts", v1)
-    settings = make_settings(artifacts, data_dir, admin_token=ADMIN_TOKEN, train_epochs=1)
-    publish = JobManager._publish
     answers = []
 
-    with TestClient(create_app(settings, recommender=rec)) as client:
-        def cancelled_meanwhile(self, job, *args, **kwargs):  # the DELETE lands as it publishes
-            answers.append(client.delete(f"/admin/jobs/{job.id}", headers=AUTH))
-            return publish(self, job, *args, **kwargs)
+    def cancelled_meanwhile(client, job):  # the DELETE lands as it publishes
+        answers.append(client.delete(f"/admin/jobs/{job.id}", headers=AUTH))
 
-        monkeypatch.setattr(JobManager, "_publish", cancelled_meanwhile)
-        r = client.post("/admin/train", json={"items": "shop/items.csv", "interactions": "shop/interactions.csv",
-                                              "force": True}, headers=AUTH)
-        assert r.status_code == 202, r.text
-        from test_admin import wait_job
-        job = wait_job(client, r.json()["id"])
+    with _forced_retrain(tmp_path, data_dir, v1, rec, monkeypatch, cancelled_meanwhile) as (job, _, artifacts):
         assert answers[0].status_code == 409 and "already finished training" in answers[0].text, answers[0].text
         assert job["status"] == "succeeded" and job["activated"], job
         assert current_version(artifacts) == job["version"]
