@@ -78,6 +78,9 @@ class Assignment:
     experiment: str
     arm: str
     model: Recommender
+    # the arm catalogue's items the served catalogue no longer has (removed while the experiment
+    # runs): left out of the arm's answers, as they are of every other answer
+    removed: tuple[str, ...] = ()
 
 
 class Experiments:
@@ -85,6 +88,9 @@ class Experiments:
         self.versions, self.db, self.telemetry = versions, db, telemetry
         self._serving: Serving | None = None
         self._lock = threading.Lock()  # one start, end or follow at a time in this process
+        # ((arm's version, served version), the ids the arm has and the served one lacks), one per
+        # arm version; replaced whole, so a request reads a pair that belongs together
+        self._removed: dict[str, tuple[str, tuple[str, ...]]] = {}
         # the running experiment whose arms this process could not load: (name, why), not retried
         self.problem: tuple[str, str] | None = None
 
@@ -100,7 +106,23 @@ class Experiments:
         exp = serving.experiment
         arm = assign_arm(exp.name, user_id, [(a.arm, a.traffic) for a in exp.arms])
         self.telemetry.arm_answered(exp.name, arm)
-        return Assignment(exp.name, arm, serving.models[arm])
+        model = serving.models[arm]
+        return Assignment(exp.name, arm, model, self.removed_since(model))
+
+    def removed_since(self, model: Recommender) -> tuple[str, ...]:
+        """The ids of `model`'s catalogue that the served one does not have: an arm's items that
+        a catalogue change removed while the experiment runs (the arms keep the catalogue they
+        started with). Worked out once per served version and arm."""
+        current = self.versions.current
+        if current is None or current is model or current.catalog is model.catalog:
+            return ()
+        kept = self._removed.get(model.version)
+        if kept is not None and kept[0] == current.version:
+            return kept[1]
+        served = current.catalog
+        removed = tuple(i for i in model.catalog.item_ids if not served.has(i))
+        self._removed = {**self._removed, model.version: (current.version, removed)}
+        return removed
 
     def count_events(self, batch: list[Event]) -> None:
         """The Prometheus count of a stored batch's events per arm (those with a user_id)."""

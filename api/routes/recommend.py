@@ -57,6 +57,8 @@ async def recommend(req: RecommendRequest, request: Request) -> Response:
     experiment = None
     if arm is not None:
         rec, experiment = arm.model, {"name": arm.experiment, "arm": arm.arm}
+        if arm.removed:  # what a catalogue change removed meanwhile is in no answer, an arm's neither
+            req = req.model_copy(update={"exclude": [*req.exclude, *arm.removed]})
     request_id = request_id_var.get() or ""
     suggestions, served_rules = state.suggestions, state.rules
     profile = None if req.user_id is None else await _profile(req, req.user_id, rec, request)

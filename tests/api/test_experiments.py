@@ -292,6 +292,23 @@ def test_ending_never_undoes_the_catalogue_changes_made_while_it_ran(shop, v1, v
     assert c.get("/items/NEW-ZORB-1").status_code == 200
 
 
+def test_an_item_removed_while_it_runs_is_in_no_arms_answer(shop, v1, v2, rec):
+    """A catalogue change serves a revision; the arms keep the catalogue they started with, and
+    answered the removed item to every shopper in the experiment."""
+    c, _, _ = shop
+    start(c, v1, v2)
+    gone = ask(c, None)["items"][0]["item_id"]  # the query's best item, in both arms' catalogues
+    users = users_in("A", 5) + users_in("B", 5)
+    assert all(gone in [it["item_id"] for it in ask(c, u)["items"]] for u in users)
+    r = c.delete(f"/admin/items/{gone}", headers=AUTH)
+    assert r.status_code == 200, r.text
+    for u in users:
+        answer = ask(c, u)
+        assert answer["experiment"]["arm"] in ("A", "B") and answer["model_version"] in (v1.name, v2.name)
+        assert gone not in [it["item_id"] for it in answer["items"]], (u, answer["items"])
+        assert len(answer["items"]) == 3
+
+
 # ---- several processes --------------------------------------------------------------------------
 
 
