@@ -37,7 +37,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +45,10 @@ from recsys.artifact import TempDir, hold_lock
 from recsys.promotion import decide_after_training
 from store.db import Database, unavailable
 from store.records import (
+    beat_jobs,
     cancel_job_row,
     claim_job_version,
+    fail_silent_jobs,
     fail_unfinished_jobs,
     load_jobs,
     record_decision,
@@ -67,6 +69,12 @@ TrainRunner = Callable[[dict[str, Any], Path, Callable[[int, int, float], None]]
 _PROGRESS_EVERY_S = 0.2
 _WATCHDOG_S = 1.0
 _SAVE_PROGRESS_EVERY_S = 1.0
+# A process says its queued and running jobs live this often (`heartbeat_at`); a job silent for
+# JOB_LEASE_S is failed by whichever process reads it (its owner is gone: killed, or its host or
+# container replaced, which `recover` at a start on the same host never sees). Longer than a
+# publish's wait for the catalogue lock (`CHANGE_WAIT_S`)
+HEARTBEAT_S = 5.0
+JOB_LEASE_S = 120.0
 _PR_SET_PDEATHSIG = 1
 _CANCELLED = "cancelled by DELETE /admin/jobs"
 
@@ -147,7 +155,7 @@ class Job:
                 "started_at": self.started_at, "finished_at": self.finished_at, "step": self.step,
                 "total": self.total, "loss": self.loss, "version": self.version,
                 "activated": self.activated, "decision": self.decision, "metrics": self.metrics,
-                "error": self.error}
+                "error": self.error, "heartbeat_at": _now()}  # a save is a sign of life too
 
     def to_out(self) -> dict:
         return job_out(self.row(""))
@@ -212,6 +220,7 @@ class JobManager:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="training-jobs", daemon=True)
                 self._thread.start()
+                threading.Thread(target=self._beat, name="training-jobs-heartbeat", daemon=True).start()
         log.info("training job queued", extra={"job": job.id})
         return job
 
@@ -220,18 +229,43 @@ class JobManager:
         return self._jobs.get(job_id)
 
     def out(self, job_id: str) -> dict | None:
-        """`JobOut` of any process's job: this one's as it is now, others' as last stored."""
+        """`JobOut` of any process's job: this one's as it is now, others' as last stored (a
+        silent one failed first: `fail_silent`)."""
         job = self._jobs.get(job_id)
         if job is not None:
             return job.to_out()
+        self.fail_silent()
         rows = load_jobs(self.db, job_id)
         return job_out(rows[0]) if rows else None
 
     def all_out(self) -> list[dict]:
         """Every job of the store, newest first (this process's as they are now)."""
+        self.fail_silent()
         rows = {r["id"]: job_out(r) for r in load_jobs(self.db)}
         rows.update({j.id: j.to_out() for j in self._jobs.values()})
         return sorted(rows.values(), key=lambda j: j["created_at"], reverse=True)
+
+    def fail_silent(self) -> None:
+        """Fail the unfinished jobs of any process that has not said it lives for JOB_LEASE_S:
+        gone, on whatever host. Run where jobs are read: a job is never reported running after
+        its owner is gone (its own process's jobs say they live every HEARTBEAT_S)."""
+        cutoff = (datetime.now(UTC) - timedelta(seconds=JOB_LEASE_S)).isoformat(timespec="seconds")
+        n = fail_silent_jobs(self.db, cutoff, f"the server process running it stopped: no sign of it "
+                                              f"for {JOB_LEASE_S:.0f} s", _now())
+        if n:
+            log.warning("failed the jobs of a server process gone silent", extra={"jobs": n})
+
+    def _beat(self) -> None:
+        """Say this process's queued and running jobs live, every HEARTBEAT_S until it stops."""
+        while not self._stopping.wait(HEARTBEAT_S):
+            if not any(not j.done for j in list(self._jobs.values())):
+                continue
+            try:
+                beat_jobs(self.db, self.owner, _now())
+            except Exception as exc:
+                if not unavailable(exc):
+                    log.exception("saying the training jobs live failed")
+                # unavailable: its saves say so (`_outage`); the jobs go on
 
     def recover(self) -> None:
         """Fail the unfinished jobs of this host's processes that are gone (killed mid-job)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import func, insert, select, update
 
 from .db import Database
 from .tables import activations, decisions, jobs
@@ -51,8 +51,8 @@ def latest_activation(db: Database) -> tuple[int, str] | None:
 
 
 def save_job(db: Database, row: dict[str, Any]) -> None:
-    """Insert or update a job's row (`row` has `JOB_FIELDS`)."""
-    values = {k: row[k] for k in JOB_FIELDS if k != "id"}
+    """Insert or update a job's row (`row` has `JOB_FIELDS`; `heartbeat_at` may be left out)."""
+    values = {k: row[k] if k != "heartbeat_at" else row.get(k) for k in JOB_FIELDS if k != "id"}
     with db.engine.begin() as conn:
         if not conn.execute(update(jobs).where(jobs.c.id == row["id"]).values(values)).rowcount:
             conn.execute(insert(jobs).values(id=row["id"], **values))
@@ -84,6 +84,25 @@ def load_jobs(db: Database, job_id: str | None = None) -> list[dict[str, Any]]:
         query = query.where(jobs.c.id == job_id)
     with db.engine.connect() as conn:
         return [dict(r) for r in conn.execute(query).mappings().all()]
+
+
+def beat_jobs(db: Database, owner: str, at: str) -> int:
+    """`owner`'s queued and running jobs live at `at` (ISO 8601, as the rows' times): how many."""
+    with db.engine.begin() as conn:
+        return int(conn.execute(
+            update(jobs).where(jobs.c.owner == owner, jobs.c.status.in_(("queued", "running")))
+            .values(heartbeat_at=at)).rowcount)
+
+
+def fail_silent_jobs(db: Database, silent_since: str, error: str, finished_at: str) -> int:
+    """Mark failed the queued or running jobs with no sign of life (heartbeat, else start, else
+    creation) after `silent_since`: their process is gone, on whatever host, and nothing else
+    would ever end them. Times are ISO 8601 strings of one form, which sort as the times do."""
+    alive_at = func.coalesce(jobs.c.heartbeat_at, jobs.c.started_at, jobs.c.created_at)
+    with db.engine.begin() as conn:
+        return int(conn.execute(
+            update(jobs).where(jobs.c.status.in_(("queued", "running")), alive_at < silent_since)
+            .values(status="failed", error=error, finished_at=finished_at)).rowcount)
 
 
 def fail_unfinished_jobs(db: Database, owner: str, error: str) -> int:

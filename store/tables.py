@@ -82,6 +82,9 @@ jobs = Table(
     Column("decision", Text, nullable=True),
     Column("metrics", JSON, nullable=True),
     Column("error", Text, nullable=True),
+    # when its owner last said it lives (`store.records.beat_jobs`, every few seconds while it is
+    # queued or running): a row silent for long is a job whose process is gone, on any host
+    Column("heartbeat_at", String(40), nullable=True),
 )
 
 # online experiments between versions (api/experiments.py); `arms` is a JSON list of

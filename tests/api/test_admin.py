@@ -106,6 +106,51 @@ def test_unknown_job(admin):
     assert c.get("/admin/jobs/nope", headers=AUTH).status_code == 404
 
 
+def test_a_job_of_a_process_gone_silent_is_read_as_failed(admin):
+    """A replica killed mid-job on another host left its job "running" in what every other
+    process answered, for ever. Read after its lease without a sign of life, it is failed."""
+    from datetime import UTC, datetime, timedelta
+
+    from api.jobs import JOB_LEASE_S
+    from store.records import save_job
+
+    c, _ = admin
+    db = c.app.state.jobs.db
+    long_ago = (datetime.now(UTC) - timedelta(seconds=JOB_LEASE_S + 60)).isoformat(timespec="seconds")
+    just_now = datetime.now(UTC).isoformat(timespec="seconds")
+    row = {"id": "elsewhere1", "owner": "replaced-host:41", "status": "running", "created_at": long_ago,
+           "started_at": long_ago, "finished_at": None, "step": 3, "total": 9, "loss": None, "version": None,
+           "activated": False, "decision": None, "metrics": None, "error": None, "heartbeat_at": long_ago}
+    save_job(db, row)
+    save_job(db, {**row, "id": "elsewhere2", "heartbeat_at": just_now})
+    gone = c.get("/admin/jobs/elsewhere1", headers=AUTH).json()
+    assert gone["status"] == "failed" and "the server process running it stopped" in gone["error"], gone
+    listed = {j["id"]: j["status"] for j in c.get("/admin/jobs", headers=AUTH).json()}
+    assert listed["elsewhere1"] == "failed" and listed["elsewhere2"] == "running"
+
+
+def test_a_process_says_its_unfinished_jobs_live(admin, monkeypatch):
+    """Between its saves (a worker building its tables says nothing for minutes), the owner beats
+    its queued and running jobs' rows, so that no reader takes them for a gone process's."""
+    import threading
+
+    import api.jobs as jobs
+    from store.records import load_jobs, save_job
+
+    c, _ = admin
+    manager = c.app.state.jobs
+    monkeypatch.setattr(jobs, "HEARTBEAT_S", 0.05)
+    job = jobs.Job(spec=None, status="running")  # type: ignore[arg-type]
+    save_job(manager.db, {**job.row(manager.owner), "heartbeat_at": "2026-01-01T00:00:00+00:00"})
+    manager._jobs[job.id] = job
+    threading.Thread(target=manager._beat, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while load_jobs(manager.db, job.id)[0]["heartbeat_at"].startswith("2026-01-01") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not load_jobs(manager.db, job.id)[0]["heartbeat_at"].startswith("2026-01-01")
+    del manager._jobs[job.id]
+
+
 # ---- retraining ---------------------------------------------------------------------------------
 
 

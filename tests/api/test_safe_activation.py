@@ -3,6 +3,8 @@ several server processes agree on (jobs, decisions, activations)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -75,10 +77,11 @@ def test_a_job_of_a_process_that_died_is_marked_failed_at_the_next_start(tmp_pat
                "step": 1, "total": 10, "loss": None, "version": None, "activated": False,
                "decision": None, "metrics": None, "error": None}
         save_job(db, row)
-        save_job(db, {**row, "id": "elsewhere", "owner": "another-host:1"})
+        now = datetime.now(UTC).isoformat(timespec="seconds")  # another host's, alive: it said so just now
+        save_job(db, {**row, "id": "elsewhere", "owner": "another-host:1", "heartbeat_at": now})
     with TestClient(create_app(settings, recommender=rec)) as c:
         jobs = {j["id"]: j for j in c.get("/admin/jobs", headers=AUTH).json()}
         assert jobs["gone1"]["status"] == "failed"
         assert jobs["gone1"]["error"] == "the server process running it stopped"
-        assert jobs["elsewhere"]["status"] == "running"  # another host's: not ours to judge
+        assert jobs["elsewhere"]["status"] == "running"  # another host's: judged by its heartbeat alone
         assert len(load_jobs(c.app.state.db)) == 2

@@ -13,8 +13,10 @@ from sqlalchemy.exc import IntegrityError
 from store.db import CATALOGUE_LOCK, UPGRADE_LOCK, Database, StoreError, unavailable
 from store.events import Event, add_events, event_counts, read_events
 from store.records import (
+    beat_jobs,
     cancel_job_row,
     claim_job_version,
+    fail_silent_jobs,
     fail_unfinished_jobs,
     latest_activation,
     load_jobs,
@@ -105,6 +107,27 @@ def test_a_job_is_either_cancelled_or_its_version_claimed_never_both(db):
     (j1,), (j2,) = load_jobs(db, "j1"), load_jobs(db, "j2")
     assert (j1["status"], j1["version"]) == ("running", "v7")
     assert (j2["status"], j2["version"], j2["finished_at"]) == ("cancelled", None, "2026-12-01T10:05:00")
+
+
+def test_a_job_silent_past_its_lease_is_failed_on_any_host(db):
+    """A job whose process is gone on another host (a replica replaced) was reported running for
+    ever: only a start on the same host failed it. Its owner says its unfinished jobs live
+    (`beat_jobs`); a row silent since before the cutoff (its heartbeat, else its start, else its
+    creation) is failed by whoever reads it, and nothing finished or alive is touched."""
+    row = {"id": "gone", "owner": "hostA:1", "status": "running", "created_at": "2026-12-01T10:00:00+00:00",
+           "started_at": "2026-12-01T10:00:05+00:00", "finished_at": None, "step": 3, "total": 9, "loss": None,
+           "version": None, "activated": False, "decision": None, "metrics": None, "error": None}
+    save_job(db, row)
+    save_job(db, {**row, "id": "alive", "owner": "hostB:2"})
+    save_job(db, {**row, "id": "queued", "owner": "hostB:2", "status": "queued", "started_at": None})
+    save_job(db, {**row, "id": "done", "status": "succeeded", "finished_at": "2026-12-01T10:01:00+00:00"})
+    assert beat_jobs(db, "hostB:2", "2026-12-01T10:10:00+00:00") == 2
+    error = "the server process running it stopped: no sign of it for 120 s"
+    assert fail_silent_jobs(db, "2026-12-01T10:08:00+00:00", error, "2026-12-01T10:10:00+00:00") == 1
+    status = {j["id"]: (j["status"], j["error"]) for j in load_jobs(db)}
+    assert status == {"gone": ("failed", error), "alive": ("running", None), "queued": ("queued", None),
+                      "done": ("succeeded", None)}
+    assert fail_silent_jobs(db, "2026-12-01T10:08:00+00:00", error, "2026-12-01T10:10:00+00:00") == 0
 
 
 def test_a_bad_url_and_an_unreachable_server_say_which_store():
