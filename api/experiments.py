@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from recsys.artifact import read_manifest
+from recsys.catalog import Catalog
 from recsys.errors import ArtifactError
 from recsys.promotion import revised_from, same_catalogue
 from recsys.recommender import Recommender
@@ -64,6 +65,9 @@ class Serving:
     # version -> its folder's files when its arm was loaded (`folder_signature`): an end checks
     # that the winner's are unchanged before serving the model in memory
     signatures: dict[str, tuple] = field(default_factory=dict)
+    # the catalogue served when it started (`Experiment.served_at_start`), when this process holds
+    # it: the items a catalogue change removes while it runs are told against it
+    start_catalog: Catalog | None = None
 
     @property
     def name(self) -> str:
@@ -107,20 +111,21 @@ class Experiments:
         arm = assign_arm(exp.name, user_id, [(a.arm, a.traffic) for a in exp.arms])
         self.telemetry.arm_answered(exp.name, arm)
         model = serving.models[arm]
-        return Assignment(exp.name, arm, model, self.removed_since(model))
+        return Assignment(exp.name, arm, model, self.removed_since(serving, model))
 
-    def removed_since(self, model: Recommender) -> tuple[str, ...]:
-        """The ids of `model`'s catalogue that the served one does not have: an arm's items that
-        a catalogue change removed while the experiment runs (the arms keep the catalogue they
-        started with). Worked out once per served version and arm."""
-        current = self.versions.current
-        if current is None or current is model or current.catalog is model.catalog:
+    def removed_since(self, serving: Serving, model: Recommender) -> tuple[str, ...]:
+        """The ids of the arm `model`'s catalogue that a catalogue change removed while the
+        experiment runs: in the catalogue served when it started, not in the one served now (the
+        arms keep the catalogue they started with; an arm's own items that were never served
+        stay its own). Worked out once per served version and arm."""
+        current, start = self.versions.current, serving.start_catalog
+        if current is None or start is None or current.catalog is start or current is model:
             return ()
         kept = self._removed.get(model.version)
         if kept is not None and kept[0] == current.version:
             return kept[1]
-        served = current.catalog
-        removed = tuple(i for i in model.catalog.item_ids if not served.has(i))
+        served, own = current.catalog, model.catalog
+        removed = tuple(i for i in start.item_ids if not served.has(i) and own.has(i))
         self._removed = {**self._removed, model.version: (current.version, removed)}
         return removed
 
@@ -164,8 +169,9 @@ class Experiments:
         with self._lock:
             check_startable(self.db, name)  # before loading: that takes seconds on a large model
             models, signatures = self._load_arms(arms)
-            exp = start_experiment(self.db, name, arms)
-            self._serving = Serving(exp, models, signatures)
+            current = self.versions.current
+            exp = start_experiment(self.db, name, arms, current.version if current else None)
+            self._serving = Serving(exp, models, signatures, current.catalog if current else None)
             self.problem = None
             log.info("experiment started", extra={"experiment": name,
                                                   "arms": {a.arm: a.version for a in arms}})
@@ -194,7 +200,7 @@ class Experiments:
                     serving.signatures.get(arm.version) != folder_signature(self.versions.version_dir(arm.version)):
                 loaded = None  # rewritten since its arm was loaded: loaded (and checked) again
             current = self.versions.current
-            version = self._kept_or_winner(arm, current, loaded)
+            version = self._kept_or_winner(arm, current, loaded, running.served_at_start)
             previous = current.version if current else None
             if current is None or version != current.version:
                 # activated first: a process that then sees the experiment ended also sees the
@@ -208,16 +214,24 @@ class Experiments:
                                                 "version": version})
             return ended, previous, version
 
-    def _kept_or_winner(self, arm: Arm, current: Recommender | None, loaded: Recommender | None) -> str:
+    def _catalog_of(self, version: str | None, models: dict[str, Recommender]) -> Catalog | None:
+        """The catalogue of `version` when this process holds it (an arm's, or the served one)."""
+        held = [m for m in (*models.values(), self.versions.current) if m is not None and m.version == version]
+        return held[0].catalog if held else None
+
+    def _kept_or_winner(self, arm: Arm, current: Recommender | None, loaded: Recommender | None,
+                        started_on: str | None) -> str:
         """The version an end that `arm` won serves: the arm's, or the served one when that is the
-        arm's with the catalogue changes made while the experiment ran; CatalogueChangedError
-        when the served catalogue is another one that the arm's version would undo."""
-        if current is None or current.version == arm.version:
+        arm's with the catalogue changes made while the experiment ran (`started_on` was served
+        when it started); CatalogueChangedError when the served catalogue changed meanwhile and
+        the arm's version would undo that. Arms on catalogues of their own from the start are
+        what the experiment tests: nothing changed meanwhile, the winner is served as it is."""
+        if current is None or current.version == arm.version or started_on is None or current.version == started_on:
             return arm.version
         winner = loaded.manifest if loaded is not None else read_manifest(self.versions.version_dir(arm.version))
         if same_catalogue(current.manifest, winner):
             return arm.version
-        if revised_from(current.manifest, arm.version, self.versions.artifacts_dir):
+        if arm.version == started_on and revised_from(current.manifest, arm.version, self.versions.artifacts_dir):
             return current.version
         raise CatalogueChangedError(
             f"the served catalogue changed while the experiment ran ({current.version} is served, "
@@ -241,7 +255,8 @@ class Experiments:
                     self.problem is not None and self.problem[0] == exp.name):
                 return
             try:
-                self._serving = Serving(exp, *self._load_arms(list(exp.arms)))
+                models, signatures = self._load_arms(list(exp.arms))
+                self._serving = Serving(exp, models, signatures, self._catalog_of(exp.served_at_start, models))
                 self.problem = None
                 log.info("following experiment", extra={"experiment": exp.name})
             except ArmError as exc:

@@ -55,6 +55,14 @@ FacetKey = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 MAX_FACET_KEYS = 32
 
 
+def no_blank_user(user_id: str | None) -> str | None:
+    """A `user_id` as the store keeps it: empty or blank is no shopper, as null. A client with no
+    shopper sends "" as often as null: stored as "", no "forget this shopper" could reach it, an
+    experiment's report counted it as a user, and /recommend put " " in an arm whose events
+    then counted nowhere."""
+    return user_id if user_id is None or user_id.strip() else None
+
+
 class _Request(BaseModel):
     # a misspelt field is an error, not silently ignored; strict: `"explain": 0` is not false,
     # `"k": true` is not 1 and `"k": "10"` is not 10
@@ -94,12 +102,12 @@ class RecommendRequest(_Request):
                            "the keys to count (facets or columns, as `filters` takes them)",
         examples=[True, ["color", "brand"]])
     user_id: StoredText | None = Field(
-        None, min_length=1, max_length=256,
+        None, max_length=256,
         description="the shopper: their recent clicks, carts and purchases (the events sent with "
                     "this user_id) personalise the answer (`personalize`, `history`); while an "
                     "experiment runs, it also picks the arm (and version) that answers, the same "
-                    "one every time. Without it the active version answers, in no arm, not "
-                    "personalised")
+                    "one every time. Without it (or empty, or blank) the active version answers, "
+                    "in no arm, not personalised")
     personalize: bool | None = Field(
         None, description="with a `user_id`: rank the shopper's history words with the query, in the "
                           "same heads. true: always, every word of the profile; false: never (the "
@@ -107,6 +115,11 @@ class RecommendRequest(_Request):
                           "(a home page) with every word, a typed query only with the words the history "
                           "is sure of, as less sure ones cost typed queries relevance on simulated "
                           "shoppers (docs/results.md, \"For this shopper\")")
+
+    @field_validator("user_id")
+    @classmethod
+    def _blank_is_no_user(cls, value: str | None) -> str | None:
+        return no_blank_user(value)
 
     @field_validator("filters", mode="before")
     @classmethod
@@ -182,9 +195,7 @@ class EventIn(_Request):
     @field_validator("user_id")
     @classmethod
     def _blank_is_no_user(cls, value: str | None) -> str | None:
-        # a client with no shopper sends "" as often as null: stored as "", no "forget this
-        # shopper" could reach it, and an experiment's report counted it as one user of an arm
-        return value if value is None or value.strip() else None
+        return no_blank_user(value)
 
     @field_validator("type")
     @classmethod

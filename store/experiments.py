@@ -36,6 +36,7 @@ class Experiment:
     started_at: datetime  # naive UTC, as stored
     ended_at: datetime | None
     winner: str | None
+    served_at_start: str | None = None  # the version served when it started (None: not kept)
 
     @property
     def running(self) -> bool:
@@ -50,13 +51,15 @@ def _experiment(row: Row[Any]) -> Experiment:
     m = row._mapping
     arms = tuple(Arm(str(a["arm"]), str(a["version"]), float(a["traffic"])) for a in m["arms"])
     return Experiment(name=m["name"], arms=arms, status=m["status"], started_at=m["started_at"],
-                      ended_at=m["ended_at"], winner=m["winner"])
+                      ended_at=m["ended_at"], winner=m["winner"], served_at_start=m["served_at_start"])
 
 
-def start_experiment(db: Database, name: str, arms: list[Arm]) -> Experiment:
-    """Store a running experiment; ExperimentConflict when `name` exists or one is running."""
+def start_experiment(db: Database, name: str, arms: list[Arm], served: str | None = None) -> Experiment:
+    """Store a running experiment, started while `served` was the version served;
+    ExperimentConflict when `name` exists or one is running."""
     row = {"name": name, "arms": [asdict(a) for a in arms], "status": "running",
-           "running_slot": 1, "started_at": _now(), "ended_at": None, "winner": None}
+           "running_slot": 1, "started_at": _now(), "ended_at": None, "winner": None,
+           "served_at_start": served}
     try:
         with db.engine.begin() as conn:
             _check_free(conn, name)

@@ -100,6 +100,9 @@ experiments = Table(
     Column("started_at", DateTime(timezone=False), nullable=False),
     Column("ended_at", DateTime(timezone=False), nullable=True),
     Column("winner", String(32), nullable=True),
+    # the version served when it started: what a catalogue change made while it runs is told by
+    # (`api.experiments`); NULL for experiments started before it was kept
+    Column("served_at_start", String(128), nullable=True),
 )
 
 def _changes(name: str) -> tuple:

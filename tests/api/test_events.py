@@ -154,5 +154,9 @@ def test_a_blank_user_id_is_no_user(user_id, stored):
     could not reach and that an experiment's report counted as a user of an arm."""
     from api.schemas import EventIn
 
+    from api.schemas import RecommendRequest
+
     event = EventIn.model_validate({"type": "click", "query": "red dress", "item_id": "SKU-1", "user_id": user_id})
     assert event.user_id == stored
+    # and the same shopper, or none, for /recommend: " " was put in an arm whose events counted nowhere
+    assert RecommendRequest.model_validate({"query": "red dress", "user_id": user_id}).user_id == stored

@@ -309,6 +309,48 @@ def test_an_item_removed_while_it_runs_is_in_no_arms_answer(shop, v1, v2, rec):
         assert len(answer["items"]) == 3
 
 
+def _revision_beside(c: TestClient, v1) -> str:
+    """v1 with one item more (a catalogue revision), made and then set aside: v1 served again."""
+    r = c.put("/admin/items", json={"items": [NEW_ITEM]}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    r = c.post(f"/admin/versions/{v1.name}/activate?force=true", headers=AUTH)
+    assert r.status_code == 200, r.text
+    return r.json()["previous"]
+
+
+NEW_ITEM = {"item_id": "NEW-ZORB-1", "title": "Nordwell Zorbleflux Velvet Dress", "color": "red",
+            "category": "dress"}
+
+
+def test_an_arm_on_a_catalogue_of_its_own_shows_its_items_and_can_win(shop, v1):
+    """Arms on two catalogues from the start are what the experiment tests: the arm with an item
+    the served catalogue lacks shows it (it was excluded as if removed), and it can win (a 409
+    said the catalogue had changed while it ran)."""
+    c, artifacts, _ = shop
+    revised = _revision_beside(c, v1)
+    r = c.post("/admin/experiments", json={"name": "cat", "arms": {"A": v1.name, "B": revised}}, headers=AUTH)
+    assert r.status_code == 201, r.text
+    for u in users_in("B", 5, "cat"):
+        answer = c.post("/recommend", json={"query": "zorbleflux", "k": 3, "user_id": u}).json()
+        assert answer["model_version"] == revised and answer["items"][0]["item_id"] == "NEW-ZORB-1"
+    r = c.post("/admin/experiments/cat/end", json={"winner": "B"}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    assert r.json()["serving"] == revised and (artifacts / "current").read_text().strip() == revised
+
+
+def test_the_older_catalogue_can_win_too(shop, v1):
+    """The served version a revision of the other arm's, made before it started: the other arm
+    wins and is served (the served one was kept as if it held changes made while it ran)."""
+    c, _, _ = shop
+    revised = _revision_beside(c, v1)
+    assert c.post(f"/admin/versions/{revised}/activate?force=true", headers=AUTH).status_code == 200
+    r = c.post("/admin/experiments", json={"name": "old", "arms": {"A": revised, "B": v1.name}}, headers=AUTH)
+    assert r.status_code == 201, r.text
+    r = c.post("/admin/experiments/old/end", json={"winner": "B"}, headers=AUTH)
+    assert r.status_code == 200 and r.json()["serving"] == v1.name, r.text
+    assert c.get("/model").json()["version"] == v1.name
+
+
 # ---- several processes --------------------------------------------------------------------------
 
 
