@@ -532,10 +532,30 @@ class JobManager:
                     raise
             return
         job.activated, job.decision = decision.activate, decision.reason
-        record_decision(self.db, version, job.id, decision.activate, decision.reason)
+        self._record_decision(job, version, decision.activate, decision.reason)
         job.finish("succeeded")
         log.info("training job succeeded", extra={"job": job.id, "version": version,
                                                   "decision": job.decision})
+
+    def _record_decision(self, job: Job, version: str, activated: bool, reason: str) -> None:
+        """The decision's row (`/admin/versions` reads it), once it is made and acted on: with the
+        store unavailable, tried again every second until it answers, as the job's outcome is
+        (`_save_outcome`). Never raises: the version is served or kept already, and the job
+        succeeded either way (a store lost here failed it with "internal error" while its
+        version was served)."""
+        while True:
+            try:
+                record_decision(self.db, version, job.id, activated, reason)
+                return
+            except Exception as exc:
+                if not unavailable(exc):
+                    log.exception("recording a trained version's decision failed", extra={"job": job.id})
+                    return
+                self._outage.failed(exc)
+            if self._stopping.wait(_SAVE_PROGRESS_EVERY_S):
+                log.warning("the service stops with a decision unrecorded (the store is unavailable)",
+                            extra={"job": job.id, "version": version})
+                return
 
     def _fail_cleanup(self, job: Job, error: str) -> None:
         job.finish("failed", error)

@@ -289,6 +289,29 @@ def test_a_job_whose_version_is_being_served_cannot_be_cancelled(tmp_path, data_
         assert current_version(artifacts) == job["version"]
 
 
+def test_a_decision_the_store_lost_is_recorded_once_it_is_back(tmp_path, data_dir, v1, rec, monkeypatch):
+    """The store lost as a job recorded its decision, after its version was served: the job read
+    "failed: internal error" with "activated": true and /admin/versions had no decision. It is
+    tried again while the store is unavailable; the job succeeded."""
+    import api.jobs
+    from store.db import StoreError
+
+    record, lost = api.jobs.record_decision, []
+
+    def lost_once(*args, **kwargs):
+        if not lost:
+            lost.append(args)
+            raise StoreError("the store is unavailable (a failover)")
+        return record(*args, **kwargs)
+
+    monkeypatch.setattr(api.jobs, "record_decision", lost_once)
+    with _forced_retrain(tmp_path, data_dir, v1, rec, monkeypatch, lambda client, job: None) as (job, client, artifacts):
+        assert lost and job["status"] == "succeeded" and job["activated"], job
+        versions = {v["version"]: v for v in client.get("/admin/versions", headers=AUTH).json()["versions"]}
+        assert versions[job["version"]]["decision"]["reason"] == "activated: forced", versions[job["version"]]
+        assert current_version(artifacts) == job["version"]
+
+
 def test_an_items_description_is_kept_by_its_version_and_its_revisions(tmp_path, data_dir):
     """GET /items/{id} answers the description the catalogue gave (its `description` column),
     null for an item without one; a saved version keeps it, and so does a catalogue revision."""
