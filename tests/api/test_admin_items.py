@@ -305,7 +305,8 @@ def test_a_decision_the_store_lost_is_recorded_once_it_is_back(tmp_path, data_di
         return record(*args, **kwargs)
 
     monkeypatch.setattr(api.jobs, "record_decision", lost_once)
-    with _forced_retrain(tmp_path, data_dir, v1, rec, monkeypatch, lambda client, job: None) as (job, client, artifacts):
+    nothing_meanwhile = lambda client, job: None  # noqa: E731
+    with _forced_retrain(tmp_path, data_dir, v1, rec, monkeypatch, nothing_meanwhile) as (job, client, artifacts):
         assert lost and job["status"] == "succeeded" and job["activated"], job
         versions = {v["version"]: v for v in client.get("/admin/versions", headers=AUTH).json()["versions"]}
         assert versions[job["version"]]["decision"]["reason"] == "activated: forced", versions[job["version"]]

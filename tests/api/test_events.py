@@ -152,9 +152,7 @@ def test_admin_retrain_from_the_events_posted(tmp_path, v1, data_dir, rec):
 def test_a_blank_user_id_is_no_user(user_id, stored):
     """"" was stored as a shopper that "forget this shopper" (DELETE /admin/users/{user_id})
     could not reach and that an experiment's report counted as a user of an arm."""
-    from api.schemas import EventIn
-
-    from api.schemas import RecommendRequest
+    from api.schemas import EventIn, RecommendRequest
 
     event = EventIn.model_validate({"type": "click", "query": "red dress", "item_id": "SKU-1", "user_id": user_id})
     assert event.user_id == stored
