@@ -12,10 +12,8 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# setuptools tells every editable install it is one, as a warning: not news to a user.
-	# --no-compile: pip byte-compiles every module it installs (torch's thousands: 70 s of a
-	# 90 s setup, measured 7 December); Python compiles the few a run imports on first import
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet --no-compile -e '.[test,bench,docs]'
+	# setuptools tells every editable install it is one, as a warning: not news to a user
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e '.[test,bench,docs]'
 	touch $(STAMP)
 
 # Serve the embedded default: generates the synthetic catalogue and trains a model on first start.
