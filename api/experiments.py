@@ -19,10 +19,10 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from recsys.artifact import read_manifest
+from recsys.artifact import read_manifest, revised_from
 from recsys.catalog import Catalog
 from recsys.errors import ArtifactError
-from recsys.promotion import revised_from, same_catalogue
+from recsys.promotion import same_catalogue
 from recsys.recommender import Recommender
 from store.db import Database
 from store.events import Event
@@ -92,8 +92,8 @@ class Experiments:
         self.versions, self.db, self.telemetry = versions, db, telemetry
         self._serving: Serving | None = None
         self._lock = threading.Lock()  # one start, end or follow at a time in this process
-        # ((arm's version, served version), the ids the arm has and the served one lacks), one per
-        # arm version; replaced whole, so a request reads a pair that belongs together
+        # arm's version -> (the served version, the ids `removed_since` found for it), replaced
+        # whole, so a request reads a pair that belongs together
         self._removed: dict[str, tuple[str, tuple[str, ...]]] = {}
         # the running experiment whose arms this process could not load: (name, why), not retried
         self.problem: tuple[str, str] | None = None

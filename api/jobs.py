@@ -298,19 +298,25 @@ class JobManager:
         """The finished job's row: with the store unavailable, tried again every second until
         it answers (or the service stops: then `recover` at the next start fails the job). Never
         raises: the runner thread must live on for the next job."""
+        self._write_until_answered(lambda: self._save(job), "a training job's outcome",
+                                   {"job": job.id, "status": job.status})
+
+    def _write_until_answered(self, write: Callable[[], None], what: str, extra: dict) -> None:
+        """`write` to the store, tried again every second while it is unavailable, until it
+        answers or the service stops (said in the log, naming `what`). Never raises: any other
+        error is logged and the write dropped."""
         while True:
             try:
-                self._save(job)
+                write()
                 self._outage.answered()
                 return
             except Exception as exc:
                 if not unavailable(exc):
-                    log.exception("saving a training job's outcome failed", extra={"job": job.id})
+                    log.exception(f"saving {what} failed", extra=extra)
                     return
                 self._outage.failed(exc)
             if self._stopping.wait(_SAVE_PROGRESS_EVERY_S):
-                log.warning("the service stops with a job's outcome unsaved (the store is "
-                            "unavailable)", extra={"job": job.id, "status": job.status})
+                log.warning(f"the service stops with {what} unsaved (the store is unavailable)", extra=extra)
                 return
 
     def cancel(self, job_id: str) -> dict | None:
@@ -538,24 +544,12 @@ class JobManager:
                                                   "decision": job.decision})
 
     def _record_decision(self, job: Job, version: str, activated: bool, reason: str) -> None:
-        """The decision's row (`/admin/versions` reads it), once it is made and acted on: with the
-        store unavailable, tried again every second until it answers, as the job's outcome is
-        (`_save_outcome`). Never raises: the version is served or kept already, and the job
-        succeeded either way (a store lost here failed it with "internal error" while its
-        version was served)."""
-        while True:
-            try:
-                record_decision(self.db, version, job.id, activated, reason)
-                return
-            except Exception as exc:
-                if not unavailable(exc):
-                    log.exception("recording a trained version's decision failed", extra={"job": job.id})
-                    return
-                self._outage.failed(exc)
-            if self._stopping.wait(_SAVE_PROGRESS_EVERY_S):
-                log.warning("the service stops with a decision unrecorded (the store is unavailable)",
-                            extra={"job": job.id, "version": version})
-                return
+        """The decision's row (`/admin/versions` reads it), once it is made and acted on, tried
+        again while the store is unavailable as the job's outcome is. Never raises: the version
+        is served or kept already, and the job succeeded either way (a store lost here failed it
+        with "internal error" while its version was served)."""
+        self._write_until_answered(lambda: record_decision(self.db, version, job.id, activated, reason),
+                                   "a trained version's decision", {"job": job.id, "version": version})
 
     def _fail_cleanup(self, job: Job, error: str) -> None:
         job.finish("failed", error)

@@ -345,6 +345,23 @@ def read_manifest(version_dir: str | Path) -> dict[str, Any]:
     return manifest
 
 
+def revised_from(manifest: dict[str, Any], version: str, artifacts_dir: str | Path, limit: int = 10_000) -> bool:
+    """Whether the version of `manifest` is `version` with catalogue changes made since: a
+    catalogue revision of it, or of one of its revisions (each manifest's
+    `catalogue.revision_of`, read back through the versions in `artifacts_dir`)."""
+    for _ in range(limit):
+        parent = (manifest.get("catalogue") or {}).get("revision_of")
+        if not isinstance(parent, str) or not VERSION_NAME.match(parent):
+            return False
+        if parent == version:
+            return True
+        try:
+            manifest = read_manifest(Path(artifacts_dir) / parent)
+        except ArtifactError:
+            return False
+    return False
+
+
 def kept_items_file(version_dir: str | Path) -> Path | None:
     """The copy of the items file the version was trained on, in its folder; None when it keeps
     none. ArtifactError when it resolves outside the folder."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 # a rounding difference is no regression
@@ -70,23 +69,6 @@ def decide_after_training(new_version: str, new: dict[str, Any], started_version
             and not same_catalogue(now, started):
         return catalogue_changed(new_version, started_version, str(now_version))
     return decide(new_version, new, started_version, started, force=force, hint=hint)
-
-
-def revised_from(manifest: dict[str, Any], version: str, artifacts_dir: Path, limit: int = 10_000) -> bool:
-    """Whether the version of `manifest` is `version` with catalogue changes made since: a
-    catalogue revision of it, or of one of its revisions (each manifest's
-    `catalogue.revision_of`, read back through the versions in `artifacts_dir`)."""
-    for _ in range(limit):
-        parent = (manifest.get("catalogue") or {}).get("revision_of")
-        if not isinstance(parent, str) or not parent or "/" in parent or parent.startswith("."):
-            return False
-        if parent == version:
-            return True
-        try:
-            manifest = json.loads((Path(artifacts_dir) / parent / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False
-    return False
 
 
 def ndcg(report: dict[str, Any] | None) -> float | None:
