@@ -36,6 +36,8 @@ ADDITIVE_TOLERANCE = 1e-4
 # what a reason line adds for an item that only the learned part of a head drew (no match of its
 # counts: `Match.counts`)
 NOT_SAID = "no query word is among its attributes"
+# what the reason line of an item without a single match says
+NO_MATCH_WORDS = "no query word matched its attributes"
 
 
 @dataclass
@@ -67,10 +69,6 @@ class Explanation:
     prior: float
     summary: str
     heads: list[HeadExplanation]
-    # the item's length (BM25's |d|), in `length_unit` (`ModelOptions.length_unit`): attributes,
-    # or words; a longer item's matches get less of the attention
-    length: float | None = None
-    length_unit: str = "attributes"
     # the shopper's history words that matched one of its attributes (`Recommender.recommend`)
     history: list[str] = field(default_factory=list)
     # the merchandising rules that acted on it (`recsys.rules`): terms of its score beside the heads
@@ -216,8 +214,7 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
         heads.append(HeadExplanation(f, float(head_weights[h] * att.output),
                                      matches_of(index, att, state, f, float(head_weights[h]))))
     prior = float(index.prior[item_idx])
-    length = float(index.sets.total_length(np.array([item_idx]))[0])
-    return Explanation(prior, summarize(heads, prior, rank), heads, length, index.length_unit)
+    return Explanation(prior, summarize(heads, prior, rank), heads)
 
 
 def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, head_weights: np.ndarray,
@@ -257,7 +254,6 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
                                            worth.tolist(), kinds, counts):
             found[s // n_heads][s % n_heads].append(Match(surfaces[t], labels[c], round(w, 4), round(x, 4), kind, ok))
     out = []
-    item_length = index.sets.total_length(items).tolist()
     # a head's weight times its output, as `float(head_weights[h] * output)` rounds it: in the
     # weights' precision (numpy's rule for a Python float), for every item at once
     hw = np.asarray(head_weights)
@@ -266,7 +262,7 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
         heads = [HeadExplanation(f, contributed[h], sorted(found[i][h], key=_by_weight))
                  for h, f in enumerate(index.facets)]
         summary = summarize(heads, prior, ranks[i] if ranks is not None else None) if summaries else ""
-        out.append(Explanation(prior, summary, heads, item_length[i], index.length_unit))
+        out.append(Explanation(prior, summary, heads))
     return out
 
 
@@ -389,7 +385,7 @@ def summarize(heads: list[HeadExplanation], prior: float, rank: int | None) -> s
     erasure: `Match.worth`), when that is at least REASON_MIN."""
     lead = f"ranked {_ordinal(rank)}" if rank is not None else "scored"
     if not any(h.matches for h in heads):
-        return _no_match_line(lead, prior)
+        return _no_match_line(lead, prior, sum(h.contribution for h in heads))
     head, m = max(((h, m) for h in heads for m in h.matches), key=_by_worth)
     unsaid = "" if any(m.counts for h in heads for m in h.matches) else f"; {NOT_SAID}"
     if m.worth < REASON_MIN:
@@ -421,9 +417,10 @@ def _worth(head: HeadExplanation, m: Match) -> str:
 def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> None:
     """Rewrite the reason lines of a ranking (in place) to say what sets each item apart: its
     match worth most (`Match.worth`, at least REASON_MIN) that not every listed item has; when
-    it has none, or another line of the page names the same, what differs most from the next
-    item (the previous one for the last). The matches every result shares are said once, on the
-    first line."""
+    it has none, or another line of the page names the same, what puts it above the next item
+    (below the previous one, for the last; `describe_difference`). The matches every result
+    shares are said once, on the first line. A pinned item (its `rules`, set before) is placed by
+    its pin, not by its score: its line compares nothing, and no line compares with it."""
     if len(explanations) < 2:
         return
     keyed = [[((h.head, m.query_token, m.attribute), h, m) for h in e.heads for m in h.matches]
@@ -440,15 +437,21 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
         else:
             reasons.append(None)
     seen = Counter(reasons)
+    pinned = [any(r.kind == "pin" for r in e.rules) for e in explanations]
     for i, (e, rank, reason) in enumerate(zip(explanations, ranks, reasons)):
         lead = f"ranked {_ordinal(rank)}"
+        # the next item, or the previous one for the last; never a pinned one
+        j = next((j for j in (i + 1, i - 1) if 0 <= j < len(explanations) and not pinned[j]), None)
+        neighbour = explanations[j] if j is not None and not pinned[i] else None
+        difference = describe_difference(e, neighbour, f"the {_ordinal(ranks[j])}") if j is not None \
+            and neighbour is not None else None
         if not any(h.matches for h in e.heads):
-            e.summary = _no_match_line(lead, e.prior)
+            e.summary = _no_match_line(lead, e.prior, _heads_total(e))
+            if difference and neighbour is not None and _differs(e, neighbour):
+                e.summary += f"; {difference}"
             continue
         e.summary = f"{lead} {reason}" if reason else lead
-        if reason is None or seen[reason] > 1:  # what the line says alone, another line says too
-            j = i + 1 if i + 1 < len(explanations) else i - 1
-            difference = describe_difference(e, explanations[j], f"the {_ordinal(ranks[j])}")
+        if difference and (reason is None or seen[reason] > 1):  # what the line says alone, another says too
             e.summary += f"; {difference}" if reason else f": {difference}"
         if not e.matched:
             e.summary += f"; {NOT_SAID}"
@@ -456,21 +459,41 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
             e.summary += f"; every result matches {_match_list(common_said)}"
 
 
+def _score_parts(e: Explanation) -> list[tuple[str, float]]:
+    """The terms of an item's score, heads first (of equal gaps, the first is named), then the
+    prior and the rules' amounts (0 where none acted on it)."""
+    return [(h.head, h.contribution) for h in e.heads] + [("prior", e.prior), ("rules", sum_effects(e.rules))]
+
+
+def _gaps(a: Explanation, b: Explanation) -> list[tuple[str, float, float]]:
+    return [(part, va, vb) for (part, va), (_, vb) in zip(_score_parts(a), _score_parts(b))]
+
+
+def _differs(a: Explanation, b: Explanation) -> bool:
+    """Whether `describe_difference` names a part: the scores differ by REASON_MIN or more."""
+    return abs(sum(va - vb for _, va, vb in _gaps(a, b))) >= REASON_MIN
+
+
 def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
-    """The part of the score where `a` and `b` differ most (a head or the prior), in words: the
+    """What puts `a` where it stands against `b`, in words: above `b`, the part of the score (a
+    head, the prior or the rules) where `a` gains most; below it, where `a` loses most. The
     wording `/compare` and the reason lines share."""
-    part, va, vb = "prior", a.prior, b.prior  # the heads first: the first of equal gaps is named
-    gap = -1.0
-    for ha, hb in zip(a.heads, b.heads):
-        if abs(ha.contribution - hb.contribution) > gap:
-            part, va, vb, gap = ha.head, ha.contribution, hb.contribution, abs(ha.contribution - hb.contribution)
-    if abs(a.prior - b.prior) > gap:
-        part, va, vb = "prior", a.prior, b.prior
-    if abs(va - vb) < REASON_MIN:
-        return f"as good a match as {other}: no part of the score differs by {REASON_MIN} or more"
+    gaps = _gaps(a, b)
+    ahead = sum(va - vb for _, va, vb in gaps)
+    if abs(ahead) < REASON_MIN:
+        if all(abs(va - vb) < REASON_MIN for _, va, vb in gaps):
+            return f"as good a match as {other}: no part of the score differs by {REASON_MIN} or more"
+        return f"as good a match as {other}: its parts differ, but they add up to within {REASON_MIN}"
+    sign = 1.0 if ahead > 0 else -1.0
+    part, va, vb = max(gaps, key=lambda g: sign * (g[1] - g[2]))
+    if sign * (va - vb) < REASON_MIN:  # small differences in several parts add up
+        return (f"{'above' if sign > 0 else 'below'} {other} by {abs(ahead):.2f}, no part of the score "
+                f"by {REASON_MIN} or more")
     text = f"{part} {va:+.2f} against {vb:+.2f} for {other}"
     if part == "prior":
-        return text + (" (more popular)" if va > vb else " (less popular)")
+        return text + f" (a {'higher' if va > vb else 'lower'} prior, learned from its attributes)"
+    if part == "rules":
+        return text
     head_a = next(h for h in a.heads if h.head == part)
     head_b = next(h for h in b.heads if h.head == part)
     pairs_a = {(m.query_token, m.attribute) for m in head_a.matches}
@@ -484,12 +507,10 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
         m = max(theirs, key=lambda x: (x.worth, x.weight))
         text += (f" ({other}'s {_match_words(m)}; "
                  f"{_instead(head_a, m.query_token, 'this one', part)})")
-    elif pairs_a == pairs_b and a.length is not None and b.length is not None and a.length != b.length \
-            and (va < vb) == (a.length > b.length):
-        more, fewer = (a.length, b.length) if a.length > b.length else (b.length, a.length)
-        who = "its" if a.length > b.length else f"{other}'s"
-        text += (f" (the same matches; {who} {more:g} {a.length_unit} against {fewer:g} weaken them"
-                 " more)")
+    elif pairs_a == pairs_b and pairs_a:
+        # the same matches, weighed differently: an item's length, how often it says the word and
+        # its other attributes all move the attention, and the line does not know which did
+        text += f" (the same matches, worth more in {'this one' if va > vb else other})"
     return text
 
 
@@ -498,15 +519,22 @@ def _instead(head: HeadExplanation, token: str, who: str, part: str) -> str:
     theirs = [m for m in head.matches if m.query_token == token]
     if theirs:
         return f"{who}'s {_verb(theirs[0])} {theirs[0].attribute}"
-    return f"{who} has no {part} match for it"
+    return f"{who} has no match for it in the {part} head"
 
 
 def _match_list(keys: set[tuple[str, str, str]]) -> str:
     return ", ".join(f"'{tok}' {attr}" for _, tok, attr in sorted(keys, key=lambda k: (k[1], k[2])))
 
 
-def _no_match_line(lead: str, prior: float) -> str:
-    return f"{lead} on its prior ({prior:+.2f}): no query word matched its attributes"
+def _heads_total(e: Explanation) -> float:
+    return sum(h.contribution for h in e.heads)
+
+
+def _no_match_line(lead: str, prior: float, heads: float) -> str:
+    """The reason line of an item no query word matched: its prior, and what the heads gave it
+    from attention below a match (a word's weak pull, learned from clicks), when that shows."""
+    weak = f", attention below a match {heads:+.2f}" if abs(heads) >= REASON_MIN else ""
+    return f"{lead}: {NO_MATCH_WORDS} (prior {prior:+.2f}{weak})"
 
 
 def alone_margins(index: ScoringIndex, state: QueryState, facet: str) -> np.ndarray:

@@ -49,7 +49,7 @@ class CellEvidence:
         if self.searches is None:
             return "learned from clicks"
         lift = f", lift {self.lift:.2f}" if self.lift else ""  # a lift of 0: not confidently above chance
-        return f"learned from {self.searches} searches{lift}"
+        return f"learned from {self.searches} search{'' if self.searches == 1 else 'es'}{lift}"
 
 
 def cell_evidence(evidence: Evidence, words: WordTable, tokens: list[QueryToken], facet: str,

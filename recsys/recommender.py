@@ -256,6 +256,9 @@ class Recommender:
         if explain:
             # two or more: contrast_summaries writes every reason line, so none is written first
             explained = explain_items(self.index, state, shown, weights, ranks, summaries=len(shown) < 2)
+            if rules is not None:  # the reason lines weigh the rules' terms beside the heads
+                for e, effects in zip(explained, rules.effects_of(shown)):
+                    e.rules = effects
             contrast_summaries(explained, ranks)
             for e in explained:
                 drew = {m.query_token for h in e.heads for m in h.matches if m.counts} if added else set()
@@ -267,11 +270,9 @@ class Recommender:
                     e.synonyms = synonym_effects(self.index, state, i, e.heads)
                     if e.synonyms:
                         e.summary += "; " + "; ".join(s.note for s in e.synonyms)
-            if rules is not None:
-                for e, effects in zip(explained, rules.effects_of(shown)):
-                    e.rules = effects
-                    if e.rules:
-                        e.summary += "; " + "; ".join(r.note for r in e.rules)
+            for e in explained:
+                if e.rules:
+                    e.summary += "; " + "; ".join(r.note for r in e.rules)
             explanations = list(explained)
         items = [
             RankedItem(
@@ -631,10 +632,9 @@ class Recommender:
                 "matches_a": ha.matches,
                 "matches_b": hb.matches,
             })
-        lengths = self.index.sets.total_length(np.array([self.catalog.idx(a.item_id), self.catalog.idx(b.item_id)]))
         ea, eb = (Explanation(d.prior, "", [HeadExplanation(h.head, h.contribution, h.matches) for h in d.heads],
-                              float(length), self.index.length_unit)
-                  for d, length in zip((a, b), lengths.tolist()))
+                              rules=d.rules)
+                  for d in (a, b))
         summary = (f"A scores {a.score - b.score:+.2f} against B; most of the difference: "
                    + describe_difference(ea, eb, "B"))
         ruled = sum_effects(a.rules) - sum_effects(b.rules)

@@ -31,6 +31,7 @@
     openKeys: new Set(), // facet keys whose values are open (kept while the shopper refines)
     shown: null, // the last answer drawn (drawn again when GET /model brings other heads)
     total: 0,
+    matching: null, // items that match the query and the filters (the first page's facet counts)
     selected: [], // item ids ticked for comparison (at most two, oldest dropped)
     openItem: null,
     recommendCtl: null,
@@ -266,6 +267,7 @@
       showError(null);
       state.items = data.items;
       state.total = data.total;
+      state.matching = data.facet_counts ? data.facet_counts.matching : null;
       renderResults(data);
       if (state.openItem && !$("#detail").hidden) openItem(state.openItem, { focus: false });
     } catch (err) {
@@ -305,7 +307,11 @@
     const shown = state.items.length;
     const took = data.took_ms !== undefined ? ` in ${Math.round(data.took_ms)} ms` : "";
     const noun = explaining() ? "items" : "products";
-    setStatus(shown ? `${shown} of ${state.total.toLocaleString("en")} ${noun} for “${state.query}”${took}`
+    // how many match, where the answer says (a shop lists products its words do not match after
+    // those that do); else how many passed the filters
+    const matching = Number.isInteger(state.matching) && state.matching < state.total && data.tokens && data.tokens.length
+      ? `; ${state.matching.toLocaleString("en")} match its words` : "";
+    setStatus(shown ? `${shown} of ${state.total.toLocaleString("en")} ${noun} for “${state.query}”${took}${matching}`
       : `No items for “${state.query}”`);
     renderNoMatch(data.unmatched_tokens || [], state.items, data.tokens);
     renderDidYouMean(data.did_you_mean || []);
@@ -336,11 +342,13 @@
       }
     } else if (items.length && items.every((it) => it.explanation) && !anyMatch) {
       note.dataset.reason = "no-match";
-      text = "No query word matched any item's attributes: these items are ranked by their prior alone"
-        + (words ? ` (no item matches ${words}).` : ".");
+      text = "No query word matched any item's attributes: each line says what ranks the item "
+        + "(its prior, attention below a match, rules)" + (words ? `; no item matches ${words}.` : ".");
     } else if (words) {
       note.dataset.reason = "no-match";
-      text = `No item matches ${words}: ${unmatched.length > 1 ? "these words add" : "this word adds"} nothing to the ranking.`;
+      // below a match a word can still pull an item a little (the heads' weak attention)
+      text = `No item matches ${words}: ${unmatched.length > 1 ? "these words are" : "this word is"} no item's match `
+        + "and move the ranking little if at all.";
     }
     note.textContent = text;
     note.hidden = !text;
@@ -431,6 +439,15 @@
       }
     }
     if (parts.length) return `Matches ${reasonParts(parts.slice(0, 3))}`;
+    // a matched product whose words are matched weakly only (a near spelling, a word one of many
+    // of its attributes share): name those, never "none of your words"
+    if (e.matched) {
+      const weak = heads.flatMap((h) => h.matches.filter((m) => m.counts !== false)
+        .map((m) => ({ token: m.query_token, label: String(m.attribute), head: h.head, weight: m.weight })))
+        .sort((a, b) => b.weight - a.weight)
+        .filter((p, i, all) => all.findIndex((q) => q.token === p.token) === i);
+      if (weak.length) return `Matches ${reasonParts(weak.slice(0, 3))}`;
+    }
     // drawn by what shoppers chose, not by its words ("charger" on a black phone case)
     const chosen = heads.flatMap((h) => h.matches.filter((m) => m.evidence === "click association")
       .map((m) => ({ m, h }))).sort((a, b) => b.m.weight - a.m.weight)[0];
@@ -680,7 +697,10 @@
   function localSummary(data) {
     let best = null;
     for (const h of data.heads) if (!best || h.contribution > best.contribution) best = h;
-    if (!best || best.contribution < 0.05) return `Scored on its prior (${signed(data.prior, 2)}): no query word matched its attributes`;
+    if (!best || best.contribution < 0.05) {
+      const heads = data.heads.reduce((sum, h) => sum + h.contribution, 0);
+      return `No query word matched its attributes (prior ${signed(data.prior, 2)}, the heads ${signed(heads, 2)})`;
+    }
     let top = null;
     best.attention.forEach((row, t) => row.slice(0, -1).forEach((w, m) => {
       if (!top || w > top.w) top = { w, t, m };
@@ -868,7 +888,7 @@
     }
     if (Number.isFinite(ndcg("held_out"))) {
       return ` · NDCG@10 on held-out clicks ${ndcg("held_out").toFixed(3)}${versus("held_out")}` +
-        " (no judgments: how often the items shoppers clicked for search terms the model never saw rank in its top 10)";
+        " (no judgments: how near the top 10 ranks the items shoppers clicked, for searches the model never saw; 1 is every click first)";
     }
     return "";
   }

@@ -37,6 +37,7 @@ def test_each_kind_of_evidence_is_named():
 def test_a_click_association_says_its_searches_and_lift():
     assert CellEvidence("click association", 0.62, 41).describe() == "learned from 41 searches, lift 0.62"
     assert CellEvidence("click association", 0.0, 3).describe() == "learned from 3 searches"
+    assert CellEvidence("click association", 0.5, 1).describe() == "learned from 1 search, lift 0.50"
     assert CellEvidence("click association").describe() == "learned from clicks"  # a version saved before
 
 

@@ -15,7 +15,10 @@ from recsys.explain import (
     HeadExplanation,
     Match,
     contrast_summaries,
+    describe_difference,
+    summarize,
 )
+from recsys.rules import RuleEffect
 
 LISTED = re.compile(r"'([^']+)' matched ([^\s,;)]+)")
 
@@ -55,25 +58,78 @@ def test_items_with_the_same_matches_are_told_apart_by_the_part_that_differs():
 
     ranking = [expl(0.5, 2.0), expl(0.1, 2.0), expl(0.1, 1.5)]
     contrast_summaries(ranking, [1, 2, 3])
-    assert ranking[0].summary == ("ranked 1st: prior +0.50 against +0.10 for the 2nd (more popular); "
-                                  "every result matches 'red' red")
+    assert ranking[0].summary == ("ranked 1st: prior +0.50 against +0.10 for the 2nd (a higher prior, learned "
+                                  "from its attributes); every result matches 'red' red")
     assert ranking[1].summary.startswith("ranked 2nd: color +2.00 against +1.50 for the 3rd")
     assert ranking[2].summary.startswith("ranked 3rd: color +1.50 against +2.00 for the 2nd")
 
 
-def test_a_tie_is_never_given_as_a_reason_and_the_same_matches_are_told_apart_by_length():
-    def expl(prior: float, color: float, length: float) -> Explanation:
+def test_a_tie_is_never_given_as_a_reason_and_the_same_matches_are_not_blamed_on_length():
+    def expl(prior: float, color: float) -> Explanation:
         return Explanation(prior, "", [HeadExplanation("color", color, [Match("red", "red", 0.9, color)]),
-                                       HeadExplanation("other", 0.0, [])], length)
+                                       HeadExplanation("other", 0.0, [])])
 
-    ranking = [expl(0.1, 2.0, 6), expl(0.1, 2.0, 6), expl(0.1, 1.5, 14)]
+    ranking = [expl(0.1, 2.0), expl(0.1, 2.0), expl(0.1, 1.5)]
     contrast_summaries(ranking, [1, 2, 3])
     assert ranking[0].summary.startswith(f"ranked 1st: as good a match as the 2nd: no part of the score "
                                          f"differs by {REASON_MIN} or more")
+    # length, how often the item says the word and its other attributes all weigh a match: the
+    # line cannot tell which did, so it names none of them
     assert ranking[2].summary.startswith("ranked 3rd: color +1.50 against +2.00 for the 2nd (the same "
-                                         "matches; its 14 attributes against 6 weaken them more)")
+                                         "matches, worth more in the 2nd)")
     assert ranking[1].summary.startswith("ranked 2nd: color +2.00 against +1.50 for the 3rd (the same "
-                                         "matches; the 3rd's 14 attributes against 6 weaken them more)")
+                                         "matches, worth more in this one)")
+
+
+def _parts(prior: float, color: float, other: float, rules: list[RuleEffect] = ()) -> Explanation:  # type: ignore[assignment]
+    return Explanation(prior, "", [HeadExplanation("color", color, [Match("red", "red", 0.9, color)] if color else []),
+                                   HeadExplanation("other", other, [Match("dress", "category:dress", 0.9, other)]
+                                                   if other else [])], rules=list(rules))
+
+
+def test_a_line_names_what_puts_the_item_above_the_next_not_what_holds_it_back():
+    # above the 2nd by 0.2: +0.6 colour and +0.6 other, against a prior 1.0 lower
+    ahead, behind = _parts(-0.8, 0.6, 0.6), _parts(0.2, 0.0, 0.0)
+    line = describe_difference(ahead, behind, "the 2nd")
+    assert line.startswith("color +0.60 against +0.00 for the 2nd"), line
+    # and below it, what holds it back most
+    line = describe_difference(behind, ahead, "the 1st")
+    assert line.startswith("color +0.00 against +0.60 for the 1st"), line
+    # small gains in every part that add up to more than any one
+    many = describe_difference(_parts(0.005, 0.005, 0.005), _parts(0.0, 0.0, 0.0), "the 2nd")
+    assert many == f"above the 2nd by 0.01, no part of the score by {REASON_MIN} or more", many
+
+
+def test_a_rule_is_a_part_of_the_score_the_lines_weigh():
+    boost = RuleEffect("toasters", "boost", 0.3, None, "boost 'toasters': +0.30 (type:toaster)")
+    ranking = [_parts(0.0, 0.4, 0.0, [boost]), _parts(0.0, 0.4, 0.0)]
+    contrast_summaries(ranking, [1, 2])
+    assert ranking[0].summary.startswith("ranked 1st: rules +0.30 against +0.00 for the 2nd"), ranking[0].summary
+    assert describe_difference(ranking[1], ranking[0], "A").startswith("rules +0.00 against +0.30 for A")
+
+
+def test_a_pinned_item_is_placed_by_its_pin_and_compared_with_nothing():
+    pin = RuleEffect("hero", "pin", None, 1, "pinned at position 1 by rule 'hero'")
+    ranking = [_parts(0.0, 0.1, 0.2, [pin]), _parts(0.0, 0.9, 0.2), _parts(0.0, 0.5, 0.2)]
+    contrast_summaries(ranking, [1, 2, 3])
+    assert "against" not in ranking[0].summary, ranking[0].summary
+    # the 2nd is compared with the 3rd, not with the pinned 1st it outscores
+    assert ranking[1].summary.startswith("ranked 2nd: color +0.90 against +0.50 for the 3rd"), ranking[1].summary
+    assert ranking[2].summary.startswith("ranked 3rd: color +0.50 against +0.90 for the 2nd"), ranking[2].summary
+
+
+def test_an_item_without_a_match_is_not_said_to_be_ranked_on_its_prior_alone():
+    # the heads gave it something (a word's pull below a match), the prior nothing
+    weak = Explanation(0.0, "", [HeadExplanation("color", 0.036, []), HeadExplanation("other", 0.0, [])])
+    weaker = Explanation(0.0, "", [HeadExplanation("color", 0.02, []), HeadExplanation("other", 0.0, [])])
+    assert summarize(weak.heads, weak.prior, 5) == ("ranked 5th: no query word matched its attributes "
+                                                    "(prior +0.00, attention below a match +0.04)")
+    ranking = [weak, weaker]
+    contrast_summaries(ranking, [5, 6])
+    assert ranking[0].summary == ("ranked 5th: no query word matched its attributes (prior +0.00, attention "
+                                  "below a match +0.04); color +0.04 against +0.02 for the 6th")
+    assert ranking[1].summary == ("ranked 6th: no query word matched its attributes (prior +0.00, attention "
+                                  "below a match +0.02); color +0.02 against +0.04 for the 5th")
 
 
 def _worth_by_erasure(model, query: str, item_id: str) -> dict[tuple[str, str], float]:
@@ -191,7 +247,8 @@ def test_compare_says_where_a_and_b_differ_most(planted_model):
                       if "blue" in it.attributes["color"] and "category:shirt" in it.attributes["other"])
     cmp = planted_model.compare("scarlet gown", red_dress, blue_shirt)
     diffs = {h["head"]: h["difference"] for h in cmp.heads} | {"prior": cmp.prior_difference}
-    biggest = max(diffs, key=lambda k: abs(diffs[k]))
+    assert cmp.score_a > cmp.score_b
+    biggest = max(diffs, key=lambda k: diffs[k])  # what puts A above B most
     assert cmp.summary.startswith(f"A scores {cmp.score_a - cmp.score_b:+.2f} against B")
     assert f"difference: {biggest} " in cmp.summary
     assert LISTED.search(cmp.summary)  # A's match that B lacks is named
@@ -200,10 +257,11 @@ def test_compare_says_where_a_and_b_differ_most(planted_model):
 def test_compare_says_in_words_what_made_a_win(varied_start):
     # B's title does not say 'dress'
     plain = varied_start.compare("red dress", "I00", "I07")  # "red dress" against "red shirt"
-    assert plain.summary.endswith("('dress' matched title:dress; B has no other match for it)"), plain.summary
-    # the same matches, but B has more attributes to weigh them against
+    assert plain.summary.endswith("('dress' matched title:dress; B has no match for it in the other head)"), \
+        plain.summary
+    # the same matches, weighed differently (B has more attributes to weigh them against)
     longer = varied_start.compare("red dress", "I00", "I02")  # against a long title of the same words
-    assert "(the same matches; B's 7 attributes against 2 weaken them more)" in longer.summary, longer.summary
+    assert "(the same matches, worth more in this one)" in longer.summary, longer.summary
 
 
 @pytest.mark.parametrize("query", ["scarlet kicks", "olive linen dress", "zxqv blorf"])

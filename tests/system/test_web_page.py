@@ -353,7 +353,8 @@ def test_words_that_match_nothing_are_said_in_words(page: Page):
     _wait_results(page)
     note = page.locator("#nomatch")
     expect(note).to_be_visible()
-    expect(note).to_contain_text("ranked by their prior alone")
+    expect(note).to_contain_text("each line says what ranks the item")
+    expect(note).not_to_contain_text("prior alone")  # a word's weak pull and rules rank too
     expect(note).to_contain_text("“zxqv”, “blorf”")
     page.goto(f"/?q={QUERY}")
     _wait_results(page)
@@ -706,6 +707,35 @@ def test_an_open_product_shows_its_description(browser, charger_url):
         page.goto("/?q=charger&item=C0")  # a product with none shows none
         _wait_detail(page, "C0")
         expect(page.locator("#detail .description")).to_have_count(0)
+
+
+def test_a_weakly_matched_product_is_never_said_to_match_none_of_the_words(page: Page, http):
+    """A misspelled word matches by near spelling, often at less than half of the word's
+    attention: the shopper's reason names the match, as the API's `matched` says."""
+    weak = None
+    for query in ("dres", "cotten", "casaul", "shirtt", "blak", "silck"):
+        items = http.post("/recommend", json={"query": query, "k": 10, "explain": True}).json()["items"]
+        best = {i["item_id"]: max((m["weight"] for h in i["explanation"]["heads"] for m in h["matches"]
+                                   if m["counts"]), default=0.0) for i in items if i["explanation"]["matched"]}
+        if best and min(best.values()) < 0.5:
+            weak = query
+            break
+    assert weak, "no misspelling of the planted catalogue is matched weakly: the test checks nothing"
+    page.goto(f"/?q={weak}")
+    ids = _wait_results(page)
+    reasons = dict(zip(ids, page.locator("#results .result .summary").all_text_contents()))
+    for item_id, weight in best.items():
+        assert reasons[item_id].startswith("Matches “"), (weak, item_id, weight, reasons[item_id])
+
+
+def test_the_status_line_says_how_many_products_match(page: Page, http):
+    answer = http.post("/recommend", json={"query": QUERY, "k": 10, "facet_counts": True}).json()
+    matching, total = answer["facet_counts"]["matching"], answer["total"]
+    assert matching < total  # the planted catalogue has products the query does not match
+    page.goto(f"/?q={QUERY}")
+    _wait_results(page)
+    expect(page.locator("#status")).to_contain_text(f"{total:,} products for “{QUERY}”")
+    expect(page.locator("#status")).to_contain_text(f"; {matching:,} match its words")
 
 
 def test_the_shoppers_reason_says_what_drew_an_item_that_does_not_say_the_word(browser, charger_url):
