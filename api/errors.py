@@ -67,10 +67,18 @@ def install(app: FastAPI) -> None:
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     # the offending input is left out: it may be a megabyte of text
-    errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+    errors = [{"loc": [_utf8(p) for p in e.get("loc", ())], "msg": _utf8(e.get("msg", "")), "type": e.get("type", "")}
               for e in exc.errors()]
     message = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors) or "invalid request"
     return JSONResponse(status_code=422, content=jsonable_encoder({"detail": errors, "message": message}))
+
+
+def _utf8(part: object) -> object:
+    """A text part of an error as UTF-8 can write it: a JSON key may escape a lone surrogate
+    ("\\udc00"), which the answer could not encode (a 500 in place of the 422); it is shown escaped."""
+    if isinstance(part, str):
+        return part.encode("utf-8", "backslashreplace").decode("utf-8")
+    return part
 
 
 def _where(loc: list) -> str:

@@ -102,6 +102,10 @@ class Database:
         self.url: URL = parsed
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         self.engine = self._engine()
+        # per lock name, the one thread of this process that may wait for the store's lock
+        # (`exclusive`): the others wait here, holding no pooled connection
+        self._gates: dict[str, threading.Lock] = {}
+        self._gates_lock = threading.Lock()
 
     def _engine(self) -> Engine:
         if not self.is_sqlite:
@@ -146,6 +150,26 @@ class Database:
         is logged, not raised: the lock went with the connection, and what the block did (an
         activation recorded, a change committed) stands, so its caller must not be told that
         it failed."""
+        deadline = time.monotonic() + wait_s
+        with self._gate(lock, wait_s):
+            yield from self._exclusive(lock, max(0.001, deadline - time.monotonic()))
+
+    @contextlib.contextmanager
+    def _gate(self, lock: NamedLock, wait_s: float) -> Iterator[None]:
+        """One thread of this process at a time toward `lock`. A waiter for PostgreSQL's lock
+        holds a pooled connection, and the holder's work takes a second one: ten threads waiting
+        (the pool's size) left the holder none until the pool's timeout, 30 s for every change."""
+        with self._gates_lock:
+            gate = self._gates.setdefault(lock.name, threading.Lock())
+        if not gate.acquire(timeout=wait_s):
+            raise StoreError(f"the store's {lock.name} lock is still held after {wait_s:g} s "
+                             f"(changes in this process wait their turn); try again later")
+        try:
+            yield
+        finally:
+            gate.release()
+
+    def _exclusive(self, lock: NamedLock, wait_s: float) -> Iterator[HeldLock]:
         if self.is_sqlite:
             with self._file_lock(lock, wait_s=wait_s):
                 yield HeldLock(None)

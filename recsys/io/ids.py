@@ -35,6 +35,17 @@ def storable_problem(value: str) -> str | None:
     return None
 
 
+def column_name_problem(name: str) -> str | None:
+    """What makes `name` impossible as a column of the revision's items CSV (a control character
+    splits or ends its header line; a lone surrogate cannot be written), as a message saying the
+    fix; None when it is fine."""
+    bad = _CONTROL.search(name) or _SURROGATE.search(name)
+    if bad:
+        return f"a column name must not contain control characters or lone surrogates, found " \
+               f"{bad.group()!r} at position {bad.start()}: rename the column"
+    return None
+
+
 def item_id_problem(item_id: str) -> str | None:
     """What is wrong with `item_id` as an item id, as a message saying the fix; None when it is
     valid."""

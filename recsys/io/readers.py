@@ -63,7 +63,7 @@ from .headers import (
     is_typed_code,
     map_header,
 )
-from .ids import storable_problem
+from .ids import column_name_problem, storable_problem
 from .listing import drop_unlisted
 from .records import read_records, record_columns
 from .schema import Schema
@@ -195,6 +195,9 @@ def _stripped_names(source: str, row: int, record: Mapping[str, object]) -> dict
     given: dict[str, str] = {}
     for column, value in record.items():
         name = str(column).strip()
+        problem = column_name_problem(name)
+        if problem:  # the revision's CSV could not be read back: every later change would fail
+            raise DataError(source, problem, row, repr(column))
         if name in given:
             raise DataError(source, f"the columns {given[name]!r} and {column!r} are one column (a name is "
                                     "read without the spaces around it): give it once", row, name)

@@ -123,6 +123,10 @@ def test_a_deleted_item_never_comes_back_even_after_a_restart(shop, v1):
     ([NEW, {"item_id": "B-5", "title": "Dress \ud800"}], ["body", "items", 1, "title"], "lone surrogate"),
     ([NEW, {"item_id": "B-6", "title": "Dress", "style": ["boho", "a\u0000b"]}], ["body", "items", 1, "style"],
      "NUL"),
+    # a column name the revision's CSV header cannot hold: every later change failed (409)
+    ([NEW, {"item_id": "B-7", "title": "Dress", "col\u0000": "x"}], ["body", "items", 1], "column name"),
+    ([NEW, {"item_id": "B-8", "title": "Dress", "co\rl": "x"}], ["body", "items", 1], "column name"),
+    ([NEW, {"item_id": "B-9", "title": "Dress", "\udc00": "x"}], ["body", "items", 1], "column name"),
 ])
 def test_bad_rows_are_422_naming_the_row_and_field_and_change_nothing(shop, v1, rows, loc, words):
     settings, client = shop

@@ -4,6 +4,7 @@ users between the arms' versions, the report on planted events, Prometheus count
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
@@ -378,3 +379,21 @@ def test_a_second_process_follows_the_experiment_from_the_store(tmp_path, data_d
         assert answer["experiment"] is None and answer["model_version"] == v2.name
         # the winner's model is the arm's, not loaded again
         assert two.app.state.versions.current is b_model
+
+
+
+@pytest.mark.parametrize("where", ["arm", "traffic"])
+def test_a_lone_surrogate_in_an_arm_s_name_is_a_422_that_shows_it_escaped(shop, v1, v2, where):
+    """The 422 names the bad key in its `loc`: a lone surrogate there (JSON can escape one) could
+    not be written as UTF-8, and the answer was a 500."""
+    c, _, _ = shop
+    body = {"name": "s1", "arms": {"A": v1.name, "B": v2.name}}
+    if where == "arm":
+        body["arms"] = {"A@": v1.name, "B": v2.name}
+    else:
+        body["traffic"] = {"A": 0.5, "@": 0.5}
+    raw = json.dumps(body).replace("@", "\\udc00")  # the escape JSON allows, no str can encode
+    r = c.post("/admin/experiments", content=raw.encode(), headers={**AUTH, "content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert "\\udc00" in r.json()["message"]
+    assert c.get("/admin/experiments", headers=AUTH).json()["experiments"] == []

@@ -65,3 +65,18 @@ def test_all_or_nothing(db):
     with pytest.raises(RuleConflict, match="no rule named 'nope'"):
         delete_rule(db, "nope", "x")
     assert rules_revision(db) == 1
+
+
+def test_many_changes_at_once_in_one_process_all_commit(db):
+    """Sixteen threads of one process change rules at once. Each waiter for PostgreSQL's lock held a
+    pooled connection and the holder's work needed a second: with ten waiting (the pool's size)
+    the holder got none until the pool's 30 s timeout, and 9 of 16 changes failed as 'store
+    unavailable' with the database up. Now the process's threads wait their turn outside the pool."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rules = [Rule(f"pin{i}", "pin", item_id=f"P{i:03d}", position=1 + i % 5) for i in range(16)]
+    with ThreadPoolExecutor(16) as pool:
+        outcomes = list(pool.map(lambda r: create_rules(db, [r], "alice", max_rules=100), rules))
+    assert outcomes == [None] * 16
+    assert {s.item.name for s in list_rules(db)[1]} == {r.name for r in rules}
+    assert rules_revision(db) == 16
