@@ -25,14 +25,17 @@ def field_error(loc: tuple, message: str, place: str = "body") -> RequestValidat
     return RequestValidationError([{"loc": (place, *loc), "msg": message, "type": "value_error"}])
 
 
-def check_recommend(req: RecommendRequest, s: Settings) -> None:
+def check_recommend(req: RecommendRequest, s: Settings, place: str = "body") -> None:
+    """The limits of a ranking's request; `place`: where its fields came from ("query" for
+    `GET /items/{id}/similar`'s URL parameters)."""
     check_query(req.query, s)
     if req.k > s.max_k:
-        raise field_error(("k",), f"k must be at most {s.max_k}")
+        raise field_error(("k",), f"k must be at most {s.max_k}", place)
     if req.offset > s.max_offset:
-        raise field_error(("offset",), f"offset must be at most {s.max_offset}")
+        raise field_error(("offset",), f"offset must be at most {s.max_offset}", place)
     if len(req.filters) > s.max_filter_keys:
-        raise field_error(("filters",), f"at most {s.max_filter_keys} filter keys")
+        raise field_error(("filter" if place == "query" else "filters",), f"at most {s.max_filter_keys} filter keys",
+                          place)
     for key, values in req.filters.items():
         _check_lengths((key,), ("filters", key))
         if isinstance(values, list):

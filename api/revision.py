@@ -63,6 +63,8 @@ def upsert(base: pd.DataFrame, items: pd.DataFrame) -> tuple[pd.DataFrame, Chang
 def remove(base: pd.DataFrame, item_ids: list[str]) -> tuple[pd.DataFrame, Change]:
     """`base` without `item_ids`; UnknownItemError for one it does not have."""
     present = set(base["item_id"])
+    # an id is read stripped everywhere (`Catalog.idx`): " A1 " names A1 here too
+    item_ids = [i if i in present or i.strip() not in present else i.strip() for i in item_ids]
     for item_id in item_ids:
         if item_id not in present:
             raise UnknownItemError(item_id)

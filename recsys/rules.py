@@ -205,8 +205,13 @@ class Adjustments:
         self.hidden: np.ndarray = own_hidden if base is None else _union([base.hidden, own_hidden])
         own_pins = [(int(r.position or 1), int(ix[0])) for r, ix in zip(own, items) if r.kind == "pin" and ix.size]
         pins = [*(base.pins if base is not None else ()), *own_pins]
-        self.pins: list[tuple[int, int]] = sorted(((p, i) for p, i in pins if not _holds(self.hidden, i)),
-                                                  key=lambda p: p[0])
+        placed = sorted(((p, i) for p, i in pins if not _holds(self.hidden, i)), key=lambda p: p[0])
+        # an item pinned by two rules is placed once, at the higher place (`_pin_at`): listed twice,
+        # it took two places of one answer
+        self._pin_at: dict[int, int] = {}
+        for p, i in placed:
+            self._pin_at.setdefault(i, p)
+        self.pins: list[tuple[int, int]] = list(dict.fromkeys((p, i) for p, i in placed if self._pin_at[i] == p))
         self.pinned = np.array(sorted({i for _, i in self.pins}), dtype=np.int64)
         self.offset_items, self.offset_values = self._offsets(own, items)
         self.ranked: np.ndarray = np.ones(n_items, dtype=bool) if base is None else base.ranked.copy()
@@ -283,9 +288,12 @@ class Adjustments:
         hi = np.searchsorted(self._pair_items, items + 1).tolist()
         rules, effects = self._pair_rules, self._effects
         own = [[effects[n] for n in rules[a:b].tolist()] if b > a else [] for a, b in zip(lo, hi)]
-        if self.base is None:
-            return own
-        return [first + then for first, then in zip(self.base.effects_of(items), own)]
+        found = own if self.base is None else [first + then for first, then in zip(self.base.effects_of(items), own)]
+        if not self._pin_at:
+            return found
+        # a pin that did not place the item (another put it higher) is not one of its terms
+        return [[e for e in effs if e.kind != "pin" or e.position == self._pin_at.get(i)]
+                for i, effs in zip(items.tolist(), found)]
 
     def delta_of(self, item_idx: int) -> float:
         """The summed boosts and buries of one item, in the same order as the offsets sum them."""

@@ -112,7 +112,22 @@ def create(req: RulesRequest, db: DatabaseDep, rec: ModelDep, served: RulesDep,
 
 def _created(db: Database, rec: Recommender, names: set[str], warnings: list[str]) -> dict:
     revision, stored = list_rules(db)
-    return _out([s for s in stored if s.item.name in names], revision, rec, warnings)
+    return _out([s for s in stored if s.item.name in names], revision, rec, warnings + _pinned_twice(stored, names))
+
+
+def _pinned_twice(stored: list[StoredRule], names: set[str]) -> list[str]:
+    """A warning for each pin of `names` whose item another stored pin places too: an answer
+    lists the item once, at the higher place (`recsys.rules.Adjustments`)."""
+    pins = [s.item for s in stored if s.item.kind == "pin"]
+    out = []
+    for rule in pins:
+        if rule.name in names:
+            others = [p for p in pins if p.item_id == rule.item_id and p.name != rule.name]
+            if others:
+                named = ", ".join(f"{p.name!r} (position {p.position})" for p in others)
+                out.append(f"rule {rule.name!r}: item {rule.item_id!r} is pinned by {named} too; where both "
+                           f"apply, it is placed once, at the higher place")
+    return out
 
 
 @router.put("/{name}", response_model=RulesOut, responses=error_responses(404, 422))

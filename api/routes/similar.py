@@ -55,7 +55,7 @@ async def similar(
     as_request: dict[str, list[str] | FilterRange] = {**filters}
     req = RecommendRequest(query="", k=k, offset=offset, filters=as_request, exclude=exclude or [],
                            explain=explain)
-    check_recommend(req, settings)  # the limits of /recommend
+    check_recommend(req, settings, "query")  # the limits of /recommend, on the URL's parameters
     return await within_budget(_similar, item_id, filters, same_keys(same), req, rec, request.app.state.rules,
                                s=settings, limiter=scoring)
 

@@ -152,6 +152,17 @@ def test_a_column_named_with_spaces_around_it_is_the_catalogue_s_own(shop, v1):
     assert client.delete("/admin/items/SP-1", headers=AUTH).status_code == 200  # the next change reads it
 
 
+def test_an_id_with_spaces_around_it_is_removed_as_every_route_reads_it(shop, v1):
+    _, client = shop
+    r = client.put("/admin/items", json={"items": [{"item_id": " PAD-1 ", "title": "Padded Velvet Dress"}]},
+                   headers=AUTH)
+    assert r.status_code == 200 and r.json()["added"] == ["PAD-1"], r.text
+    assert client.get("/items/%20PAD-1%20").status_code == 200  # read stripped, as the file's cells
+    r = client.delete("/admin/items/%20PAD-1%20", headers=AUTH)
+    assert r.status_code == 200 and r.json()["removed"] == ["PAD-1"], r.text
+    assert client.get("/items/PAD-1").status_code == 404
+
+
 def test_catalogue_changes_are_admin_only_and_bounded(shop, tmp_path, data_dir, v1, rec):
     _, client = shop
     assert client.put("/admin/items", json={"items": [NEW]}).status_code == 401

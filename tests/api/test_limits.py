@@ -191,3 +191,11 @@ def test_lone_surrogate_query_is_422(lenient_client, rec, path):
     assert r.status_code == 422, r.text
     assert r.json()["message"] == ("query: the answer cannot be written as JSON: the query holds a "
                                    "lone surrogate ('\\ud800')")
+
+
+def test_like_this_item_s_limits_name_its_url_parameters(lenient_client, rec):
+    item = rec.catalog.item_ids[0]
+    r = lenient_client.get(f"/items/{item}/similar", params={"k": 100_000})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "k"], r.text
+    r = lenient_client.get(f"/items/{item}/similar", params={"offset": 100_000_000})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "offset"], r.text

@@ -207,6 +207,15 @@ def test_a_rule_matching_nothing_is_stored_with_a_warning(shop):
     assert len(ask(shop)["items"]) == N_ITEMS
 
 
+def test_an_item_pinned_twice_is_listed_once_and_the_second_pin_warns(shop):
+    add(shop, {"name": "low", "kind": "pin", "item_id": "P007", "position": 5})
+    out = add(shop, {"name": "high", "kind": "pin", "item_id": "P007", "position": 2})
+    assert out["warnings"] == ["rule 'high': item 'P007' is pinned by 'low' (position 5) too; where both apply, "
+                               "it is placed once, at the higher place"]
+    got = [i["item_id"] for i in ask(shop, k=10)["items"]]
+    assert got.count("P007") == 1 and got.index("P007") == 1, got
+
+
 def test_like_this_item_follows_the_rules_for_any_query(shop):
     """GET /items/{id}/similar: a hidden item is never like anything, a boost for any query lifts
     its items there too, and a rule scoped to queries (there is none to match) does nothing."""

@@ -51,6 +51,10 @@ def reference(rec, query, rules, k, offset=0, filters=None):
         if r.kind == "pin" and ix.size and mask[ix[0]]:
             pins.append((min(r.position, int(mask.sum())), int(ix[0])))
     pins.sort(key=lambda p: p[0])
+    first = {}
+    for p, i in pins:  # an item two rules pin is placed once, at the higher place
+        first.setdefault(i, p)
+    pins = list(dict.fromkeys((p, i) for p, i in pins if first[i] == p))
     free = mask.copy()
     free[[i for _, i in pins]] = False
     idx = np.flatnonzero(free)
@@ -108,6 +112,20 @@ def test_pin_places_the_item_and_says_so(planted_model):
     # the second page goes on where the first stopped, the pinned item not shown again
     second = rec.recommend(QUERY, k=10, offset=10, rules=adjust(rec, Rule("pin-it", "pin", item_id=last, position=3)))
     assert ids(second) == ids(rec.recommend(QUERY, k=20))[9:19]
+
+
+def test_an_item_two_rules_pin_is_listed_once_at_the_higher_place(planted_model):
+    rec = planted_model
+    plain = ids(rec.recommend(QUERY, k=10))
+    last = ids(rec.recommend(QUERY, k=48))[-1]
+    rules = adjust(rec, Rule("low", "pin", item_id=last, position=5), Rule("high", "pin", item_id=last, position=2),
+                   Rule("again", "pin", item_id=last, position=2))
+    got = rec.recommend(QUERY, k=10, rules=rules)
+    assert ids(got) == plain[:1] + [last] + plain[1:9]  # once: it took two places of one answer
+    pinned = got.items[1]
+    assert [(r.name, r.position) for r in pinned.explanation.rules] == [("high", 2), ("again", 2)]
+    assert "position 5" not in pinned.explanation.summary
+    assert ids(rec.recommend(QUERY, k=10, offset=10, rules=rules)) == ids(rec.recommend(QUERY, k=20))[9:19]
 
 
 def test_scope_and_window(planted_model):
