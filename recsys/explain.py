@@ -129,6 +129,7 @@ class HeadAttention:
     # (M,) what each attribute adds to the item's length (`AttributeSets.attribute_length`);
     # None: 1 each
     lengths: np.ndarray | None = None
+    e_slot: np.ndarray | None = None  # (T,) exp of the no-match logit, before its multiplicity
 
     @property
     def output(self) -> float:
@@ -139,6 +140,15 @@ class HeadAttention:
         """(T, M) what each attribute is worth to each word: its value, times the word's share
         of it."""
         return np.broadcast_to(self.values, self.exps.shape)
+
+    def output_at(self, multiplicity: np.ndarray) -> np.ndarray:
+        """(S,) the head output were the no-match slot's multiplicity each of `multiplicity` (S,):
+        what another head's erasure does here when the item's one length falls with it."""
+        assert self.e_slot is not None  # set by head_attention
+        num = (self.exps * self.values).sum(1)  # (T,)
+        den = self.exps.sum(1)[:, None] + self.e_slot[:, None] * np.asarray(multiplicity)[None, :]  # (T, S)
+        out: np.ndarray = (num[:, None] / den).sum(0)
+        return out
 
     def without(self, m: int) -> float:
         """The head output if attribute m were removed from the item."""
@@ -171,18 +181,44 @@ def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet:
     den = exps.sum(1) + e_none  # (T,)
     weights = np.concatenate([exps, e_none[:, None]], 1) / den[:, None]
     return HeadAttention(attrs, labels, weights, exps, den, values, e_slot[:, None] * (after - before)[None, :],
-                         item_idx, lengths)
+                         item_idx, lengths, e_slot)
+
+
+def erasure_elsewhere(index: ScoringIndex, state: QueryState, item_idx: int, facet: str,
+                      head_weights: np.ndarray) -> np.ndarray:
+    """(M,) what erasing each of the item's attributes of `facet` costs the rest of its score,
+    beside its own head (`HeadAttention.without`): with one length per item
+    (`AttributeSets.per_item`) every other head's weighted output, whose no-match slot shrinks
+    with the item, and the item's prior, a mean over the facet's attributes' priors."""
+    sets = index.sets
+    h = index.facets.index(facet)
+    attrs = index.featurizer.catalog.attributes_of(item_idx, facet)
+    lengths = sets.attribute_length(facet)[attrs]  # (M,)
+    out = np.zeros(len(attrs))
+    if sets.per_item and state.tokens:
+        for h2, f2 in enumerate(index.facets):
+            if h2 != h:
+                other = head_attention(index, state, item_idx, f2)
+                out += head_weights[h2] * (other.output - other.output_at(sets.slot_after(f2, item_idx, lengths)))
+    priors = sets.attr_prior[int(index.vocab_offsets[h]) + np.asarray(attrs, dtype=np.int64)]  # (M,)
+    if len(priors):
+        kept = (priors.sum() - priors) / (len(priors) - 1) if len(priors) > 1 else np.zeros(1)
+        out += priors.sum() / len(priors) - kept
+    return out
 
 
 def matches_of(index: ScoringIndex, att: HeadAttention, state: QueryState, facet: str,
-               head_weight: float = 1.0) -> list[Match]:
+               head_weight: float = 1.0, elsewhere: np.ndarray | None = None) -> list[Match]:
+    """The head's listed matches; each one's worth is what erasing its attribute costs the score:
+    its head's output times `head_weight`, plus `elsewhere` (M,) (`erasure_elsewhere`)."""
     out = att.output
+    rest = np.zeros(len(att.labels)) if elsewhere is None else elsewhere
     hit_t, hit_m = np.nonzero(att.weights[:, :-1] >= MATCH_THRESHOLD)
     offset = int(index.vocab_offsets[index.facets.index(facet)])
     kinds, counts = match_kinds(index, state, hit_t, offset + np.asarray(att.attr_idx, dtype=np.int64)[hit_m])
     found = [
         Match(state.tokens[t].surface, att.labels[m], round(float(att.weights[t, m]), 4),
-              round(float(head_weight * (out - att.without(m))), 4), kind, ok)
+              round(float(head_weight * (out - att.without(m)) + rest[m]), 4), kind, ok)
         for t, m, kind, ok in zip(hit_t.tolist(), hit_m.tolist(), kinds, counts)
     ]
     return sorted(found, key=lambda x: -x.weight)
@@ -211,8 +247,9 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
     heads = []
     for h, f in enumerate(index.facets):
         att = head_attention(index, state, item_idx, f)
+        elsewhere = erasure_elsewhere(index, state, item_idx, f, head_weights)
         heads.append(HeadExplanation(f, float(head_weights[h] * att.output),
-                                     matches_of(index, att, state, f, float(head_weights[h]))))
+                                     matches_of(index, att, state, f, float(head_weights[h]), elsewhere)))
     prior = float(index.prior[item_idx])
     return Explanation(prior, summarize(heads, prior, rank), heads)
 
@@ -244,7 +281,8 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
             passed = kernels.explain_pass(flat, flat_nm, items, rows.ptr, rows.cols, rows.values,
                                           _NO_SHARE if share is None else share, sets.per_item,
                                           sets.item_slot_length, sets._total_length, sets.attr_length,
-                                          LENGTH_LEVELS, b, mean, np.asarray(head_weights), MATCH_THRESHOLD)
+                                          sets.attr_prior, LENGTH_LEVELS, b, mean, np.asarray(head_weights),
+                                          MATCH_THRESHOLD)
         else:
             passed = _explain_numpy(index, flat, flat_nm, state.value_share, items, rows, np.asarray(head_weights))
         contributions, hit_t, hit_seg, hit_col, hit_w, worth = passed
@@ -302,7 +340,21 @@ def _explain_numpy(index: ScoringIndex, flat: np.ndarray, flat_nm: np.ndarray, s
     erased = np.zeros(len(hit))
     for t in range(len(flat)):
         erased += terms[t]
-    worth = head_weights[head] * (outputs[s] - erased)
+    elsewhere = np.zeros(len(hit))  # the other heads, when the item's one length falls with it
+    if index.sets.per_item and len(hit):
+        change = index.sets.items_multiplicity(items[item], per_head[item], attr_length[hit]) - before[item]  # (P, H)
+        segs = item[:, None] * n_heads + np.arange(n_heads)  # (P, H)
+        other = np.zeros(segs.shape)
+        for t in range(len(flat)):
+            other += numer[t][segs] / (den[t][segs] + e_slot[t][None, :] * change)
+        lost = head_weights[None, :] * (outputs[segs] - other)  # (P, H)
+        for h2 in range(n_heads):
+            elsewhere += np.where(head == h2, 0.0, lost[:, h2])
+    # the prior: a mean over the facet's attributes, without this one
+    prior_sum = _segment_sums(index.sets.attr_prior[gathered][None, :], lengths, seg_start)[0]  # (n * H,)
+    count = lengths[s]
+    kept = np.where(count > 1, (prior_sum[s] - index.sets.attr_prior[gathered[hit]]) / np.maximum(count - 1, 1), 0.0)
+    worth = head_weights[head] * (outputs[s] - erased) + elsewhere + (prior_sum[s] / count - kept)
     return outputs.reshape(n, n_heads), hit_t, s, gathered[hit], weights[hit_t, hit], worth
 
 
@@ -339,8 +391,9 @@ def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
         cells = cell_evidence(fz.evidence, fz.words, state.tokens, f, [fz.catalog.vocab[f][a] for a in att.attr_idx],
                               att.attr_idx, state.evidence[f][:, att.attr_idx])
         out = att.output
+        elsewhere = erasure_elsewhere(index, state, item_idx, f, head_weights)
         erasure = [
-            Erasure(att.labels[m], float(head_weights[h] * (att.without(m) - out)))
+            Erasure(att.labels[m], float(head_weights[h] * (att.without(m) - out) - elsewhere[m]))
             for m in range(len(att.labels))
         ]
         details.append(HeadDetail(
@@ -349,7 +402,7 @@ def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
             attributes=att.labels + [NO_MATCH],
             attention=np.round(att.weights, 6).tolist(),
             erasure=erasure,
-            matches=matches_of(index, att, state, f, float(head_weights[h])),
+            matches=matches_of(index, att, state, f, float(head_weights[h]), elsewhere),
             evidence=[[c.describe() for c in row] for row in cells],
         ))
     prior = float(index.prior[item_idx])

@@ -129,7 +129,7 @@ def _warm_up(kernels: Kernels) -> None:
         logits = np.zeros((words, 3), dtype=f32)
         kernels.explain_pass(logits[:, :2], logits[:, 2:], np.zeros(1, dtype=i64), np.array([0, 1], dtype=i32),
                              np.zeros(1, dtype=i32), v, np.zeros((0, 0), dtype=f32), True, ones, ones,
-                             np.ones(2, dtype=f64), LENGTH_LEVELS,
+                             np.ones(2, dtype=f64), np.zeros(2, dtype=f64), LENGTH_LEVELS,
                              ones, ones, v[:1], 0.1)
 
 
@@ -860,8 +860,8 @@ def _level(length: float, levels: A) -> float:
 
 @_jit
 def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, share: A, per_item: bool, length: A,
-                  raw_length: A, col_length: A, levels: A, b: A, mean: A, head_weights: A, threshold: float
-                  ) -> tuple[A, A, A, A, A, A]:
+                  raw_length: A, col_length: A, col_prior: A, levels: A, b: A, mean: A, head_weights: A,
+                  threshold: float) -> tuple[A, A, A, A, A, A]:
     """The numbers of `explain.explain_items` in one pass (its numpy path, `_explain_numpy`, does
     the same in the same order of operations): from a query's flat logits (T, sum V) and
     no-match logits (T, H), the items (n,), the catalogue's item rows (`ItemRows`: ptr, cols,
@@ -869,16 +869,19 @@ def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, sha
     attribute is its value times its share, in float32), what the no-match slot's multiplicity
     reads (`AttributeSets.items_multiplicity`: whether an item's whole length counts, every
     item's slot length rounded and as it is, each attribute's length (sum V,), the rounded
-    lengths' table, each head's b and mean length) and the head weights (H,) -> each item's
-    head outputs before their weights (n, H), then per listed match (attention share >=
-    threshold, token after token, then in the items' attribute order): its token, segment
-    (item * H + head), flat column, attention weight and erasure worth (`HeadAttention.without`,
-    times the head's weight: the item loses the attribute's length with it)."""
+    lengths' table, each head's b and mean length), each attribute's prior (sum V,) and the head
+    weights (H,) -> each item's head outputs before their weights (n, H), then per listed match
+    (attention share >= threshold, token after token, then in the items' attribute order): its
+    token, segment (item * H + head), flat column, attention weight and erasure worth (what the
+    item's score loses without the attribute, `explain.erasure_elsewhere`: its head's output
+    (`HeadAttention.without`) times the head's weight, the other heads' where the item's one
+    length falls with it, and its prior, a mean over the facet's attributes)."""
     t_count, n_heads, n = flat.shape[0], flat_nm.shape[1], items.shape[0]
     n_seg = n * n_heads
     lo = np.empty(n_seg, dtype=np.int64)
     hi = np.empty(n_seg, dtype=np.int64)
     own = np.zeros(n_seg)  # each segment's own length (the head's, when not per item)
+    prior_sum = np.zeros(n_seg)  # the sum of each segment's attribute priors
     before = np.empty((n, n_heads))
     total = 0
     for s in range(n_seg):
@@ -888,6 +891,7 @@ def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, sha
         total += hi[s] - lo[s]
         for p in range(lo[s], hi[s]):
             own[s] += col_length[cols[p]]
+            prior_sum[s] += col_prior[cols[p]]
         whole = length[items[i]] if per_item else own[s]
         before[i, h] = 1.0 - b[h] + b[h] * whole / mean[h]  # `attribute_sets._multiplicity`
     exps = np.empty((t_count, total))
@@ -939,9 +943,22 @@ def _explain_pass(flat: A, flat_nm: A, items: A, ptr: A, cols: A, values: A, sha
                         e = exps[r, g]
                         v = values[cols[p]] * share[r, cols[p]] if shared else values[cols[p]]
                         erased += (numer[r, s] - e * v) / (den[r, s] - e + e_slot[r, h] * change)
+                    elsewhere = 0.0  # the other heads, when the item's one length falls with it
+                    if per_item:
+                        for h2 in range(n_heads):
+                            s2 = i * n_heads + h2
+                            change2 = (1.0 - b[h2] + b[h2] * left / mean[h2]) - before[i, h2]
+                            if h2 != h:
+                                other = 0.0
+                                for r in range(t_count):
+                                    other += numer[r, s2] / (den[r, s2] + e_slot[r, h2] * change2)
+                                elsewhere += head_weights[h2] * (outputs[s2] - other)
+                    count = hi[s] - lo[s]  # the prior: a mean over the facet's attributes
+                    kept = (prior_sum[s] - col_prior[cols[p]]) / (count - 1) if count > 1 else 0.0
                     hit_t[found], hit_seg[found], hit_col[found] = t, s, cols[p]
                     hit_w[found] = w
-                    hit_worth[found] = head_weights[h] * (outputs[s] - erased)
+                    hit_worth[found] = head_weights[h] * (outputs[s] - erased) + elsewhere + (
+                        prior_sum[s] / count - kept)
                     found += 1
                 g += 1
     return (outputs.reshape(n, n_heads), hit_t[:found], hit_seg[:found], hit_col[:found], hit_w[:found],

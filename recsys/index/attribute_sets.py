@@ -95,10 +95,12 @@ class AttributeSets:
         self._total_length = item_lengths(catalog, self._attr_length)  # (n_items,)
         self.item_slot_length = quantized_length(self._total_length)  # (n_items,) used when per_item
         prior = np.zeros(catalog.n_items, dtype=np.float32)
+        attr_priors = []
         with torch.no_grad():
             word_vectors = model.attribute_word_vectors()
             for f in facets:
                 keys, values, attr_prior, bias = model.head_tables(f, word_vectors[f])
+                attr_priors.append(attr_prior.numpy().astype(np.float64))
                 sets, item_set = _distinct_rows(catalog.item_attrs[f])
                 if self.per_item:
                     sets, item_set, set_length = _split_by_length(sets, item_set, self.item_slot_length)
@@ -109,6 +111,9 @@ class AttributeSets:
                 self.tables[f] = FacetTables(keys, values.numpy(), bias, sets, item_set, set_prior, set_length)
                 prior += set_prior[item_set]
         self.prior = prior  # (n_items,)
+        # (sum V,) float64 each attribute's prior, facet after facet: an item's prior in a facet is
+        # the mean of its attributes' (what erasing one of them changes, `explain`)
+        self.attr_prior = np.concatenate(attr_priors) if attr_priors else np.zeros(0)
         self.values = np.concatenate([self.tables[f].values for f in facets]).astype(np.float32)  # (sum V,)
         sets_list = [self.tables[f].sets for f in facets]
         u_sizes = [x.shape[0] for x in sets_list]

@@ -279,7 +279,7 @@ class ScoringIndex:
         arrays: list[np.ndarray | None] = [
             self.prior, self.vocab_offsets, self._merged_sets, sets.set_prior, sets.values, sets.set_offsets,
             *sets.tree(), sets.all_sets.data, sets.all_sets.indices, sets.all_sets.indptr, *sets.head_norms,
-            sets._total_length, sets.item_slot_length, sets.attr_length]
+            sets._total_length, sets.item_slot_length, sets.attr_length, sets.attr_prior]
         if sets._item_rows is not None:
             arrays += [sets._item_rows.ptr, sets._item_rows.cols, sets._item_rows.values]
         for f in self.facets:

@@ -138,3 +138,44 @@ def test_batched_explanations_with_lengths_per_head(planted_model):
         index.use_kernel = False  # the numpy pass: the same floats
         assert explain_items(index, state, items, weights) == batched
         index.use_kernel = True
+
+
+def _forward_score(rec, query: str, item: int, facet: str, erased: list[int]) -> float:
+    """`FacetScorer.forward`'s score of one item with `erased` taken out of its `facet` list: the
+    reference an erasure is held to (its length and its prior shrink with it too)."""
+    import torch
+
+    fz = rec.featurizer
+    enc = fz.encode_queries([query])
+    attrs, evidence = fz.item_batch(np.array([[item]]), enc)
+    a = attrs[facet].clone()
+    a[torch.isin(a, torch.as_tensor(np.asarray(erased, dtype=np.int64)))] = -1
+    attrs[facet] = a
+    with torch.no_grad():
+        out = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)
+    return float(out["scores"][0, 0])
+
+
+def test_an_erasure_is_what_the_score_loses_without_the_attribute(planted_model):
+    """/explain's "removing an attribute changes the score by": its own head's change, and, as the
+    item's one length and its prior shrink with it, the other heads' and the prior's."""
+    from recsys.explain import detail_item, head_attention
+
+    rec = planted_model
+    assert rec.index.sets.per_item  # one length per item: an erasure moves every head
+    weights = rec.head_weight_vector(None)
+    beyond_its_head = 0.0
+    rng = np.random.default_rng(0)
+    for query in ("scarlet gown", "azure blouse casual", "red dress acme"):
+        state = rec.index.query_state(query)
+        for item in rng.choice(rec.catalog.n_items, 5, replace=False).tolist():
+            whole = _forward_score(rec, query, item, FACETS[0], [])
+            _, _, details = detail_item(rec.index, state, item, weights)
+            for h, (f, d) in enumerate(zip(FACETS, details)):
+                att = head_attention(rec.index, state, item, f)
+                for m, erasure in enumerate(d.erasure):
+                    truth = _forward_score(rec, query, item, f, [int(att.attr_idx[m])]) - whole
+                    assert erasure.score_change == pytest.approx(truth, abs=2e-4), (query, item, f, erasure)
+                    own = float(weights[h] * (att.without(m) - att.output))
+                    beyond_its_head = max(beyond_its_head, abs(truth - own))
+    assert beyond_its_head > 1e-3  # the other heads and the prior do move: the test can tell
