@@ -19,3 +19,20 @@ def ties_at_the_cut(scores: np.ndarray, eligible: np.ndarray | None, k: int) -> 
     does the order among equal scores decide which items are in the top k."""
     ranked = sorted_top_k(scores, eligible, len(scores))
     return 0 < k < len(ranked) and scores[ranked[k - 1]] == scores[ranked[k]]
+
+
+def forward_erased(rec, query: str, item: int, facet: str, erased) -> dict:
+    """`FacetScorer.forward` (the model's own reference computation) for one item with the
+    attributes `erased` taken out of its `facet` list: its "scores", "contributions" and "prior",
+    each (1, 1, ...)."""
+    import torch
+
+    fz = rec.featurizer
+    enc = fz.encode_queries([query])
+    attrs, evidence = fz.item_batch(np.array([[item]]), enc)
+    a = attrs[facet].clone()
+    a[torch.isin(a, torch.as_tensor(np.asarray(erased, dtype=np.int64)))] = -1
+    attrs[facet] = a
+    with torch.no_grad():
+        out: dict = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)
+    return out

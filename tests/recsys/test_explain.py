@@ -10,6 +10,8 @@ import pytest
 from recsys.explain import MATCH_THRESHOLD, explain_item, explain_items
 from recsys.facets import FACETS
 
+from ..reference import forward_erased
+
 QUERIES = ["scarlet gown", "azure blouse casual", "premium ebony kicks kicks", "", "zzqx unknownword",
            "red red red dress formal acme"]
 
@@ -141,19 +143,9 @@ def test_batched_explanations_with_lengths_per_head(planted_model):
 
 
 def _forward_score(rec, query: str, item: int, facet: str, erased: list[int]) -> float:
-    """`FacetScorer.forward`'s score of one item with `erased` taken out of its `facet` list: the
-    reference an erasure is held to (its length and its prior shrink with it too)."""
-    import torch
-
-    fz = rec.featurizer
-    enc = fz.encode_queries([query])
-    attrs, evidence = fz.item_batch(np.array([[item]]), enc)
-    a = attrs[facet].clone()
-    a[torch.isin(a, torch.as_tensor(np.asarray(erased, dtype=np.int64)))] = -1
-    attrs[facet] = a
-    with torch.no_grad():
-        out = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)
-    return float(out["scores"][0, 0])
+    """The model's score of one item with `erased` taken out of its `facet` list: the reference
+    an erasure is held to (its length and its prior shrink with it too)."""
+    return float(forward_erased(rec, query, item, facet, erased)["scores"][0, 0])
 
 
 def test_an_erasure_is_what_the_score_loses_without_the_attribute(planted_model):

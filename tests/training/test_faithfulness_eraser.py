@@ -12,7 +12,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 from scipy.stats import kendalltau
 
 from recsys.explain import head_attention
@@ -34,6 +33,7 @@ from training.start import untrained_recommender
 from training.train import TrainInputs, load_training_data
 
 from ..planted import CATEGORIES, COLORS, planted_items, planted_judgments
+from ..reference import forward_erased
 from .test_faithfulness import _head  # one head of one item by hand, slot fixed at 1
 
 QUERIES = ["scarlet gown", "azure blouse casual", "premium ebony kicks", "red dress acme"]
@@ -58,15 +58,7 @@ def report(planted_model):
 
 def _reference_contribution(rec, query, item, facet, erased_attrs) -> float:
     """FacetScorer.forward for one item with `erased_attrs` taken out of its `facet` list."""
-    fz = rec.featurizer
-    enc = fz.encode_queries([query])
-    attrs, evidence = fz.item_batch(np.array([[item]]), enc)
-    a = attrs[facet].clone()
-    a[torch.isin(a, torch.as_tensor(np.asarray(erased_attrs, dtype=np.int64)))] = -1
-    attrs[facet] = a
-    with torch.no_grad():
-        out = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, attrs, evidence)
-    return float(out["contributions"][0, 0, FACETS.index(facet)])
+    return float(forward_erased(rec, query, item, facet, erased_attrs)["contributions"][0, 0, FACETS.index(facet)])
 
 
 def test_erasing_sets_equals_the_reference_forward(planted_model):
