@@ -558,6 +558,10 @@ class ModelOut(_Out):
                     "can never match (a catalogue of titles and descriptions alone may fill only "
                     "`other`)")
     n_items: int
+    key_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="attribute key (lower-cased, as labels and filters say it) -> its column's name as "
+                    "the items file writes it, where the two differ (`articletype` -> `articleType`)")
     loaded_at: str
     data: dict[str, Any] = Field(description="input files and their fingerprints")
     metrics: dict[str, Any]

@@ -214,6 +214,7 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
         # a bucketed column's numbers, for range filters (null: an empty cell)
         "numbers": {k: [None if math.isnan(x) else x for x in v.tolist()] for k, v in cat.numbers.items()},
         "aliases": cat.aliases,  # a variant's id -> its product's
+        "key_names": cat.key_names,  # a key -> its column as written, where they differ
     }
     if cat.descriptions is not None:  # a product page's text; none in a catalogue without any
         catalog_json["descriptions"] = cat.descriptions
@@ -432,6 +433,7 @@ def load_version(path: str | Path) -> Recommender:
                  for k, v in catalog_json.get("numbers", {}).items()},
         aliases=catalog_json.get("aliases", {}),  # absent from a version saved before them
         descriptions=catalog_json.get("descriptions"),  # absent: none, or saved before them
+        key_names=catalog_json.get("key_names", {}),  # absent from a version saved before them
     )
     words = WordTable.from_json(words_json)
     exact = {f: csr[f"exact.{f}"] for f in cfg.facets}
@@ -787,6 +789,10 @@ def _check_catalog(folder: Path, c: object, cfg: ModelConfig) -> tuple[int, dict
     if not isinstance(aliases, dict) or not all(
             isinstance(a, str) and isinstance(i, str) and i in known and a not in known for a, i in aliases.items()):
         raise bad("'aliases' must map ids that are not item_ids to item_ids")
+    names = c.get("key_names", {})
+    if not isinstance(names, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.lower() == k
+                                              for k, v in names.items()):
+        raise bad("'key_names' must map lower-cased keys to their columns as written")
     return len(ids), sizes
 
 

@@ -293,6 +293,9 @@ class Catalog:
     # each item's description as read (`_descriptions`: its description and free-text columns),
     # for a product page; None when the catalogue has none (or a version saved before them)
     descriptions: list[str] | None = field(default=None, repr=False, compare=False)
+    # an attribute key (lower-cased, as labels say it) -> its column's name as the file writes it,
+    # where the two differ ("articletype" -> "articleType"): how a page puts the key into words
+    key_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _label_views: list[tuple[str, memoryview, memoryview, list[str]]] = field(
@@ -710,7 +713,18 @@ class _CatalogBuilder:
             spec_items=spec_items,
             number_words={k: dict(c.most_common()) for k, c in self.number_words.items()},
             descriptions=self.descriptions,
+            key_names=self._key_names(),
         )
+
+    def _key_names(self) -> dict[str, str]:
+        """The columns whose keys (lower-cased) are not written so: `Catalog.key_names`."""
+        names: dict[str, str] = {}
+        for column in self.items.columns:
+            written = str(column).strip()
+            key = written.lower()
+            if key != written and facet_for_column(written, self.overrides) is not None:
+                names.setdefault(key, written)
+        return names
 
     def _add_column(self, column: str, paths: re.Pattern[str] | None = None) -> None:
         """Numbers the column's attributes; the first pass over the items adds them to the rows

@@ -20,6 +20,7 @@ async def get_model_info(rec: ModelDep, versions: VersionsDep) -> dict:
         "facets": list(rec.facets),
         "attributes": {f: len(rec.catalog.vocab.get(f, ())) for f in rec.facets},
         "n_items": rec.catalog.n_items,
+        "key_names": rec.catalog.key_names,
         "loaded_at": versions.loaded_at or "", "data": public_paths(m.get("data", {})),
         "metrics": m.get("metrics", {}),
         "config": m.get("config", {}), "training": m.get("training", {}),

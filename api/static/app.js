@@ -70,8 +70,10 @@
 
   // ---- human labels: the one place attribute keys and head names become words ----------------
 
-  // "baseColour" / "base_colour" -> "base colour"
-  const keyWords = (key) => key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_\s]+/g, " ").trim().toLowerCase();
+  // "baseColour" / "base_colour" -> "base colour"; a key the answers lower-case ("basecolour") as
+  // its column writes it (GET /model's key_names)
+  const keyWords = (key) => ((state.model && state.model.key_names && state.model.key_names[key]) || key)
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_\s]+/g, " ").trim().toLowerCase();
   const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
   /** An attribute label or a head name in words: "category:dress" -> "Category: dress",
    * "rating:4.4+" -> "Rating: 4.4+", "product_type:cordless_drill" -> "Product type: cordless drill",
@@ -905,6 +907,8 @@
         buildControls();
         // results that arrived first were drawn with the default heads: draw them again
         if (state.shown) renderResults(state.shown);
+      } else if (state.shown && m.key_names && Object.keys(m.key_names).length) {
+        renderResults(state.shown); // and with keys in lower case ("Articletype")
       }
       modelInfo();
     } catch (err) {

@@ -689,6 +689,9 @@ def charger_url(module_tmp) -> Iterator[str]:
 
     items, clicks = charger_shop()
     items["description"] = [LAMP_TEXT if i.startswith("L") else "" for i in items["item_id"]]  # lamps' alone
+    # a column the file writes in camel case, which answers lower-case ("countryoforigin:spain");
+    # alternating, so that no search's clicks lean on it
+    items["countryOfOrigin"] = ["Spain" if n % 2 else "Portugal" for n in range(len(items))]
     cat = Catalog.build(items)
     n = len(clicks)
     interactions = pd.DataFrame({"query": clicks["query"], "item_idx": [cat.idx(i) for i in clicks["item_id"]],
@@ -696,6 +699,16 @@ def charger_url(module_tmp) -> Iterator[str]:
     version = save_version(untrained_recommender(cat, interactions, TrainConfig()), module_tmp / "chargers", {})
     with _serving(version, module_tmp / "chargers.log") as base:
         yield base
+
+
+def test_a_key_the_answers_lower_case_is_put_into_words_as_its_column_writes_it(browser, charger_url):
+    with _at_width(browser, charger_url, "desktop") as page:
+        page.goto("/?q=lamp")
+        _wait_results(page)
+        page.wait_for_function("() => document.querySelector('#model-info').textContent.includes('products')")
+        line = page.locator("#results .result .attrs-line").first
+        expect(line).to_contain_text("Country of origin: ")
+        assert "Countryoforigin" not in page.locator("#results").text_content()
 
 
 def test_an_open_product_shows_its_description(browser, charger_url):
