@@ -8,6 +8,8 @@ import pytest
 from recsys.errors import InputError, UnknownItemError
 from recsys.facets import FACETS
 
+from ..reference import forward_erased
+
 
 def test_planted_synonyms_rank_the_right_items_first(planted_model):
     # "scarlet gown" never appears in the catalogue: it means a red dress
@@ -84,7 +86,13 @@ def test_explain_detail_attention_and_erasure(planted_model):
     # lexical start (as on this planted set: no step beats it by two standard errors), where
     # "scarlet" is red by click association alone; about 0.5 with fitted weights
     assert erased["red"] < -0.2
-    assert erased["red"] == pytest.approx(-color.contribution, abs=1e-4)  # it was the only one
+    # the head's whole contribution (red was its only attribute), and what the item's shorter
+    # length and its prior change in the other heads: the model's score without it
+    i = planted_model.catalog.idx(top.item_id)
+    red = planted_model.catalog.labels("color").index("red")
+    without = forward_erased(planted_model, "scarlet gown", i, "color", [red])["scores"][0, 0]
+    assert erased["red"] == pytest.approx(float(without) - top.score, abs=2e-4)
+    assert erased["red"] != pytest.approx(-color.contribution, abs=1e-4)
 
 
 def test_compare_is_the_exact_difference(planted_model):
@@ -115,11 +123,11 @@ def test_empty_query_ranks_by_prior(planted_model):
 
 
 def test_erasure_is_the_reference_output_without_the_attribute(planted_model):
-    """Erasing an attribute also takes one off the count the no-match slot is scaled by: the
-    score change equals the reference computation on the item without it."""
+    """Erasing an attribute also takes one off the length every head's no-match slot is scaled
+    by, and off the mean its prior is: the score change equals the reference computation on the
+    item without it."""
     import torch
 
-    from recsys.facets import FACETS
 
     rec, query = planted_model, "scarlet gown acme"
     top = rec.recommend(query, k=1).items[0]
@@ -127,7 +135,6 @@ def test_erasure_is_the_reference_output_without_the_attribute(planted_model):
     other = next(h for h in rec.explain(query, top.item_id).heads if h.head == "other")
     enc = rec.featurizer.encode_queries([query])
     attrs, evidence = rec.featurizer.item_batch(np.array([[i]]), enc)
-    h = FACETS.index("other")
     labels = rec.catalog.labels("other")
     assert [labels[a] for a in attrs["other"][0, 0].tolist() if a >= 0] == other.attributes[:-1]
     with torch.no_grad():
@@ -136,7 +143,7 @@ def test_erasure_is_the_reference_output_without_the_attribute(planted_model):
             cut = {f: a.clone() for f, a in attrs.items()}
             cut["other"][0, 0, m] = -1
             out = rec.model(enc.bucket, enc.grams, enc.mask, enc.specificity, cut, evidence)
-            change = float(out["contributions"][0, 0, h] - full["contributions"][0, 0, h])
+            change = float(out["scores"][0, 0] - full["scores"][0, 0])  # every head's, and the prior's
             assert erased.score_change == pytest.approx(change, abs=1e-4)
 
 
