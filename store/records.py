@@ -99,10 +99,15 @@ def fail_silent_jobs(db: Database, silent_since: str, error: str, finished_at: s
     creation) after `silent_since`: their process is gone, on whatever host, and nothing else
     would ever end them. Times are ISO 8601 strings of one form, which sort as the times do."""
     alive_at = func.coalesce(jobs.c.heartbeat_at, jobs.c.started_at, jobs.c.created_at)
+    silent = (jobs.c.status.in_(("queued", "running")), alive_at < silent_since)
+    # read first: this runs on every read of the jobs, and a write (even of no row) waits for
+    # SQLite's write lock, so a listing waited 30 s behind another writer and answered 503
+    with db.engine.connect() as conn:
+        if not conn.execute(select(func.count()).select_from(jobs).where(*silent)).scalar_one():
+            return 0
     with db.engine.begin() as conn:
         return int(conn.execute(
-            update(jobs).where(jobs.c.status.in_(("queued", "running")), alive_at < silent_since)
-            .values(status="failed", error=error, finished_at=finished_at)).rowcount)
+            update(jobs).where(*silent).values(status="failed", error=error, finished_at=finished_at)).rowcount)
 
 
 def fail_unfinished_jobs(db: Database, owner: str, error: str) -> int:

@@ -130,6 +130,25 @@ def test_a_job_silent_past_its_lease_is_failed_on_any_host(db):
     assert fail_silent_jobs(db, "2026-12-01T10:08:00+00:00", error, "2026-12-01T10:10:00+00:00") == 0
 
 
+def test_reading_the_jobs_does_not_wait_for_another_writer(tmp_path):
+    """Every read of the jobs fails silent ones first; with none to fail it must not write: a
+    write waits for SQLite's write lock, and GET /admin/jobs waited 30 s behind another writer,
+    then answered 503, while every other read answered."""
+    import sqlite3
+
+    db = Database(f"sqlite:///{tmp_path / 'store.db'}")
+    db.upgrade()
+    writer = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process's change, under way
+    try:
+        assert fail_silent_jobs(db, "2026-12-01T10:08:00+00:00", "gone", "2026-12-01T10:10:00+00:00") == 0
+        assert load_jobs(db) == []
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+        db.dispose()
+
+
 def test_a_bad_url_and_an_unreachable_server_say_which_store():
     with pytest.raises(StoreError, match=r"not a database URL.*postgresql://"):
         Database("no such thing")
