@@ -478,9 +478,13 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
         return
     keyed = [[((h.head, m.query_token, m.attribute), h, m) for h in e.heads for m in h.matches]
              for e in explanations]
-    common = set.intersection(*({key for key, _, _ in pairs} for pairs in keyed))
+    pinned = [any(r.kind == "pin" for r in e.rules) for e in explanations]
+    # what the results placed by their scores share (a pinned item need not match at all)
+    ranked = [pairs for pairs, p in zip(keyed, pinned) if not p]
+    common = set.intersection(*({key for key, _, _ in pairs} for pairs in ranked)) if ranked else set()
     # what "every result matches" names: the common matches that make each item a result
-    common_said = set.intersection(*({key for key, _, m in pairs if m.counts} for pairs in keyed))
+    common_said = set.intersection(*({key for key, _, m in pairs if m.counts} for pairs in ranked)) if ranked \
+        else set()
     reasons: list[str | None] = []  # each item's best own match in words, None: it has none
     for pairs in keyed:
         own = [(h, m) for key, h, m in pairs if m.worth >= REASON_MIN and key not in common]
@@ -490,7 +494,6 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
         else:
             reasons.append(None)
     seen = Counter(reasons)
-    pinned = [any(r.kind == "pin" for r in e.rules) for e in explanations]
     for i, (e, rank, reason) in enumerate(zip(explanations, ranks, reasons)):
         lead = f"ranked {_ordinal(rank)}"
         # the next item, or the previous one for the last; never a pinned one
@@ -508,8 +511,9 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
             e.summary += f"; {difference}" if reason else f": {difference}"
         if not e.matched:
             e.summary += f"; {NOT_SAID}"
-        if i == 0 and common_said:
-            e.summary += f"; every result matches {_match_list(common_said)}"
+        if i == next((j for j, p in enumerate(pinned) if not p), None) and common_said:
+            who = "every result" if not any(pinned) else "every result not pinned"
+            e.summary += f"; {who} matches {_match_list(common_said)}"
 
 
 def _score_parts(e: Explanation) -> list[tuple[str, float]]:

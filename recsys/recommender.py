@@ -635,10 +635,11 @@ class Recommender:
         ea, eb = (Explanation(d.prior, "", [HeadExplanation(h.head, h.contribution, h.matches) for h in d.heads],
                               rules=d.rules)
                   for d in (a, b))
-        summary = (f"A scores {a.score - b.score:+.2f} against B; most of the difference: "
-                   + describe_difference(ea, eb, "B"))
+        difference = describe_difference(ea, eb, "B")
+        lead = "most of the difference: " if not difference.startswith("as good a match") else ""
+        summary = f"A scores {a.score - b.score:+.2f} against B; {lead}{difference}"
         ruled = sum_effects(a.rules) - sum_effects(b.rules)
-        if ruled:
+        if ruled and not difference.startswith("rules "):  # the rules' share, where another part is named
             summary += f"; rules {ruled:+.2f} of it"
         pinned = [f"{who} {r.note}" for who, d in (("A", a), ("B", b)) for r in d.rules if r.kind in ("pin", "hide")]
         if pinned:

@@ -116,8 +116,9 @@ def _created(db: Database, rec: Recommender, names: set[str], warnings: list[str
 
 
 def _pinned_twice(stored: list[StoredRule], names: set[str]) -> list[str]:
-    """A warning for each pin of `names` whose item another stored pin places too: an answer
-    lists the item once, at the higher place (`recsys.rules.Adjustments`)."""
+    """A warning for each pin of `names` whose item, or whose position, another stored pin takes
+    too: an answer lists the item once, at the higher place, and of two items pinned at one place
+    the later takes the next free one (`recsys.rules.Adjustments`, `place_pins`)."""
     pins = [s.item for s in stored if s.item.kind == "pin"]
     out = []
     for rule in pins:
@@ -127,6 +128,11 @@ def _pinned_twice(stored: list[StoredRule], names: set[str]) -> list[str]:
                 named = ", ".join(f"{p.name!r} (position {p.position})" for p in others)
                 out.append(f"rule {rule.name!r}: item {rule.item_id!r} is pinned by {named} too; where both "
                            f"apply, it is placed once, at the higher place")
+            crowded = [p for p in pins if p.position == rule.position and p.item_id != rule.item_id]
+            if crowded:
+                named = ", ".join(f"{p.name!r} (item {p.item_id!r})" for p in crowded)
+                out.append(f"rule {rule.name!r}: position {rule.position} is pinned by {named} too; where "
+                           f"both apply, the older rule takes it and the other the next free place")
     return out
 
 

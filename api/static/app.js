@@ -349,8 +349,8 @@
     } else if (words) {
       note.dataset.reason = "no-match";
       // below a match a word can still pull an item a little (the heads' weak attention)
-      text = `No item matches ${words}: ${unmatched.length > 1 ? "these words are" : "this word is"} no item's match `
-        + "and move the ranking little if at all.";
+      text = `No item matches ${words}: no item has ${unmatched.length > 1 ? "them" : "it"}, but what the model `
+        + `learned of ${unmatched.length > 1 ? "them" : "it"} below a match can still move the ranking.`;
     }
     note.textContent = text;
     note.hidden = !text;

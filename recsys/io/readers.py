@@ -197,7 +197,7 @@ def _stripped_names(source: str, row: int, record: Mapping[str, object]) -> dict
         name = str(column).strip()
         problem = column_name_problem(name)
         if problem:  # the revision's CSV could not be read back: every later change would fail
-            raise DataError(source, problem, row, repr(column))
+            raise DataError(source, problem, row, str(column))
         if name in given:
             raise DataError(source, f"the columns {given[name]!r} and {column!r} are one column (a name is "
                                     "read without the spaces around it): give it once", row, name)

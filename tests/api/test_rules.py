@@ -214,6 +214,12 @@ def test_an_item_pinned_twice_is_listed_once_and_the_second_pin_warns(shop):
                                "it is placed once, at the higher place"]
     got = [i["item_id"] for i in ask(shop, k=10)["items"]]
     assert got.count("P007") == 1 and got.index("P007") == 1, got
+    # another item at a place taken: the older pin keeps it, and the newer says so
+    out = add(shop, {"name": "crowd", "kind": "pin", "item_id": "P009", "position": 2})
+    assert out["warnings"] == ["rule 'crowd': position 2 is pinned by 'high' (item 'P007') too; where both "
+                               "apply, the older rule takes it and the other the next free place"]
+    got = [i["item_id"] for i in ask(shop, k=10)["items"]]
+    assert got.index("P007") == 1 and got.index("P009") == 2, got
 
 
 def test_like_this_item_follows_the_rules_for_any_query(shop):

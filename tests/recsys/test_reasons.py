@@ -116,6 +116,12 @@ def test_a_pinned_item_is_placed_by_its_pin_and_compared_with_nothing():
     # the 2nd is compared with the 3rd, not with the pinned 1st it outscores
     assert ranking[1].summary.startswith("ranked 2nd: color +0.90 against +0.50 for the 3rd"), ranking[1].summary
     assert ranking[2].summary.startswith("ranked 3rd: color +0.50 against +0.90 for the 2nd"), ranking[2].summary
+    # a pinned item that matches less: what the others share is still common ground, not a reason
+    ranking = [_parts(0.0, 0.0, 0.2, [pin]), _parts(0.0, 0.9, 0.2), _parts(0.0, 0.5, 0.2)]
+    contrast_summaries(ranking, [1, 2, 3])
+    assert "'red' matched red (color" not in ranking[1].summary + ranking[2].summary
+    assert ranking[1].summary.endswith("; every result not pinned matches 'dress' category:dress, 'red' red"), \
+        ranking[1].summary
 
 
 def test_an_item_without_a_match_is_not_said_to_be_ranked_on_its_prior_alone():

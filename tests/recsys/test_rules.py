@@ -212,6 +212,7 @@ def test_explain_and_compare_carry_the_rules(planted_model):
     cmp = rec.compare(QUERY, a_id, b_id, rules=rules)
     assert [r.name for r in cmp.rules_a] == ["lift"] and [r.kind for r in cmp.rules_b] == ["pin"]
     assert "rules +2.50" in cmp.summary and "pinned at position 1" in cmp.summary
+    assert cmp.summary.count("rules +2.50") == 1, cmp.summary  # named once, as the part or as its share
 
 
 def test_check_rule_names_the_field(planted_model):

@@ -356,6 +356,9 @@ def test_words_that_match_nothing_are_said_in_words(page: Page):
     expect(note).to_contain_text("each line says what ranks the item")
     expect(note).not_to_contain_text("prior alone")  # a word's weak pull and rules rank too
     expect(note).to_contain_text("“zxqv”, “blorf”")
+    page.goto(f"/?{EXPLAIN}q=red%20zxqv")  # one word matches nothing: what it learned may still count
+    _wait_results(page)
+    expect(note).to_contain_text("No item matches “zxqv”: no item has it, but what the model learned of it")
     page.goto(f"/?q={QUERY}")
     _wait_results(page)
     expect(note).to_be_hidden()
