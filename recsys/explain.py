@@ -486,15 +486,19 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
     common_said = set.intersection(*({key for key, _, m in pairs if m.counts} for pairs in ranked)) if ranked \
         else set()
     reasons: list[str | None] = []  # each item's best own match in words, None: it has none
+    named: list[tuple[str, str, str] | None] = []  # and which match it is
     for pairs in keyed:
-        own = [(h, m) for key, h, m in pairs if m.worth >= REASON_MIN and key not in common]
+        own = [(key, h, m) for key, h, m in pairs if m.worth >= REASON_MIN and key not in common]
         if own:
-            h, m = max(own, key=_by_worth)
+            key, h, m = max(own, key=lambda khm: _by_worth(khm[1:]))
             reasons.append(f"for {_match_words(m)} ({_worth(h, m)})")
+            named.append(key)
         else:
             reasons.append(None)
-    seen = Counter(reasons)
-    for i, (e, rank, reason) in enumerate(zip(explanations, ranks, reasons)):
+            named.append(None)
+    # a match another line names too (at another worth) tells neither item apart
+    seen = Counter(named)
+    for i, (e, rank, reason, match) in enumerate(zip(explanations, ranks, reasons, named)):
         lead = f"ranked {_ordinal(rank)}"
         # the next item, or the previous one for the last; never a pinned one
         j = next((j for j in (i + 1, i - 1) if 0 <= j < len(explanations) and not pinned[j]), None)
@@ -507,7 +511,7 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
                 e.summary += f"; {difference}"
             continue
         e.summary = f"{lead} {reason}" if reason else lead
-        if difference and (reason is None or seen[reason] > 1):  # what the line says alone, another says too
+        if difference and (reason is None or seen[match] > 1):  # what the line says alone, another says too
             e.summary += f"; {difference}" if reason else f": {difference}"
         if not e.matched:
             e.summary += f"; {NOT_SAID}"
@@ -540,7 +544,14 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
     if abs(ahead) < REASON_MIN:
         if all(abs(va - vb) < REASON_MIN for _, va, vb in gaps):
             return f"as good a match as {other}: no part of the score differs by {REASON_MIN} or more"
-        return f"as good a match as {other}: its parts differ, but they add up to within {REASON_MIN}"
+        # the part that differs most, and what evens it out
+        big = max(gaps, key=lambda g: abs(g[1] - g[2]))
+        sign = 1.0 if big[1] > big[2] else -1.0
+        back = max(gaps, key=lambda g: -sign * (g[1] - g[2]))
+        text = f"as good a match as {other} within {REASON_MIN}: its {big[0]} {big[1]:+.2f} against {big[2]:+.2f}"
+        if -sign * (back[1] - back[2]) >= REASON_MIN:
+            return f"{text} evens out its {back[0]} {back[1]:+.2f} against {back[2]:+.2f}"
+        return f"{text} evens out small differences in its other parts"
     sign = 1.0 if ahead > 0 else -1.0
     part, va, vb = max(gaps, key=lambda g: sign * (g[1] - g[2]))
     if sign * (va - vb) < REASON_MIN:  # small differences in several parts add up

@@ -287,3 +287,28 @@ def test_a_ranking_s_reason_lines_do_not_need_each_item_s_own_first(planted_mode
         lines.append([e.summary for e in explained])
     assert lines[0] == lines[1] and all(lines[1])
     assert [i.explanation.summary for i in rec.recommend(query, k=5).items] == lines[0]
+
+
+def test_a_match_two_lines_name_at_different_worths_tells_neither_apart():
+    def expl(prior: float, color: float, dress: float | None) -> Explanation:
+        other = [Match("dress", "category:dress", 0.99, dress)] if dress is not None else []
+        return Explanation(prior, "", [HeadExplanation("color", color, [Match("crimson", "red", 0.97, color)]),
+                                       HeadExplanation("other", dress or 0.5, other)])
+
+    ranking = [expl(0.2, 2.87, 2.25), expl(0.06, 2.93, 2.22), expl(-0.06, 2.93, None)]
+    contrast_summaries(ranking, [1, 2, 3])
+    # both name 'dress' (the 3rd is no dress): what sets the 1st above the 2nd is said beside it
+    assert ranking[0].summary.startswith("ranked 1st for 'dress' matched category:dress (other, worth 2.25); "
+                                         "prior +0.20 against +0.06 for the 2nd"), ranking[0].summary
+    assert "; other +2.22 against +0.50 for the 3rd" in ranking[1].summary, ranking[1].summary
+
+
+def test_two_items_within_a_hundredth_say_what_evens_out():
+    """Scores within REASON_MIN whose parts differ: the line names the part that differs most and
+    what evens it out, never a part where the item is behind as if it were the reason."""
+    line = describe_difference(_parts(-0.596, 0.6, 0.0), _parts(0.0, 0.0, 0.0), "the 2nd")
+    assert line == ("as good a match as the 2nd within 0.01: its color +0.60 against +0.00 evens out its "
+                    "prior -0.60 against +0.00"), line
+    line = describe_difference(_parts(-0.005, 0.02, -0.006), _parts(0.0, 0.0, 0.0), "the 2nd")
+    assert line == ("as good a match as the 2nd within 0.01: its color +0.02 against +0.00 evens out small "
+                    "differences in its other parts"), line
