@@ -500,11 +500,13 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
     seen = Counter(named)
     for i, (e, rank, reason, match) in enumerate(zip(explanations, ranks, reasons, named)):
         lead = f"ranked {_ordinal(rank)}"
-        # the next item, or the previous one for the last; never a pinned one
-        j = next((j for j in (i + 1, i - 1) if 0 <= j < len(explanations) and not pinned[j]), None)
-        neighbour = explanations[j] if j is not None and not pinned[i] else None
-        difference = describe_difference(e, neighbour, f"the {_ordinal(ranks[j])}") if j is not None \
-            and neighbour is not None else None
+        # the next item, or the previous one for the last; never a pinned one, nor for one
+        j = None if pinned[i] else next((j for j in (i + 1, i - 1) if 0 <= j < len(explanations)
+                                         and not pinned[j]), None)
+        neighbour, difference = None, None
+        if j is not None:
+            neighbour = explanations[j]
+            difference = describe_difference(e, neighbour, f"the {_ordinal(ranks[j])}")
         if not any(h.matches for h in e.heads):
             e.summary = _no_match_line(lead, e.prior, _heads_total(e))
             if difference and neighbour is not None and _differs(e, neighbour):
