@@ -487,8 +487,8 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
         else set()
     reasons: list[str | None] = []  # each item's best own match in words, None: it has none
     named: list[tuple[str, str, str] | None] = []  # and which match it is
-    for pairs in keyed:
-        own = [(key, h, m) for key, h, m in pairs if m.worth >= REASON_MIN and key not in common]
+    for pairs, placed in zip(keyed, pinned):
+        own = [(key, h, m) for key, h, m in pairs if m.worth >= REASON_MIN and key not in common and not placed]
         if own:
             key, h, m = max(own, key=lambda khm: _by_worth(khm[1:]))
             reasons.append(f"for {_match_words(m)} ({_worth(h, m)})")
@@ -501,8 +501,9 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
     for i, (e, rank, reason, match) in enumerate(zip(explanations, ranks, reasons, named)):
         lead = f"ranked {_ordinal(rank)}"
         # the next item, or the previous one for the last; never a pinned one, nor for one
-        j = None if pinned[i] else next((j for j in (i + 1, i - 1) if 0 <= j < len(explanations)
-                                         and not pinned[j]), None)
+        below = (j for j in range(i + 1, len(explanations)) if not pinned[j])
+        above = (j for j in range(i - 1, -1, -1) if not pinned[j])
+        j = None if pinned[i] else next(below, next(above, None))
         neighbour, difference = None, None
         if j is not None:
             neighbour = explanations[j]
@@ -550,10 +551,11 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
         big = max(gaps, key=lambda g: abs(g[1] - g[2]))
         sign = 1.0 if big[1] > big[2] else -1.0
         back = max(gaps, key=lambda g: -sign * (g[1] - g[2]))
-        text = f"as good a match as {other} within {REASON_MIN}: its {big[0]} {big[1]:+.2f} against {big[2]:+.2f}"
+        text = (f"as good a match as {other} within {REASON_MIN}: its parts even out (most: {big[0]} "
+                f"{big[1]:+.2f} against {big[2]:+.2f}")
         if -sign * (back[1] - back[2]) >= REASON_MIN:
-            return f"{text} evens out its {back[0]} {back[1]:+.2f} against {back[2]:+.2f}"
-        return f"{text} evens out small differences in its other parts"
+            return f"{text}, {back[0]} {back[1]:+.2f} against {back[2]:+.2f})"
+        return f"{text}, against small differences in its other parts)"
     sign = 1.0 if ahead > 0 else -1.0
     part, va, vb = max(gaps, key=lambda g: sign * (g[1] - g[2]))
     if sign * (va - vb) < REASON_MIN:  # small differences in several parts add up
@@ -570,6 +572,9 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
     pairs_b = {(m.query_token, m.attribute) for m in head_b.matches}
     mine = [m for m in head_a.matches if (m.query_token, m.attribute) not in pairs_b]
     theirs = [m for m in head_b.matches if (m.query_token, m.attribute) not in pairs_a]
+    # a match named as the cause adds to its item's score (`Match.worth` above REASON_MIN)
+    mine = [m for m in mine if m.worth >= REASON_MIN]
+    theirs = [m for m in theirs if m.worth >= REASON_MIN]
     if mine and va > vb:
         m = max(mine, key=lambda x: (x.worth, x.weight))
         text += f" ({_match_words(m)}; {_instead(head_b, m.query_token, other, part)})"
@@ -580,7 +585,7 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
     elif pairs_a == pairs_b and pairs_a:
         # the same matches, weighed differently: an item's length, how often it says the word and
         # its other attributes all move the attention, and the line does not know which did
-        text += f" (the same matches, worth more in {'this one' if va > vb else other})"
+        text += " (the same matches)"
     return text
 
 
@@ -588,7 +593,7 @@ def _instead(head: HeadExplanation, token: str, who: str, part: str) -> str:
     """What `who`'s head made of the query word instead: another match, or none."""
     theirs = [m for m in head.matches if m.query_token == token]
     if theirs:
-        return f"{who}'s {_verb(theirs[0])} {theirs[0].attribute}"
+        return f"{who}'s '{token}' {_verb(theirs[0])} {theirs[0].attribute}"
     return f"{who} has no match for it in the {part} head"
 
 

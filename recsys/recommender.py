@@ -16,6 +16,7 @@ from .catalog import Catalog, FilterValues
 from .encoding import Featurizer
 from .errors import InputError
 from .explain import (
+    REASON_MIN,
     Explanation,
     HeadDetail,
     HeadExplanation,
@@ -636,11 +637,14 @@ class Recommender:
                               rules=d.rules)
                   for d in (a, b))
         difference = describe_difference(ea, eb, "B")
-        lead = "most of the difference: " if not difference.startswith("as good a match") else ""
-        summary = f"A scores {a.score - b.score:+.2f} against B; {lead}{difference}"
+        gap = a.score - b.score
+        lead = "the largest part: " if not difference.startswith(("as good a match", "above", "below")) else ""
+        # within REASON_MIN, a third decimal: "+0.01" of a 0.0086 gap read as no tie
+        summary = f"A scores {gap:+.3f} against B" if abs(gap) < REASON_MIN else f"A scores {gap:+.2f} against B"
+        summary += f"; {lead}{difference}"
         ruled = sum_effects(a.rules) - sum_effects(b.rules)
-        if ruled and not difference.startswith("rules "):  # the rules' share, where another part is named
-            summary += f"; rules {ruled:+.2f} of it"
+        if ruled and not difference.startswith("rules "):  # what the rules add, where another part is named
+            summary += f"; the rules {ruled:+.2f}, the model {gap - ruled:+.2f}"
         pinned = [f"{who} {r.note}" for who, d in (("A", a), ("B", b)) for r in d.rules if r.kind in ("pin", "hide")]
         if pinned:
             summary += "; " + "; ".join(pinned)

@@ -284,12 +284,15 @@
   async function more() {
     const list = $("#results");
     try {
+      // the whole list again, one ranking: its reason lines are written together (what every
+      // result shares, each item's neighbour), where a page of its own would contradict the first
+      const shown = state.items.length;
       const data = await api("/recommend", {
-        query: state.query, k: PAGE, offset: state.items.length, explain: true, head_weights: headWeights(),
+        query: state.query, k: Math.min(shown + PAGE, 100), offset: 0, explain: true, head_weights: headWeights(),
         filters: state.filters,
       });
-      state.items = state.items.concat(data.items);
-      renderResults({ ...data, items: state.items }, { focusIndex: state.items.length - data.items.length });
+      state.items = data.items;
+      renderResults(data, { focusIndex: Math.min(shown, state.items.length - 1) });
     } catch (err) {
       showError(err);
     }
@@ -699,16 +702,13 @@
   function localSummary(data) {
     let best = null;
     for (const h of data.heads) if (!best || h.contribution > best.contribution) best = h;
-    if (!best || best.contribution < 0.05) {
+    // a match as the API lists one (`matches`: at least MATCH_THRESHOLD of the word's attention)
+    const top = best && (best.matches || []).slice().sort((a, b) => b.weight - a.weight)[0];
+    if (!best || best.contribution < 0.05 || !top) {
       const heads = data.heads.reduce((sum, h) => sum + h.contribution, 0);
       return `No query word matched its attributes (prior ${signed(data.prior, 2)}, the heads ${signed(heads, 2)})`;
     }
-    let top = null;
-    best.attention.forEach((row, t) => row.slice(0, -1).forEach((w, m) => {
-      if (!top || w > top.w) top = { w, t, m };
-    }));
-    if (!top) return `Scored mostly for ${headName(best.head)}`;
-    return `Scored mostly for ${headName(best.head)}: '${data.tokens[top.t]}' matched ${label(best.attributes[top.m])}`;
+    return `Scored mostly for ${headName(best.head)}: '${top.query_token}' matched ${label(top.attribute)}`;
   }
 
   function renderShopperDetail(item, description) {

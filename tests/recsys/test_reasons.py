@@ -76,9 +76,9 @@ def test_a_tie_is_never_given_as_a_reason_and_the_same_matches_are_not_blamed_on
     # length, how often the item says the word and its other attributes all weigh a match: the
     # line cannot tell which did, so it names none of them
     assert ranking[2].summary.startswith("ranked 3rd: color +1.50 against +2.00 for the 2nd (the same "
-                                         "matches, worth more in the 2nd)")
+                                         "matches)")
     assert ranking[1].summary.startswith("ranked 2nd: color +2.00 against +1.50 for the 3rd (the same "
-                                         "matches, worth more in this one)")
+                                         "matches)")
 
 
 def _parts(prior: float, color: float, other: float, rules: list[RuleEffect] = ()) -> Explanation:  # type: ignore[assignment]
@@ -256,7 +256,7 @@ def test_compare_says_where_a_and_b_differ_most(planted_model):
     assert cmp.score_a > cmp.score_b
     biggest = max(diffs, key=lambda k: diffs[k])  # what puts A above B most
     assert cmp.summary.startswith(f"A scores {cmp.score_a - cmp.score_b:+.2f} against B")
-    assert f"difference: {biggest} " in cmp.summary
+    assert f"the largest part: {biggest} " in cmp.summary
     assert LISTED.search(cmp.summary)  # A's match that B lacks is named
 
 
@@ -267,7 +267,7 @@ def test_compare_says_in_words_what_made_a_win(varied_start):
         plain.summary
     # the same matches, weighed differently (B has more attributes to weigh them against)
     longer = varied_start.compare("red dress", "I00", "I02")  # against a long title of the same words
-    assert "(the same matches, worth more in this one)" in longer.summary, longer.summary
+    assert longer.summary.endswith("(the same matches)"), longer.summary
 
 
 @pytest.mark.parametrize("query", ["scarlet kicks", "olive linen dress", "zxqv blorf"])
@@ -307,8 +307,28 @@ def test_two_items_within_a_hundredth_say_what_evens_out():
     """Scores within REASON_MIN whose parts differ: the line names the part that differs most and
     what evens it out, never a part where the item is behind as if it were the reason."""
     line = describe_difference(_parts(-0.596, 0.6, 0.0), _parts(0.0, 0.0, 0.0), "the 2nd")
-    assert line == ("as good a match as the 2nd within 0.01: its color +0.60 against +0.00 evens out its "
-                    "prior -0.60 against +0.00"), line
+    assert line == ("as good a match as the 2nd within 0.01: its parts even out (most: color +0.60 against "
+                    "+0.00, prior -0.60 against +0.00)"), line
     line = describe_difference(_parts(-0.005, 0.02, -0.006), _parts(0.0, 0.0, 0.0), "the 2nd")
-    assert line == ("as good a match as the 2nd within 0.01: its color +0.02 against +0.00 evens out small "
-                    "differences in its other parts"), line
+    assert line == ("as good a match as the 2nd within 0.01: its parts even out (most: color +0.02 against "
+                    "+0.00, against small differences in its other parts)"), line
+
+
+def test_a_line_skips_pins_to_its_neighbour_and_a_pinned_line_names_no_match():
+    pin = RuleEffect("hero", "pin", None, 1, "pinned at position 1 by rule 'hero'")
+    other = RuleEffect("third", "pin", None, 3, "pinned at position 3 by rule 'third'")
+    ranking = [_parts(0.0, 0.9, 0.2, [pin]), _parts(0.0, 0.8, 0.2), _parts(0.0, 0.1, 0.0, [other]),
+               _parts(0.0, 0.4, 0.2)]
+    contrast_summaries(ranking, [1, 2, 3, 4])
+    assert ranking[0].summary == "ranked 1st", ranking[0].summary  # the pin's note follows (recommend)
+    # the 2nd is compared with the 4th, the nearest item its score placed
+    assert ranking[1].summary.startswith("ranked 2nd: color +0.80 against +0.40 for the 4th"), ranking[1].summary
+    assert ranking[3].summary.startswith("ranked 4th: color +0.40 against +0.80 for the 2nd"), ranking[3].summary
+
+
+def test_a_remark_never_credits_a_match_that_lowers_the_score():
+    # the colour head gives the 1st more, but its one match of its own costs the score
+    ahead = Explanation(0.0, "", [HeadExplanation("color", 0.5, [Match("retro", "standard", 0.3, -0.09)]),
+                                  HeadExplanation("other", 0.0, [])])
+    line = describe_difference(ahead, _parts(0.0, 0.0, 0.0), "the 2nd")
+    assert line == "color +0.50 against +0.00 for the 2nd", line

@@ -192,11 +192,17 @@ def test_search_shows_ranked_results_with_head_bars(page: Page, http):
                                         "els => els.map(e => getComputedStyle(e).backgroundColor)")
     assert len(set(colours)) == 4
 
-    page.get_by_role("button", name="Show more").click()  # the next page, with offset
+    page.get_by_role("button", name="Show more").click()  # the list again, ten longer
     page.wait_for_function("document.querySelectorAll('#results .result').length === 20")
-    next_page = http.post("/recommend", json={"query": QUERY, "k": 10, "offset": 10}).json()
+    longer = http.post("/recommend", json={"query": QUERY, "k": 20}).json()
     ids = page.eval_on_selector_all("#results .result", "els => els.map(e => e.dataset.itemId)")
-    assert ids[10:] == [it["item_id"] for it in next_page["items"]]
+    assert ids == [it["item_id"] for it in longer["items"]]
+    # one ranking's reason lines: what every result shares is said of all twenty, and each line
+    # is the API's for the list of twenty (a second page of its own contradicted the first)
+    said = page.eval_on_selector_all("#results .result .summary", "els => els.map(e => e.textContent)")
+    lines = [it["explanation"]["summary"] for it in longer["items"]]
+    numbers = re.compile(r"[+-]?\d+\.\d\d|\b\d+(?:st|nd|rd|th)\b|every result")
+    assert [numbers.findall(x) for x in said] == [numbers.findall(x) for x in lines]
 
 
 def test_a_refused_query_shows_the_api_message(page: Page):
@@ -343,7 +349,7 @@ def test_compare_two_items(page: Page, http):
     assert not re.search(RAW_KEY, page.locator("#compare-body .summary").text_content())
 
 
-def test_words_that_match_nothing_are_said_in_words(page: Page):
+def test_words_that_match_nothing_are_said_in_words(page: Page, http):
     page.goto("/?q=zxqv%20blorf")
     _wait_results(page)
     note = page.locator("#nomatch")
@@ -356,6 +362,13 @@ def test_words_that_match_nothing_are_said_in_words(page: Page):
     expect(note).to_contain_text("each line says what ranks the item")
     expect(note).not_to_contain_text("prior alone")  # a word's weak pull and rules rank too
     expect(note).to_contain_text("“zxqv”, “blorf”")
+    # an item opened that the list does not hold: its own summary names no match the API does not list
+    far = http.post("/recommend", json={"query": "zxqv blorf", "k": 60}).json()["items"][-1]["item_id"]
+    page.goto(f"/?{EXPLAIN}q=zxqv%20blorf&item={far}")
+    _wait_detail(page, far)
+    expect(page.locator("#detail .summary").first).to_contain_text("No query word matched its attributes")
+    page.goto(f"/?{EXPLAIN}q=zxqv%20blorf")
+    _wait_results(page)
     page.goto(f"/?{EXPLAIN}q=red%20zxqv")  # one word matches nothing: what it learned may still count
     _wait_results(page)
     expect(note).to_contain_text("No item matches “zxqv”: no item has it, but what the model learned of it")
