@@ -552,16 +552,16 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
         sign = 1.0 if big[1] > big[2] else -1.0
         back = max(gaps, key=lambda g: -sign * (g[1] - g[2]))
         text = (f"as good a match as {other} within {REASON_MIN}: its parts even out (most: {big[0]} "
-                f"{big[1]:+.2f} against {big[2]:+.2f}")
+                f"{_signed(big[1])} against {_signed(big[2])}")
         if -sign * (back[1] - back[2]) >= REASON_MIN:
-            return f"{text}, {back[0]} {back[1]:+.2f} against {back[2]:+.2f})"
+            return f"{text}, {back[0]} {_signed(back[1])} against {_signed(back[2])})"
         return f"{text}, against small differences in its other parts)"
     sign = 1.0 if ahead > 0 else -1.0
     part, va, vb = max(gaps, key=lambda g: sign * (g[1] - g[2]))
     if sign * (va - vb) < REASON_MIN:  # small differences in several parts add up
         return (f"{'above' if sign > 0 else 'below'} {other} by {abs(ahead):.2f}, no part of the score "
                 f"by {REASON_MIN} or more")
-    text = f"{part} {va:+.2f} against {vb:+.2f} for {other}"
+    text = f"{part} {_signed(va)} against {_signed(vb)} for {other}"
     if part == "prior":
         return text + f" (a {'higher' if va > vb else 'lower'} prior, learned from its attributes)"
     if part == "rules":
@@ -601,6 +601,12 @@ def _match_list(keys: set[tuple[str, str, str]]) -> str:
     return ", ".join(f"'{tok}' {attr}" for _, tok, attr in sorted(keys, key=lambda k: (k[1], k[2])))
 
 
+def _signed(x: float) -> str:
+    """x with its sign, to 2 decimals; a rounded zero reads +0.00, never -0.00."""
+    text = f"{x:+.2f}"
+    return "+0.00" if text == "-0.00" else text
+
+
 def _heads_total(e: Explanation) -> float:
     return sum(h.contribution for h in e.heads)
 
@@ -609,7 +615,7 @@ def _no_match_line(lead: str, prior: float, heads: float) -> str:
     """The reason line of an item no query word matched: its prior, and what the heads gave it
     from attention below a match (a word's weak pull, learned from clicks), when that shows."""
     weak = f", attention below a match {heads:+.2f}" if abs(heads) >= REASON_MIN else ""
-    return f"{lead}: {NO_MATCH_WORDS} (prior {prior:+.2f}{weak})"
+    return f"{lead}: {NO_MATCH_WORDS} (prior {_signed(prior)}{weak})"
 
 
 def alone_margins(index: ScoringIndex, state: QueryState, facet: str) -> np.ndarray:

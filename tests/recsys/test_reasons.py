@@ -332,3 +332,10 @@ def test_a_remark_never_credits_a_match_that_lowers_the_score():
                                   HeadExplanation("other", 0.0, [])])
     line = describe_difference(ahead, _parts(0.0, 0.0, 0.0), "the 2nd")
     assert line == "color +0.50 against +0.00 for the 2nd", line
+
+
+def test_a_rounded_zero_reads_plus_zero():
+    line = describe_difference(_parts(0.5, 0.0, 0.0), _parts(-0.001, 0.0, 0.0), "the 2nd")
+    assert line.startswith("prior +0.50 against +0.00 for the 2nd"), line
+    none = Explanation(-0.004, "", [HeadExplanation("color", 0.0, []), HeadExplanation("other", 0.0, [])])
+    assert summarize(none.heads, none.prior, 3) == "ranked 3rd: no query word matched its attributes (prior +0.00)"
