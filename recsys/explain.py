@@ -185,11 +185,12 @@ def head_attention(index: ScoringIndex, state: QueryState, item_idx: int, facet:
 
 
 def erasure_elsewhere(index: ScoringIndex, state: QueryState, item_idx: int, facet: str,
-                      head_weights: np.ndarray) -> np.ndarray:
+                      head_weights: np.ndarray, atts: dict[str, HeadAttention]) -> np.ndarray:
     """(M,) what erasing each of the item's attributes of `facet` costs the rest of its score,
     beside its own head (`HeadAttention.without`): with one length per item
-    (`AttributeSets.per_item`) every other head's weighted output, whose no-match slot shrinks
-    with the item, and the item's prior, a mean over the facet's attributes' priors."""
+    (`AttributeSets.per_item`) every other head's weighted output (`atts`: the item's
+    `head_attention` per facet), whose no-match slot shrinks with the item, and the item's
+    prior, a mean over the facet's attributes' priors."""
     sets = index.sets
     h = index.facets.index(facet)
     attrs = index.featurizer.catalog.attributes_of(item_idx, facet)
@@ -198,7 +199,7 @@ def erasure_elsewhere(index: ScoringIndex, state: QueryState, item_idx: int, fac
     if sets.per_item and state.tokens:
         for h2, f2 in enumerate(index.facets):
             if h2 != h:
-                other = head_attention(index, state, item_idx, f2)
+                other = atts[f2]
                 out += head_weights[h2] * (other.output - other.output_at(sets.slot_after(f2, item_idx, lengths)))
     priors = sets.attr_prior[int(index.vocab_offsets[h]) + np.asarray(attrs, dtype=np.int64)]  # (M,)
     if len(priors):
@@ -245,9 +246,10 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
                  rank: int | None = None) -> Explanation:
     """One item, head by head through `head_attention` (the reference `explain_items` equals)."""
     heads = []
+    atts = {f: head_attention(index, state, item_idx, f) for f in index.facets}
     for h, f in enumerate(index.facets):
-        att = head_attention(index, state, item_idx, f)
-        elsewhere = erasure_elsewhere(index, state, item_idx, f, head_weights)
+        att = atts[f]
+        elsewhere = erasure_elsewhere(index, state, item_idx, f, head_weights, atts)
         heads.append(HeadExplanation(f, float(head_weights[h] * att.output),
                                      matches_of(index, att, state, f, float(head_weights[h]), elsewhere)))
     prior = float(index.prior[item_idx])
@@ -386,12 +388,13 @@ def detail_item(index: ScoringIndex, state: QueryState, item_idx: int,
     evidence)."""
     details = []
     fz = index.featurizer
+    atts = {f: head_attention(index, state, item_idx, f) for f in index.facets}
     for h, f in enumerate(index.facets):
-        att = head_attention(index, state, item_idx, f)
+        att = atts[f]
         cells = cell_evidence(fz.evidence, fz.words, state.tokens, f, [fz.catalog.vocab[f][a] for a in att.attr_idx],
                               att.attr_idx, state.evidence[f][:, att.attr_idx])
         out = att.output
-        elsewhere = erasure_elsewhere(index, state, item_idx, f, head_weights)
+        elsewhere = erasure_elsewhere(index, state, item_idx, f, head_weights, atts)
         erasure = [
             Erasure(att.labels[m], float(head_weights[h] * (att.without(m) - out) - elsewhere[m]))
             for m in range(len(att.labels))

@@ -112,10 +112,10 @@ def create(req: RulesRequest, db: DatabaseDep, rec: ModelDep, served: RulesDep,
 
 def _created(db: Database, rec: Recommender, names: set[str], warnings: list[str]) -> dict:
     revision, stored = list_rules(db)
-    return _out([s for s in stored if s.item.name in names], revision, rec, warnings + _pinned_twice(stored, names))
+    return _out([s for s in stored if s.item.name in names], revision, rec, warnings + _pin_warnings(stored, names))
 
 
-def _pinned_twice(stored: list[StoredRule], names: set[str]) -> list[str]:
+def _pin_warnings(stored: list[StoredRule], names: set[str]) -> list[str]:
     """A warning for each pin of `names` whose item, or whose position, another stored pin takes
     too: an answer lists the item once, at the higher place, and of two items pinned at one place
     the later takes the next free one (`recsys.rules.Adjustments`, `place_pins`)."""
