@@ -38,6 +38,8 @@ ADDITIVE_TOLERANCE = 1e-4
 NOT_SAID = "no query word is among its attributes"
 # what the reason line of an item without a single match says
 NO_MATCH_WORDS = "no query word matched its attributes"
+# a search with no word to rank by (empty, or stop words alone): no word could have matched
+NO_WORDS = "the search has no word to match"
 
 
 @dataclass
@@ -253,7 +255,7 @@ def explain_item(index: ScoringIndex, state: QueryState, item_idx: int, head_wei
         heads.append(HeadExplanation(f, float(head_weights[h] * att.output),
                                      matches_of(index, att, state, f, float(head_weights[h]), elsewhere)))
     prior = float(index.prior[item_idx])
-    return Explanation(prior, summarize(heads, prior, rank), heads)
+    return Explanation(prior, summarize(heads, prior, rank, words=bool(state.tokens)), heads)
 
 
 def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, head_weights: np.ndarray,
@@ -301,7 +303,8 @@ def explain_items(index: ScoringIndex, state: QueryState, items: np.ndarray, hea
     for i, (prior, contributed) in enumerate(zip(index.prior[items].tolist(), weighted)):
         heads = [HeadExplanation(f, contributed[h], sorted(found[i][h], key=_by_weight))
                  for h, f in enumerate(index.facets)]
-        summary = summarize(heads, prior, ranks[i] if ranks is not None else None) if summaries else ""
+        summary = summarize(heads, prior, ranks[i] if ranks is not None else None, words=bool(state.tokens)) \
+            if summaries else ""
         out.append(Explanation(prior, summary, heads))
     return out
 
@@ -436,12 +439,13 @@ def synonym_effects(index: ScoringIndex, state: QueryState, item_idx: int,
     return out
 
 
-def summarize(heads: list[HeadExplanation], prior: float, rank: int | None) -> str:
+def summarize(heads: list[HeadExplanation], prior: float, rank: int | None, words: bool = True) -> str:
     """The reason line of one item on its own: the match its score would lose most without (by
-    erasure: `Match.worth`), when that is at least REASON_MIN."""
+    erasure: `Match.worth`), when that is at least REASON_MIN. `words`: whether the search has a
+    word to match at all (not empty, not stop words alone)."""
     lead = f"ranked {_ordinal(rank)}" if rank is not None else "scored"
     if not any(h.matches for h in heads):
-        return _no_match_line(lead, prior, sum(h.contribution for h in heads))
+        return _no_match_line(lead, prior, sum(h.contribution for h in heads), words)
     head, m = max(((h, m) for h in heads for m in h.matches), key=_by_worth)
     unsaid = "" if any(m.counts for h in heads for m in h.matches) else f"; {NOT_SAID}"
     if m.worth < REASON_MIN:
@@ -470,13 +474,14 @@ def _worth(head: HeadExplanation, m: Match) -> str:
     return f"{head.head}, worth {m.worth:.2f}"
 
 
-def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> None:
+def contrast_summaries(explanations: list[Explanation], ranks: list[int], words: bool = True) -> None:
     """Rewrite the reason lines of a ranking (in place) to say what sets each item apart: its
     match worth most (`Match.worth`, at least REASON_MIN) that not every listed item has; when
     it has none, or another line of the page names the same, what puts it above the next item
     (below the previous one, for the last; `describe_difference`). The matches every result
     shares are said once, on the first line. A pinned item (its `rules`, set before) is placed by
-    its pin, not by its score: its line compares nothing, and no line compares with it."""
+    its pin, not by its score: its line compares nothing, and no line compares with it. `words`:
+    whether the search has a word to match at all (`summarize`)."""
     if len(explanations) < 2:
         return
     keyed = [[((h.head, m.query_token, m.attribute), h, m) for h in e.heads for m in h.matches]
@@ -512,7 +517,7 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int]) -> Non
             neighbour = explanations[j]
             difference = describe_difference(e, neighbour, f"the {_ordinal(ranks[j])}")
         if not any(h.matches for h in e.heads):
-            e.summary = _no_match_line(lead, e.prior, _heads_total(e))
+            e.summary = _no_match_line(lead, e.prior, _heads_total(e), words)
             if difference and neighbour is not None and _differs(e, neighbour):
                 e.summary += f"; {difference}"
             continue
@@ -614,11 +619,12 @@ def _heads_total(e: Explanation) -> float:
     return sum(h.contribution for h in e.heads)
 
 
-def _no_match_line(lead: str, prior: float, heads: float) -> str:
+def _no_match_line(lead: str, prior: float, heads: float, words: bool = True) -> str:
     """The reason line of an item no query word matched: its prior, and what the heads gave it
-    from attention below a match (a word's weak pull, learned from clicks), when that shows."""
+    from attention below a match (a word's weak pull, learned from clicks), when that shows. A
+    search with no word to match says so, rather than that its words matched nothing."""
     weak = f", attention below a match {heads:+.2f}" if abs(heads) >= REASON_MIN else ""
-    return f"{lead}: {NO_MATCH_WORDS} (prior {_signed(prior)}{weak})"
+    return f"{lead}: {NO_MATCH_WORDS if words else NO_WORDS} (prior {_signed(prior)}{weak})"
 
 
 def alone_margins(index: ScoringIndex, state: QueryState, facet: str) -> np.ndarray:

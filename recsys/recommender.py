@@ -260,7 +260,7 @@ class Recommender:
             if rules is not None:  # the reason lines weigh the rules' terms beside the heads
                 for e, effects in zip(explained, rules.effects_of(shown)):
                     e.rules = effects
-            contrast_summaries(explained, ranks)
+            contrast_summaries(explained, ranks, words=bool(state.tokens))
             for e in explained:
                 drew = {m.query_token for h in e.heads for m in h.matches if m.counts} if added else set()
                 e.history = [w for w in added if w in drew]

@@ -103,7 +103,11 @@
   }
 
   const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : "–");
-  const signed = (x, digits = 3) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(digits);
+  // a value that rounds to zero reads +0.00, never −0.00 (as the API's reason lines write it)
+  const signed = (x, digits = 3) => {
+    const text = Math.abs(x).toFixed(digits);
+    return (x >= 0 || Number(text) === 0 ? "+" : "−") + text;
+  };
 
   // ---- the API --------------------------------------------------------------------------------
 
@@ -850,12 +854,26 @@
         el("th", { scope: "col" }, "A − B"), el("th", { scope: "col" }, "only A"), el("th", { scope: "col" }, "only B"))),
       el("tbody", {}, rows),
       el("tfoot", {}, el("tr", {}, el("th", { scope: "row" }, "prior"), el("td", {}, ""), el("td", {}, ""),
-        el("td", { class: "num" }, signed(d.prior_difference)), el("td", {}, ""), el("td", {}, ""))));
+        el("td", { class: "num" }, signed(d.prior_difference)), el("td", {}, ""), el("td", {}, "")),
+        rulesRow(d.rules_a, d.rules_b)));
     $("#compare-body").replaceChildren(
       el("p", {}, el("strong", {}, "A: "), ta, el("span", { class: "item-id" }, ` · ${d.item_a} · score ${fmt(d.score_a)}`)),
       el("p", {}, el("strong", {}, "B: "), tb, el("span", { class: "item-id" }, ` · ${d.item_b} · score ${fmt(d.score_b)}`)),
       el("p", { class: "summary", "data-text": d.summary }, inWords(d.summary)),
       el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "comparison table" }, table));
+  }
+
+  // The rules' amounts on A and on B, a row of the compare table where a rule acts on either: the
+  // summary names the rules as a part of the score, so the rows add up to the scores' gap.
+  function rulesRow(rulesA, rulesB) {
+    const amounts = (rules) => rules.reduce((sum, r) => sum + (r.amount || 0), 0);
+    if (!rulesA.length && !rulesB.length) return null;
+    const a = amounts(rulesA), b = amounts(rulesB);
+    const notes = (rules) => rules.map((r) => r.note).join("; ") || "–";
+    return el("tr", { class: "rules", "data-difference": String(a - b) }, el("th", { scope: "row" }, "rules"),
+      el("td", { class: "num" }, fmt(a)), el("td", { class: "num" }, fmt(b)),
+      el("td", { class: "num" }, signed(a - b)),
+      el("td", { class: "attrs" }, notes(rulesA)), el("td", { class: "attrs" }, notes(rulesB)));
   }
 
   // ---- panels, keyboard, start ----------------------------------------------------------------

@@ -124,6 +124,23 @@ def test_a_pinned_item_is_placed_by_its_pin_and_compared_with_nothing():
         ranking[1].summary
 
 
+@pytest.mark.parametrize("query", ["the and for", ""])
+def test_a_search_with_no_word_to_match_says_so_not_that_its_words_matched_nothing(planted_model, query):
+    """Stop words alone (or nothing) leave no word that could have matched: every line says so,
+    in a list and on its own."""
+    res = planted_model.recommend(query, k=3)
+    assert res.tokens == []
+    for item in res.items:
+        assert item.explanation.summary.startswith(f"ranked {item.rank}"), item.explanation.summary
+        assert "the search has no word to match (prior" in item.explanation.summary
+        assert "no query word matched" not in item.explanation.summary
+    alone = planted_model.recommend(query, k=1).items[0].explanation  # one item: `summarize`
+    assert alone.summary.startswith("ranked 1st: the search has no word to match (prior"), alone.summary
+    # a word no item has is a word that matched nothing
+    missed = planted_model.recommend("zxqvw", k=3)
+    assert all("no query word matched its attributes" in i.explanation.summary for i in missed.items)
+
+
 def test_an_item_without_a_match_is_not_said_to_be_ranked_on_its_prior_alone():
     # the heads gave it something (a word's pull below a match), the prior nothing
     weak = Explanation(0.0, "", [HeadExplanation("color", 0.036, []), HeadExplanation("other", 0.0, [])])

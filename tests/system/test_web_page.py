@@ -309,6 +309,22 @@ def test_item_heatmaps_match_explain(page: Page, http):
     assert page.evaluate("document.activeElement.closest('.result').dataset.itemId") == ids[0]
 
 
+def test_a_rounded_zero_erasure_reads_plus_zero_never_minus_zero(page: Page, http):
+    """An erasure of -0.003 reads +0.00, as the API's reason lines write a rounded zero."""
+    page.goto(f"/?{EXPLAIN}q={QUERY}")
+    ids = _wait_results(page)
+    cells = []
+    for item_id in ids[:4]:
+        page.goto(f"/?{EXPLAIN}q={QUERY}&item={item_id}")
+        _wait_detail(page, item_id)
+        cells += page.eval_on_selector_all("#detail tfoot td[data-erasure]",
+                                           "tds => tds.map(td => [parseFloat(td.dataset.erasure), td.textContent])")
+    small_negative = [text for value, text in cells if -0.005 < value < 0]
+    assert small_negative, "some attribute's erasure is a small negative on these items"
+    assert set(small_negative) == {"+0.00"}
+    assert "−0.00" not in {text for _, text in cells}
+
+
 def test_head_weight_slider_reranks_live(page: Page, http):
     page.goto(f"/?{EXPLAIN}q={QUERY}")
     before = _wait_results(page)
@@ -517,6 +533,35 @@ def test_results_show_the_rules_that_touched_them(browser, ruled_url):
         _wait_detail(pg, first)
         expect(pg.locator("#detail .equation")).to_contain_text("+ rules")
         expect(pg.locator("#detail .rules [data-rule='hero']")).to_be_visible()
+    finally:
+        context.close()
+
+
+def test_the_compare_table_has_a_row_for_the_rules_so_its_rows_add_up(browser, ruled_url):
+    """Where a rule acts on A or B, the table has a rules row beside the prior: heads, prior and
+    rules add up to the scores' gap, as the summary names the rules as a part of it."""
+    api = httpx.post(f"{ruled_url}/recommend", json={"query": "dress", "k": 10}, timeout=API_TIMEOUT).json()
+    boosted = [i for i, it in enumerate(api["items"])
+               if any(r["name"] == "red-week" for r in it["explanation"]["rules"])]
+    plain = [i for i, it in enumerate(api["items"]) if not it["explanation"]["rules"]]
+    assert boosted and plain, "the ruled store boosts some of dress's first 10 and not others"
+    a, b = api["items"][boosted[0]]["item_id"], api["items"][plain[0]]["item_id"]
+    want = httpx.post(f"{ruled_url}/compare", json={"query": "dress", "item_a": a, "item_b": b},
+                      timeout=API_TIMEOUT).json()
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=ruled_url)
+    try:
+        pg = context.new_page()
+        pg.goto("/?view=explain&q=dress")
+        _wait_results(pg)
+        _compare(pg, boosted[0], plain[0])
+        rules = pg.locator("#compare tfoot tr.rules")
+        expect(rules).to_be_visible()
+        expect(rules).to_contain_text("red-week")
+        rows = pg.eval_on_selector_all("#compare [data-difference]",
+                                       "els => els.map(e => parseFloat(e.dataset.difference))")
+        prior = float(pg.locator("#compare tfoot tr").first.locator("td.num").text_content().replace("−", "-"))
+        assert sum(rows) + prior == pytest.approx(want["score_a"] - want["score_b"], abs=2e-3)
+        assert float(rules.get_attribute("data-difference")) == pytest.approx(0.5, abs=1e-6)
     finally:
         context.close()
 
