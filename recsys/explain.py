@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .facets import WORDS_FACET
 from .formula import ASSOC, EXACT, LENGTH_LEVELS, NEAR
 from .index.attribute_sets import ItemRows
 from .index.query import QueryState, channels_at
@@ -471,7 +472,13 @@ def _by_worth(hm: tuple[HeadExplanation, Match]) -> tuple[float, float, str, str
 
 
 def _worth(head: HeadExplanation, m: Match) -> str:
-    return f"{head.head}, worth {m.worth:.2f}"
+    return f"{_said(head.head)}, worth {m.worth:.2f}"
+
+
+def _said(part: str) -> str:
+    """A part of the score as a line says it: the words facet's head is named "other", which in
+    a sentence reads as "another" ("other +2.36 against ..."), so it is its "other attributes"."""
+    return "other attributes" if part == WORDS_FACET else part
 
 
 def contrast_summaries(explanations: list[Explanation], ranks: list[int], words: bool = True) -> None:
@@ -559,17 +566,17 @@ def describe_difference(a: Explanation, b: Explanation, other: str) -> str:
         big = max(gaps, key=lambda g: abs(g[1] - g[2]))
         sign = 1.0 if big[1] > big[2] else -1.0
         back = max(gaps, key=lambda g: -sign * (g[1] - g[2]))
-        text = (f"as good a match as {other} within {REASON_MIN}: its parts even out (most: {big[0]} "
+        text = (f"as good a match as {other} within {REASON_MIN}: its parts even out (most: {_said(big[0])} "
                 f"{_signed(big[1])} against {_signed(big[2])}")
         if -sign * (back[1] - back[2]) >= REASON_MIN:
-            return f"{text}, {back[0]} {_signed(back[1])} against {_signed(back[2])})"
+            return f"{text}, {_said(back[0])} {_signed(back[1])} against {_signed(back[2])})"
         return f"{text}, against small differences in its other parts)"
     sign = 1.0 if ahead > 0 else -1.0
     part, va, vb = max(gaps, key=lambda g: sign * (g[1] - g[2]))
     if sign * (va - vb) < REASON_MIN:  # small differences in several parts add up
         return (f"{'above' if sign > 0 else 'below'} {other} by {abs(ahead):.2f}, no part of the score "
                 f"by {REASON_MIN} or more")
-    text = f"{part} {_signed(va)} against {_signed(vb)} for {other}"
+    text = f"{_said(part)} {_signed(va)} against {_signed(vb)} for {other}"
     if part == "prior":
         return text + f" (a {'higher' if va > vb else 'lower'} prior, learned from its attributes)"
     if part == "rules":
@@ -602,7 +609,7 @@ def _instead(head: HeadExplanation, token: str, who: str, part: str) -> str:
     theirs = [m for m in head.matches if m.query_token == token]
     if theirs:
         return f"{who}'s '{token}' {_verb(theirs[0])} {theirs[0].attribute}"
-    return f"{who} has no match for it in the {part} head"
+    return f"{who} has no match for it in its {_said(part)}"
 
 
 def _match_list(keys: set[tuple[str, str, str]]) -> str:

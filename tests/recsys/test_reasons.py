@@ -280,7 +280,7 @@ def test_compare_says_where_a_and_b_differ_most(planted_model):
 def test_compare_says_in_words_what_made_a_win(varied_start):
     # B's title does not say 'dress'
     plain = varied_start.compare("red dress", "I00", "I07")  # "red dress" against "red shirt"
-    assert plain.summary.endswith("('dress' matched title:dress; B has no match for it in the other head)"), \
+    assert plain.summary.endswith("('dress' matched title:dress; B has no match for it in its other attributes)"), \
         plain.summary
     # the same matches, weighed differently (B has more attributes to weigh them against)
     longer = varied_start.compare("red dress", "I00", "I02")  # against a long title of the same words
@@ -315,9 +315,9 @@ def test_a_match_two_lines_name_at_different_worths_tells_neither_apart():
     ranking = [expl(0.2, 2.87, 2.25), expl(0.06, 2.93, 2.22), expl(-0.06, 2.93, None)]
     contrast_summaries(ranking, [1, 2, 3])
     # both name 'dress' (the 3rd is no dress): what sets the 1st above the 2nd is said beside it
-    assert ranking[0].summary.startswith("ranked 1st for 'dress' matched category:dress (other, worth 2.25); "
-                                         "prior +0.20 against +0.06 for the 2nd"), ranking[0].summary
-    assert "; other +2.22 against +0.50 for the 3rd" in ranking[1].summary, ranking[1].summary
+    assert ranking[0].summary.startswith("ranked 1st for 'dress' matched category:dress (other attributes, "
+                                         "worth 2.25); prior +0.20 against +0.06 for the 2nd"), ranking[0].summary
+    assert "; other attributes +2.22 against +0.50 for the 3rd" in ranking[1].summary, ranking[1].summary
 
 
 def test_two_items_within_a_hundredth_say_what_evens_out():
