@@ -667,6 +667,17 @@ def unmatched_tokens(index: ScoringIndex, state: QueryState) -> list[str]:
     return [tok.surface for tok, ok in zip(state.tokens, matches.tolist()) if not ok]
 
 
+def rule_note(effect: RuleEffect, rank: int) -> str:
+    """A rule's note in the line of the item it acted on, shown at `rank`: a pin whose item is
+    not at its position says where it is and why (another pin holds the place, or the ranking
+    has fewer items than the position)."""
+    if effect.kind != "pin" or effect.position is None or effect.position == rank:
+        return effect.note
+    why = (f"another pin holds position {effect.position}" if rank > effect.position
+           else f"fewer than {effect.position} results")
+    return f"{effect.note}, shown {_ordinal(rank)}: {why}"
+
+
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"

@@ -27,6 +27,7 @@ from .explain import (
     detail_item,
     explain_items,
     item_rows,
+    rule_note,
     synonym_effects,
     unmatched_tokens,
 )
@@ -271,9 +272,9 @@ class Recommender:
                     e.synonyms = synonym_effects(self.index, state, i, e.heads)
                     if e.synonyms:
                         e.summary += "; " + "; ".join(s.note for s in e.synonyms)
-            for e in explained:
+            for e, rank in zip(explained, ranks):
                 if e.rules:
-                    e.summary += "; " + "; ".join(r.note for r in e.rules)
+                    e.summary += "; " + "; ".join(rule_note(r, rank) for r in e.rules)
             explanations = list(explained)
         items = [
             RankedItem(

@@ -542,14 +542,16 @@
     }));
   }
 
-  // The merchandising rules that touched a result (pinned, boosted, buried), one line each way
-  function rulesLine(rules) {
+  // The merchandising rules that touched a result (pinned, boosted, buried), one line each way.
+  // A pin whose item is shown elsewhere (another pin holds its place; fewer results) says where.
+  function rulesLine(rules, rank) {
     if (!rules || !rules.length) return null;
+    const pinned = (r) => `Pinned at ${r.position} (rule “${r.name}”)` +
+      (rank && rank !== r.position ? `, shown at ${rank}` : "");
     return el("p", { class: "rules", "data-rules": rules.map((r) => r.name).join(",") },
       rules.map((r) => el("span", { class: `rule rule-${r.kind}`, "data-rule": r.name,
         "data-amount": r.amount === null ? "" : String(r.amount) },
-      r.kind === "pin" ? `Pinned at ${r.position} (rule “${r.name}”)`
-        : `${capital(r.kind)} “${r.name}” ${signed(r.amount, 2)}`)));
+      r.kind === "pin" ? pinned(r) : `${capital(r.kind)} “${r.name}” ${signed(r.amount, 2)}`)));
   }
 
   // The shop's synonyms through which a query word matched the result ("navy -> color:blue")
@@ -584,7 +586,7 @@
       explain ? contributionBar(item) : null, numbers,
       !explain && attrs ? el("p", { class: "attrs-line" }, attrs) : null,
       reason ? el("p", { class: "summary" }, reason) : null,
-      rulesLine(item.explanation && item.explanation.rules),
+      rulesLine(item.explanation && item.explanation.rules, item.rank),
       synonymsLine(item.explanation && item.explanation.synonyms),
       explain ? el("div", { class: "result-foot" },
         el("span", { class: "item-id" }, item.item_id),

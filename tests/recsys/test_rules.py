@@ -128,6 +128,24 @@ def test_an_item_two_rules_pin_is_listed_once_at_the_higher_place(planted_model)
     assert ids(rec.recommend(QUERY, k=10, offset=10, rules=rules)) == ids(rec.recommend(QUERY, k=20))[9:19]
 
 
+def test_a_pin_shown_elsewhere_than_its_position_says_where_and_why(planted_model):
+    rec = planted_model
+    ranked = ids(rec.recommend(QUERY, k=48))
+    first, second = ranked[-1], ranked[-2]
+    rules = adjust(rec, Rule("a", "pin", item_id=first, position=3), Rule("b", "pin", item_id=second, position=3))
+    got = rec.recommend(QUERY, k=10, rules=rules)
+    assert ids(got)[2:4] == [first, second]
+    assert got.items[2].explanation.summary.endswith("pinned at position 3 by rule 'a'")
+    assert got.items[3].explanation.summary.endswith(
+        "pinned at position 3 by rule 'b', shown 4th: another pin holds position 3"), got.items[3].explanation.summary
+    # five candidates: a pin at 8 closes up to the end
+    few = rec.recommend(QUERY, k=10, candidates=ranked[:4] + [first],
+                        rules=adjust(rec, Rule("far", "pin", item_id=first, position=8)))
+    assert ids(few)[-1] == first and few.items[-1].rank == 5
+    assert few.items[-1].explanation.summary.endswith(
+        "pinned at position 8 by rule 'far', shown 5th: fewer than 8 results"), few.items[-1].explanation.summary
+
+
 def test_scope_and_window(planted_model):
     rec = planted_model
     exact = Rule("e", "hide", attribute="color:red", match="exact", query="Scarlet  GOWN")

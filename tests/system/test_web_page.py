@@ -484,8 +484,9 @@ def test_results_take_the_width_until_a_product_opens(browser, base_url):
 
 @pytest.fixture(scope="module")
 def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
-    """The service over a copy of the model whose store holds two rules (issue 31): red items
-    boosted, the 10th result of "dress" pinned at the top; and a synonym, `qipao => dress`."""
+    """The service over a copy of the model whose store holds three rules (issue 31): red items
+    boosted, the 10th result of "dress" pinned at the top, and its 9th too (so shown 2nd); and a
+    synonym, `qipao => dress`."""
     import shutil
 
     from recsys.rules import Rule
@@ -499,11 +500,12 @@ def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
     shutil.copytree(model_version, version, symlinks=True)
     with _serving(version, folder / "first.log") as base:  # the 10th result, before any rule
         first = httpx.post(f"{base}/recommend", json={"query": "dress", "k": 10}, timeout=API_TIMEOUT)
-        tenth = first.json()["items"][9]["item_id"]
+        tenth, ninth = first.json()["items"][9]["item_id"], first.json()["items"][8]["item_id"]
     db = Database(f"sqlite:///{folder / 'recsys.db'}")  # the launcher's store: its data folder
     db.upgrade()
     create_rules(db, [Rule("red-week", "boost", attribute="color:red", amount=0.5),
-                      Rule("hero", "pin", item_id=tenth, position=1)], "test", max_rules=10)
+                      Rule("hero", "pin", item_id=tenth, position=1),
+                      Rule("second", "pin", item_id=ninth, position=1)], "test", max_rules=10)
     SYNONYMS.create(db, [make_synonym(["qipao"], ["dress"])], "test", most=10)
     db.dispose()
     with _serving(version, folder / "server.log") as base:
@@ -528,7 +530,12 @@ def test_results_show_the_rules_that_touched_them(browser, ruled_url):
         pg.goto("/?view=explain&q=dress")
         _wait_results(pg)
         first = api["items"][0]["item_id"]
-        expect(pg.locator("#results .result").first.locator(".rule-pin")).to_contain_text("Pinned at 1")
+        expect(pg.locator("#results .result").first.locator(".rule-pin")).to_have_text("Pinned at 1 (rule “hero”)")
+        # the second pin at 1 says where its item is shown
+        expect(pg.locator("#results .result").nth(1).locator(".rule-pin")).to_have_text(
+            "Pinned at 1 (rule “second”), shown at 2")
+        assert api["items"][1]["explanation"]["summary"].endswith(
+            "pinned at position 1 by rule 'second', shown 2nd: another pin holds position 1")
         pg.locator("#results .result").first.locator("button.open").click()
         _wait_detail(pg, first)
         expect(pg.locator("#detail .equation")).to_contain_text("+ rules")
