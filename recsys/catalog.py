@@ -37,7 +37,7 @@ from .facets import DESCRIPTION, FACETS, TITLE, WORDS_FACET, facet_for_column
 from .gc_pause import paused_gc
 from .io.bookkeeping import is_bookkeeping_column
 from .io.headers import is_code_column, normalized
-from .io.money import MONEY, money_value
+from .io.money import MONEY, match_value
 from .io.records import json_scalar
 from .lexicon import Lexicon, LexiconConfig
 from .lru import WordCache
@@ -215,7 +215,7 @@ def _as_numbers(series: pd.Series) -> np.ndarray:
     for i in missed.tolist():
         m = MONEY.match(str(series.iat[i]))
         if m is not None:
-            values[i] = money_value(m.group(1))
+            values[i] = match_value(m)
     return values
 
 

@@ -22,6 +22,7 @@ from .headers import (
     normalized,
 )
 from .ids import item_id_problem
+from .money import currencies
 from .text import Table, and_more, counted, show_value
 
 EVENT_LABELS: dict[str, float] = {"impression": 0.0, "click": 1.0, "cart": 2.0, "purchase": 3.0}
@@ -272,6 +273,30 @@ def weights(table: Table) -> pd.Series:
 
 def empty_weights_warning(empty: int) -> str:
     return f"{counted(empty, 'empty weight cell')} taken as 1.0"
+
+
+# a column's first filled cells read for a currency before all of it is: a column of prices
+# names its currency from the first cells on
+_CURRENCY_SAMPLE = 200
+
+
+def note_mixed_currencies(table: Table) -> None:
+    """Say which columns name prices in several currencies ("19,99 EUR", "USD 21.50"): they are
+    compared as plain numbers (filters, ranges, a product's least), never converted."""
+    for column in table.frame.columns:
+        if column in ("item_id", "title", "description"):
+            continue
+        cells = table.frame[column]
+        filled = cells[cells != ""]
+        if filled.empty or not currencies(filled.iloc[:_CURRENCY_SAMPLE].tolist()):
+            continue
+        named = currencies(filled.unique().tolist())
+        if len(named) > 1:
+            table.report.warnings.append(
+                f"column {column!r} names prices in {len(named)} currencies ({', '.join(named)}): they are "
+                "compared as plain numbers (price filters, ranges, a product's least price), never converted; "
+                "convert them to one currency in the export")
+            table.report.notices.append(table.report.warnings[-1])
 
 
 def note_ignored(table: Table, used: set[str]) -> None:

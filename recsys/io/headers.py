@@ -114,6 +114,17 @@ def is_code_column(name: str) -> bool:
     return key == "id" or key.endswith(_CODE_ENDINGS)
 
 
+# a column of prices, in the languages of shop exports: a product's variants are "from" its least
+_PRICE_WORDS = ("price", "preis", "prix", "precio", "prezzo", "prijs", "pris", "cost", "msrp", "rrp", "uvp")
+
+
+def is_price_column(name: str) -> bool:
+    """Whether a column named `name` holds prices (`_PRICE_WORDS` in its name: `Variant Price`,
+    `sale_price`, `Preis`)."""
+    key = normalized(name)
+    return any(w in key for w in _PRICE_WORDS)
+
+
 # the codes a shop prints on its products and a shopper may type ("WC-PDO-000", an ASIN), unlike
 # a database's ids (`ID`, `product_id`, `variant_id`, Shopify's `Handle`)
 _TYPED_CODE_ENDINGS = ("sku", "barcode", "gtin", "ean", "upc", "isbn", "mpn", "asin", "partnumber",

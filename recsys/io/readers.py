@@ -43,6 +43,7 @@ from .contract import (
     labels,
     map_columns,
     note_ignored,
+    note_mixed_currencies,
     numbers,
     plain_text,
     repeated_events_notice,
@@ -131,6 +132,7 @@ def read_items(
         rename = schema.rename
     header = map_columns(table, ITEMS, rename)
     keep_typed_id(table, header)
+    note_mixed_currencies(table)  # before variants are folded to their least price
     fold_variants(table)
     drop_unlisted(table, schema.columns if schema is not None else None)
     _check_items(table, schema, skip=on_bad_lines == "skip")

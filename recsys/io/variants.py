@@ -39,9 +39,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from .headers import CONTRACTS, ITEMS, is_code_column, normalized
+from .headers import CONTRACTS, ITEMS, is_code_column, is_price_column, normalized
 from .listing import LISTING_COLUMNS
-from .money import as_number
+from .money import as_number, currency_of
 from .text import Table, counted
 
 # a numbered pair of columns: `Option1 Name` / `Option1 Value`, `Attribute 1 name` / `Attribute 1 value(s)`
@@ -357,8 +357,8 @@ def _fold(table: Table, into: np.ndarray, read: list[str]) -> None:
         if all("=" in c for c in cells if c):  # Magento's `key=value,...` pairs, a key's values after `|`
             merged[column] = ["|".join(dict.fromkeys(c for c in cells[a:b] if c)) for a, b in bounds]
             continue
-        code = is_code_column(column)
-        merged[column] = [_merged_cell(cells[a:b], code) if b - a > 1 else cells[a] for a, b in bounds]
+        code, price = is_code_column(column), is_price_column(column)
+        merged[column] = [_merged_cell(cells[a:b], code, price) if b - a > 1 else cells[a] for a, b in bounds]
     table.frame = merged
     table.lines = [table.lines[i] for i in order[starts].tolist()]
     table.report.notices.append(f"{' and '.join(read)} read into that item (a product's variants and images): "
@@ -373,10 +373,12 @@ _RELATIVE = re.compile(r"\[(?:add|remove)\]", re.I)
 _FIXED = re.compile(r"^\[fixed\]\s*", re.I)
 
 
-def _merged_cell(cells: list[str], code: bool = False) -> str:
+def _merged_cell(cells: list[str], code: bool = False, price: bool = False) -> str:
     """One item's cell from its rows': each distinct value once (`|` separates several); of
-    numbers (prices as exports write them too: "49.00 USD"), the least, unless they are `code`s
-    (`is_code_column`: each variant's barcode is one a shopper may type)."""
+    prices (a `price` column's numbers, or cells that name a currency: "49.00 USD"), the least,
+    the price a shop says "from". Other numbers are each a variant's (sizes 36, 38 and 40: a
+    shopper filters by any of them), as `code`s are (`is_code_column`: each variant's barcode
+    is one a shopper may type)."""
     values = list(dict.fromkeys(v.strip() for c in cells for v in c.split("|") if v.strip()))
     if not code and len(values) > 1:  # a BigCommerce Rule row's "[ADD]10.00": no price of its own
         kept = [_FIXED.sub("", v) for v in values if not _RELATIVE.match(v)]
@@ -387,6 +389,6 @@ def _merged_cell(cells: list[str], code: bool = False) -> str:
         return "|".join(values)
     numbers = [as_number(v) for v in values]
     known = [n for n in numbers if n is not None]
-    if len(known) < len(numbers):
+    if len(known) < len(numbers) or not (price or any(currency_of(v) for v in values)):
         return "|".join(values)
     return values[int(np.argmin(known))]

@@ -386,6 +386,11 @@ def test_attribute_labels_are_each_items_own_whatever_the_cache_holds(monkeypatc
     # European thousands and Swiss whole amounts
     ("1.299,00 €", 1299.0), ("1 299,50 €", 1299.5), ("1\u202f299 €", 1299.0), ("1.299.000 IDR", 1299000.0),
     ("CHF 45.–", 45.0), ("45,- €", 45.0), ("-3,50 €", -3.5), ("1.299", 1.299),
+    # a lone dot before three digits in a price or a whole amount separates thousands: no price
+    # has a third decimal (German shops: "1.299,- €" was 1.299)
+    ("1.299,- €", 1299.0), ("1.299,-", 1299.0), ("1.299 €", 1299.0), ("EUR 2.500", 2500.0),
+    # currencies as shops write them, and a footnote's star
+    ("19,99 Euro", 19.99), ("US$ 21.50", 21.5), ("Fr. 24.90", 24.9), ("24,90 SFr.", 24.9), ("19,99 €*", 19.99),
 ])
 def test_a_price_as_exports_write_it_is_a_number(cell, value):
     """Google Merchant feeds say "15.00 USD", shops "$19.99" or "19,99 €": read as text, every

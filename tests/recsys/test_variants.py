@@ -352,6 +352,49 @@ def test_a_magento_configurable_product_takes_its_children(tmp_path):
     assert "left out 1 store-view row (store_view_code de_de)" in " ".join(report.notices)
 
 
+def test_a_product_keeps_every_variant_s_size_and_its_least_price(tmp_path):
+    """Of numbers, only prices are the least (the price a shop says "from"): sizes 36, 38 and 40
+    were read as 36, so a filter on size 38 found nothing."""
+    path = tmp_path / "feed.csv"
+    path.write_text("id,parent_id,title,Preis,size,cost,capacity\n"
+                    "K1,,Sommerkleid,,,,\n"
+                    "K1-36,K1,Sommerkleid 36,\"39,99 €\",36,20,\n"
+                    "K1-38,K1,Sommerkleid 38,\"41,99 €\",38,18,\n"
+                    "K1-40,K1,Sommerkleid 40,\"39,99 €\",40,22,\n"
+                    "B1,,Flasche,,,,\n"
+                    "B1-5,B1,Flasche klein,,,,0.5 l\n"
+                    "B1-1,B1,Flasche gross,,,,1 l\n")
+    items, _ = read_items(path)
+    dress, bottle = items.iloc[0], items.iloc[1]
+    assert dress["size"] == "36|38|40" and dress["Preis"] == "39,99 €" and dress["cost"] == "18"
+    assert bottle["capacity"] == "0.5 l|1 l"
+    cat = Catalog.build(items)
+    assert cat.filter_mask({"size": ["38"]}).tolist() == [True, False]
+
+
+@pytest.mark.parametrize("prices, said", [
+    (["USD 89.00", "79,00 EUR", "£69.00", "$12.00"], "3 currencies (EUR, GBP, USD)"),
+    (["19,99 €", "CHF 18.–", "24,90 Fr."], "2 currencies (CHF, EUR)"),
+])
+def test_prices_in_several_currencies_are_said_to_be_compared_as_plain_numbers(tmp_path, prices, said):
+    path = tmp_path / "feed.csv"
+    path.write_text("item_id,title,price,model\n" + "".join(
+        f"P{n},Thermobecher {n},{p if ',' not in p else chr(34) + p + chr(34)},DLM {n}10\n"
+        for n, p in enumerate(prices)))
+    _, report = read_items(path)
+    notes = [n for n in report.notices if "currencies" in n]
+    assert len(notes) == 1 and f"column 'price' names prices in {said}" in notes[0], report.notices
+    assert "never converted" in notes[0]
+
+
+def test_prices_in_one_currency_say_nothing_of_currencies(tmp_path):
+    path = tmp_path / "feed.csv"
+    path.write_text('item_id,title,price,model\nP1,Becher,"19,99 €",DLM 1310\nP2,Tasse,EUR 5,XYZ 20\n'
+                    "P3,Kanne,12.50,ABC 7\n")
+    _, report = read_items(path)
+    assert not [n for n in report.notices if "currencies" in n], report.notices
+
+
 def test_each_variants_barcode_is_kept_a_shopper_may_type_any(tmp_path):
     """Barcodes are numbers, and of numbers a product keeps the least (its price "from"): a
     shopper who typed the other variant's barcode found nothing."""
