@@ -30,7 +30,7 @@ from .catalog import Catalog
 from .facets import DESCRIPTION
 from .io.headers import is_code_column
 from .lru import WordCache
-from .tokenize import STOPWORDS, words
+from .tokenize import STOPWORDS, fold, surface_words, words
 
 MIN_SHOPPERS = 2  # a logged search is suggested once this many distinct shoppers made it
 MIN_TYPO_CHARS = 3  # a shorter last word is not taken as a typo: too many words are one edit away
@@ -123,18 +123,26 @@ class Suggester:
     """Completions over the catalogue's terms (term -> items) and logged searches (text ->
     distinct shoppers); see the module's docstring."""
 
-    def __init__(self, terms: Mapping[str, int], searches: Mapping[str, int] | None = None):
-        self.terms = _Prefixes({normalise(t): c for t, c in terms.items() if normalise(t).strip()})
+    def __init__(self, terms: Mapping[str, int], searches: Mapping[str, int] | None = None,
+                 written: Mapping[str, str] | None = None):
+        """`terms`: accent-folded term -> items; `written`: such a term -> how the catalogue
+        writes it ("kuchenwaage" -> "küchenwaage"), where it has accents. Prefixes are looked up
+        accents aside, as words match: "kü" and "ku" both complete "küche"."""
+        self.terms = _Prefixes({fold(normalise(t)): c for t, c in terms.items() if normalise(t).strip()})
+        self.written = dict(written or {})
         shared: dict[str, int] = {}
         for text, shoppers in (searches or {}).items():
-            key = normalise(text).strip()
+            shown = normalise(text).strip()
+            key = fold(shown)
             if key and shoppers >= MIN_SHOPPERS:
+                if shoppers > shared.get(key, 0):
+                    self.written[key] = shown  # the search as its most shoppers wrote it
                 shared[key] = max(shared.get(key, 0), int(shoppers))
         self.searches = _Prefixes(shared)
 
     def with_searches(self, searches: Mapping[str, int]) -> Suggester:
         """The same catalogue terms (shared, not rebuilt) with other logged searches."""
-        other = Suggester({}, searches)
+        other = Suggester({}, searches, self.written)
         other.terms = self.terms
         return other
 
@@ -145,39 +153,56 @@ class Suggester:
         it."""
         counts: dict[str, int] = {}
         unsaid = _code_only_words(catalog)
+        written: dict[str, dict[str, int]] = {}  # folded word -> its accented forms, counted
         for text in catalog.texts:
             for w in {w for w in words(text) if w not in STOPWORDS and w not in unsaid}:
                 counts[w] = counts.get(w, 0) + 1
+            if not text.isascii():
+                for w in surface_words(text):
+                    if not w.isascii():
+                        forms = written.setdefault(fold(w), {})
+                        forms[w] = forms.get(w, 0) + 1
         for facet in catalog.facets:
             for attr, items in zip(catalog.vocab[facet], catalog.items_per_attribute(facet).tolist()):
                 value = " ".join(words(attr.value))
                 if attr.key != DESCRIPTION and " " in value and items and not is_code_column(attr.key):
                     counts[value] = counts.get(value, 0) + items
-        return cls(counts, searches)
+        # a word is shown as most items write it; a folded word no item writes otherwise as it is
+        shown = {w: max(forms, key=lambda f: (forms[f], f)) for w, forms in written.items()}
+        for value in [v for v in counts if " " in v]:
+            parts = [shown.get(w, w) for w in value.split(" ")]
+            if any(p != w for p, w in zip(parts, value.split(" "))):
+                shown[value] = " ".join(parts)
+        return cls(counts, searches, shown)
 
     def suggest(self, typed: str, n: int = 8) -> list[Suggestion]:
         """At most `n` completions of `typed`, best first: searches, then catalogue terms, then
         the same through a typo of the last word."""
-        text = normalise(typed)
+        typed_text = normalise(typed)
+        text = fold(typed_text)  # looked up accents aside; the words before the last shown as typed
         if not text.strip() or n <= 0:
             return []
         out: dict[str, Suggestion] = {}
+        said = self.written.get
 
         def add(found: Iterable[Suggestion]) -> None:
             for s in found:
-                if len(out) < n and s.text != text.strip():
-                    out.setdefault(s.text, s)
+                if len(out) < n and fold(s.text) != text.strip():
+                    out.setdefault(fold(s.text), s)
 
-        add(Suggestion(t, "search", c) for t, c in self.searches.starting(text, n))
+        add(Suggestion(said(t, t), "search", c) for t, c in self.searches.starting(text, n))
         head, last = (text, "") if text.endswith(" ") else _split_last(text)
+        shown_head = typed_text if text.endswith(" ") else _split_last(typed_text)[0]
+        if len(shown_head) != len(head):  # a letter that folds into two: the head as folded
+            shown_head = head
         if head:  # a value of several words that the text begins: "navy bl" -> "navy blue"
-            add(Suggestion(t, "catalogue", c) for t, c in self.terms.starting(text, n))
+            add(Suggestion(said(t, t), "catalogue", c) for t, c in self.terms.starting(text, n))
         if last:
-            add(Suggestion(head + t, "catalogue", c) for t, c in self.terms.starting(last, n))
+            add(Suggestion(shown_head + said(t, t), "catalogue", c) for t, c in self.terms.starting(last, n))
         if len(out) < n and len(last) >= MIN_TYPO_CHARS and not self.terms.has_prefix(last):
             near = [(t, c) for v in self._typo_prefixes(last) for t, c in self.terms.starting(v, n)]
             near.sort(key=lambda p: (-p[1], p[0]))
-            add(Suggestion(head + t, "catalogue", c, corrected=True) for t, c in near)
+            add(Suggestion(shown_head + said(t, t), "catalogue", c, corrected=True) for t, c in near)
         return list(out.values())
 
     def _typo_prefixes(self, last: str) -> list[str]:

@@ -29,16 +29,22 @@ STOPWORDS = frozenset(
 )
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """Lower case, accents taken off ("Küche" -> "kuche"), as every word is matched."""
     if text.isascii():  # nothing to fold: the common case, spared a pass per character
         return text.lower()
     text = unicodedata.normalize("NFKD", text)
     return "".join(c for c in text if not unicodedata.combining(c)).lower()
 
 
+def surface_words(text: str) -> list[str]:
+    """Lower-cased words of `text` with their accents, in order: `words` as written."""
+    return _WORD.findall(text.lower())
+
+
 def words(text: str) -> list[str]:
     """Lower-cased, accent-folded words of `text`, in order."""
-    return _WORD.findall(_fold(text))
+    return _WORD.findall(fold(text))
 
 
 @lru_cache(maxsize=200_000)

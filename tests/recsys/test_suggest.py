@@ -93,6 +93,24 @@ def test_words_said_only_inside_codes_are_not_suggested():
     assert {x.text: x.count for x in s.suggest("nav", 5)} == {"navy": 1}
 
 
+def test_a_prefix_typed_with_or_without_accents_completes_words_as_the_catalogue_writes_them():
+    """"kü" found nothing while "ku" found "kuchenwaage" (folded: "Kuchen" is cake): prefixes are
+    looked up accents aside, and a word is shown as the items write it."""
+    s = _of_items({"item_id": "A", "title": "Küchenwaage digital", "Kategorie": "Küche & Haushalt"},
+                  {"item_id": "B", "title": "Bügeleisen mit Dampf", "Kategorie": "Küche & Haushalt"},
+                  {"item_id": "C", "title": "Übergangsjacke Herren", "Kategorie": "Mode"},
+                  {"item_id": "D", "title": "Kurbel aus Stahl", "Kategorie": "Werkzeug"})
+    for typed in ("kü", "ku"):  # one word to the index, as to a search: the same completions
+        assert [x.text for x in s.suggest(typed, 5)] == ["küche", "küche haushalt", "küchenwaage", "kurbel"]
+    assert [(x.text, x.corrected) for x in s.suggest("bügel", 3)] == [("bügeleisen", False)]
+    assert [x.text for x in s.suggest("über", 3)] == ["übergangsjacke"]
+    assert [x.text for x in s.suggest("dampf bü", 3)] == ["dampf bügeleisen"]
+    # searches shoppers made: found accents aside, shown as they typed them
+    searched = Suggester.from_catalog(Catalog.build(pd.DataFrame([{"item_id": "A", "title": "Tee"}])),
+                                      {"grüner tee": 3, "gruner tee": 2})
+    assert [x.text for x in searched.suggest("gru", 3)] == ["grüner tee"]
+
+
 def test_normalise_keeps_a_finished_word():
     assert normalise("  Red   Dress ") == "red dress " and normalise("red") == "red" and normalise(" ") == ""
 
