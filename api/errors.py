@@ -37,6 +37,7 @@ from store.db import StoreError, unavailable
 
 from .config import Settings
 from .logs import request_id_var
+from .schemas import PATTERN_WORDS
 from .served_versions import NotServedYet, PinnedError
 
 log = logging.getLogger("recsys.api")
@@ -67,10 +68,19 @@ def install(app: FastAPI) -> None:
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     # the offending input is left out: it may be a megabyte of text
-    errors = [{"loc": [_utf8(p) for p in e.get("loc", ())], "msg": _utf8(e.get("msg", "")), "type": e.get("type", "")}
+    errors = [{"loc": [_utf8(p) for p in e.get("loc", ())], "msg": _utf8(_said(e)), "type": e.get("type", "")}
               for e in exc.errors()]
     message = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors) or "invalid request"
     return JSONResponse(status_code=422, content=jsonable_encoder({"detail": errors, "message": message}))
+
+
+def _said(error: dict) -> str:
+    """An error's message; a name that does not match its pattern is told what a name may be,
+    not the pattern ("String should match pattern '^[^\\W_]...'")."""
+    words = PATTERN_WORDS.get((error.get("ctx") or {}).get("pattern", ""))
+    if error.get("type") == "string_pattern_mismatch" and words:
+        return f"should be {words}"
+    return str(error.get("msg", ""))
 
 
 def _utf8(part: object) -> object:

@@ -720,9 +720,10 @@ class ForgottenOut(_Out):
     deleted_events: int = Field(description="the shopper's events deleted from the store")
 
 
-RuleName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$",
-                                 description="1-64 letters, digits, '.', '_' or '-'",
-                                 examples=["acme-week"])]
+# letters of any script, as a synonym's name takes them ("größmann-woche")
+_RULE_NAME = r"^[^\W_][\w.\-]{0,63}$"
+_RULE_NAME_WORDS = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+RuleName = Annotated[str, Field(pattern=_RULE_NAME, description=_RULE_NAME_WORDS, examples=["acme-week"])]
 
 
 class RuleBody(_Request):
@@ -818,8 +819,14 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 SCORING_RESPONSES = error_responses(400, 404, 413, 422, 500, 503)
 
 
-SynonymName = Annotated[str, Field(pattern=r"^[\w.\-]{1,64}$", description="1-64 letters, digits, '.', "
-                                   "'_' or '-' (by default the synonym's first word)", examples=["navy"])]
+_SYNONYM_NAME = r"^[\w.\-]{1,64}$"
+_SYNONYM_NAME_WORDS = "1-64 letters, digits, '.', '_' or '-'"
+SynonymName = Annotated[str, Field(pattern=_SYNONYM_NAME, description=_SYNONYM_NAME_WORDS + " (by default the "
+                                   "synonym's first word)", examples=["navy"])]
+# a name's pattern in words, for the 422 of a name that does not match it (`api.errors`)
+PATTERN_WORDS = {_RULE_NAME: _RULE_NAME_WORDS, _SYNONYM_NAME: _SYNONYM_NAME_WORDS,
+                 FACET_NAME.pattern: "a facet's name: lower-case letters, digits and '_', starting with a letter "
+                                     "(at most 32)"}
 # a NUL or a lone surrogate is refused, as in a `line` (it was cleaned out silently)
 SynonymWord = Annotated[StoredText, Field(min_length=1, max_length=128)]
 

@@ -29,6 +29,9 @@ DESCRIPTION = "description"
 RESERVED_COLUMNS = frozenset({"item_id", TITLE, DESCRIPTION, "attributes"})
 
 _QUALITY_NAMES = ("quality", "grade", "rating")
+# a colour column in the languages of shop exports ("Farbe", "couleur", "Grundfarbe", "kleur");
+# not the Portuguese "cor", which "decor" and "score" hold
+_COLOR_NAMES = ("color", "colour", "farbe", "couleur", "kleur", "farve", "farge", "kolor", "barva")
 # a facet name is a key of the weights' file (`heads.<facet>.`) and of the arrays' (`items.<facet>`):
 # no dots, no spaces
 FACET_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -46,7 +49,7 @@ def facet_for_column(name: str, overrides: Mapping[str, str] | None = None) -> s
         return None if facet == "ignore" else facet
     if key in RESERVED_COLUMNS:
         return None
-    if "color" in key or "colour" in key:
+    if any(c in key for c in _COLOR_NAMES):
         return "color"
     if "style" in key:
         return "style"

@@ -90,6 +90,11 @@ def decide(new_version: str, new: dict[str, Any], served_version: str | None,
         fp_new, fp_old = catalogue_key(new)[0], catalogue_key(served)[0]
         n_new = ((new.get("data") or {}).get("items") or {}).get("rows")
         n_old = ((served.get("data") or {}).get("items") or {}).get("rows")
+        if fp_new == fp_old:  # the same file read with another schema: its fingerprints say nothing
+            return Decision(False, f"kept, not served: trained on the same items file ({n_new} items, "
+                                   f"{str(fp_new)[:19]}) read with another schema than the served "
+                                   f"{served_version}; a catalogue read otherwise needs an explicit "
+                                   f"activation: {explicit}")
         return Decision(False, f"kept, not served: trained on another catalogue ({n_new} items, "
                                f"{str(fp_new)[:19]}) than the served {served_version} ({n_old} "
                                f"items, {str(fp_old)[:19]}); a new catalogue needs an explicit "

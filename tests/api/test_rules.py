@@ -241,6 +241,22 @@ def test_like_this_item_follows_the_rules_for_any_query(shop):
     assert [(r["name"], r["amount"]) for r in top["rules"]] == [("up", 100.0)]
 
 
+def test_a_rule_may_be_named_in_any_script_and_a_bad_name_is_told_what_a_name_may_be(shop):
+    """A name with an umlaut was refused with a regular expression as its message, where a
+    synonym's name took it."""
+    rule = {"name": "größmann-woche", "kind": "boost", "attribute": "color:red", "amount": 0.5}
+    r = shop.post("/admin/rules", json={"rules": [rule]}, headers=AUTH)
+    assert r.status_code == 201, r.text
+    assert "größmann-woche" in [x["name"] for x in shop.get("/admin/rules", headers=AUTH).json()["rules"]]
+    assert shop.delete("/admin/rules/größmann-woche", headers=AUTH).status_code == 200
+    r = shop.post("/admin/rules", json={"rules": [{**rule, "name": "-summer sale"}]}, headers=AUTH)
+    assert r.status_code == 422
+    assert r.json()["message"] == ("rules.0.name: should be 1-64 letters, digits, '.', '_' or '-', starting "
+                                   "with a letter or digit"), r.text
+    r = shop.delete("/admin/synonyms/a%20b", headers=AUTH)
+    assert r.status_code == 422 and r.json()["message"] == "path.name: should be 1-64 letters, digits, '.', '_' or '-'"
+
+
 def test_a_name_or_id_with_a_nul_is_refused_on_either_store(shop):
     """PostgreSQL's text holds no NUL: looked up there, these were 500s (404s on SQLite)."""
     for route in ("/admin/rules/changes", "/admin/synonyms/changes"):

@@ -14,6 +14,9 @@ from recsys.facets import facet_for_column
     ("color", "color"), ("Colour", "color"), ("baseColour", "color"), ("style", "style"),
     ("quality", "quality"), ("grade", "quality"), ("rating", "quality"), ("brand", "other"),
     ("item_id", None), ("title", None), ("description", None),
+    # colour columns of German, French, Dutch, Danish, Norwegian, Polish and Czech exports
+    ("Farbe", "color"), ("Grundfarbe", "color"), ("couleur", "color"), ("Kleur", "color"), ("farve", "color"),
+    ("Farge", "color"), ("kolor", "color"), ("barva", "color"), ("decor", "other"), ("score", "other"),
 ])
 def test_column_rule(column, facet):
     assert facet_for_column(column) == facet

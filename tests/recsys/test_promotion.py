@@ -46,7 +46,11 @@ def test_the_36_item_case_is_kept_however_good_its_numbers():
 def test_same_items_another_schema_is_another_catalogue():
     other = manifest(schema={**SCHEMA, "columns": {"fabric": "other"}}, replayed=replay(0.1))
     assert not same_catalogue(other, SERVED)
-    assert not decide("v2", other, "v1", SERVED).activate
+    d = decide("v2", other, "v1", SERVED)
+    assert not d.activate
+    # the fingerprints are the same: the reason says the schema differs, not "another catalogue"
+    assert d.reason.startswith("kept, not served: trained on the same items file (400 items, sha256:aaa) read "
+                               "with another schema than the served v1"), d.reason
 
 
 @pytest.mark.parametrize("mine, theirs, activate", [(0.50, 0.40, True), (0.50, 0.50, True),
