@@ -519,17 +519,18 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int], words:
         below = (j for j in range(i + 1, len(explanations)) if not pinned[j])
         above = (j for j in range(i - 1, -1, -1) if not pinned[j])
         j = None if pinned[i] else next(below, next(above, None))
-        neighbour, difference = None, None
-        if j is not None:
-            neighbour = explanations[j]
-            difference = describe_difference(e, neighbour, f"the {_ordinal(ranks[j])}")
+        # what sets it apart from its neighbour, worded only where the line says it (most lines
+        # name their own match: wording every difference was most of a request's explaining)
+        neighbour = explanations[j] if j is not None else None
+        other = f"the {_ordinal(ranks[j])}" if j is not None else ""
         if not any(h.matches for h in e.heads):
             e.summary = _no_match_line(lead, e.prior, _heads_total(e), words)
-            if difference and neighbour is not None and _differs(e, neighbour):
-                e.summary += f"; {difference}"
+            if neighbour is not None and _differs(e, neighbour):
+                e.summary += f"; {describe_difference(e, neighbour, other)}"
             continue
         e.summary = f"{lead} {reason}" if reason else lead
-        if difference and (reason is None or seen[match] > 1):  # what the line says alone, another says too
+        if neighbour is not None and (reason is None or seen[match] > 1):  # what the line says alone, another says too
+            difference = describe_difference(e, neighbour, other)
             e.summary += f"; {difference}" if reason else f": {difference}"
         if not e.matched:
             e.summary += f"; {NOT_SAID}"
