@@ -43,8 +43,16 @@ def surface_words(text: str) -> list[str]:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased, accent-folded words of `text`, in order."""
-    return _WORD.findall(fold(text))
+    """Lower-cased, accent-folded words of `text`, in order. A word whose accents alone set it
+    apart from a stop word keeps them: French "thé" (tea) folded is "the", and a search for
+    "thé vert" had only "vert" left."""
+    folded: list[str] = _WORD.findall(fold(text))
+    if text.isascii() or not any(w in STOPWORDS for w in folded):
+        return folded
+    written = surface_words(text)
+    if len(written) != len(folded):  # a letter that folds into a word apart: folded as it was
+        return folded
+    return [s if f in STOPWORDS and s != f else f for f, s in zip(folded, written)]
 
 
 @lru_cache(maxsize=200_000)

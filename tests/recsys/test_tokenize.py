@@ -55,3 +55,28 @@ def test_concurrent_stemming_is_correct():
     finally:
         sys.setswitchinterval(old)
     assert not errors and not wrong, (errors[:3], wrong[:3])
+
+
+def test_an_accented_word_that_folds_into_a_stop_word_is_a_word():
+    """French "thé" (tea) folded to the stop word "the": a search for "thé" had no word at all."""
+    from recsys.tokenize import content_keys, words
+
+    assert words("Thé vert à la menthe, the best") == ["thé", "vert", "à", "la", "menthe", "the", "best"]
+    assert content_keys("THÉ vert") == ["thé", "vert"] and content_keys("the tea") == ["tea"]
+    assert words("Küche über Müll") == ["kuche", "uber", "mull"]  # other accents fold as before
+
+
+def test_a_search_for_the_french_word_for_tea_finds_the_tea():
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
+
+    items = pd.DataFrame({"item_id": ["T1", "C1", "M1"],
+                          "title": ["Thé vert à la menthe", "Café moulu", "Tasse à thé en porcelaine"]})
+    events = pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []})
+    rec = untrained_recommender(Catalog.build(items), events, TrainConfig(seed=0))
+    got = rec.recommend("thé vert", k=3)
+    assert got.tokens == ["thé", "vert"] and got.items[0].item_id == "T1"
+    assert {it.item_id for it in got.items if it.explanation.matched} == {"T1", "M1"}
