@@ -42,16 +42,26 @@ def surface_words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+# French and Italian elision: the article or preposition before an apostrophe ("l'eau",
+# "d'été", "qu'il", "dell'acqua") is no word of its own; the word after it is the word. Only before
+# a vowel or an h, where elision happens: "men's", "o'clock" and "c'mon" stay whole.
+_ELIDED = re.compile(r"^(?:[cdjlmnst]|qu|dell|nell|dall|sull|all|un)'(?=[aeiouyh])")
+
+
 def words(text: str) -> list[str]:
     """Lower-cased, accent-folded words of `text`, in order. A word whose accents alone set it
     apart from a stop word keeps them: French "thé" (tea) folded is "the", and a search for
-    "thé vert" had only "vert" left."""
+    "thé vert" had only "vert" left. An elided article goes: "l'eau" is "eau" (`_ELIDED`)."""
     folded: list[str] = _WORD.findall(fold(text))
+    if "'" in text:
+        folded = [_ELIDED.sub("", w) if "'" in w else w for w in folded]
     if text.isascii() or not any(w in STOPWORDS for w in folded):
         return folded
     written = surface_words(text)
     if len(written) != len(folded):  # a letter that folds into a word apart: folded as it was
         return folded
+    if "'" in text:
+        written = [_ELIDED.sub("", w) if "'" in w else w for w in written]
     return [s if f in STOPWORDS and s != f else f for f, s in zip(folded, written)]
 
 

@@ -80,3 +80,15 @@ def test_a_search_for_the_french_word_for_tea_finds_the_tea():
     got = rec.recommend("thé vert", k=3)
     assert got.tokens == ["thé", "vert"] and got.items[0].item_id == "T1"
     assert {it.item_id for it in got.items if it.explanation.matched} == {"T1", "M1"}
+
+
+def test_an_elided_article_is_no_word_and_the_word_after_it_is():
+    """French "l'eau" and "d'été" were one word each: "eau" and "été" found neither."""
+    from recsys.tokenize import words
+
+    assert words("Eau de toilette l'eau d'été, qu'il, dell'acqua, L'Oréal") == [
+        "eau", "de", "toilette", "eau", "ete", "il", "acqua", "oreal"]
+    # no elision before a consonant, nor of a longer word: English stays whole
+    assert words("Men's shirt o'clock c'mon women's rock'n'roll") == [
+        "men's", "shirt", "o'clock", "c'mon", "women's", "rock'n", "roll"]
+    assert words("Thé à l'orange") == ["thé", "à", "orange"]
