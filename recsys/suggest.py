@@ -46,16 +46,22 @@ class Suggestion:
     corrected: bool = False  # reached through a one-edit typo of the last word
 
 
+def _unsaid(key: str) -> bool:
+    """Whether a key's values are no words a shopper types: codes, and the bounds of a number
+    column's ranges (`#price`: "14 22" of a price bucket offered for "harry potter 1")."""
+    return is_code_column(key) or key.startswith("#")
+
+
 def _code_only_words(catalog: Catalog) -> set[str]:
-    """The words the catalogue says only inside codes (`is_code_column`: a SKU, a GTIN): "wc"
-    and "pdo" of "WC-PDO-000" are no words a shopper means, and a WooCommerce shop whose every
-    SKU starts "WC-" offered "wc" first for "w". A code's whole value is completed by no term
-    either; typed whole, the search finds it."""
+    """The words the catalogue says only inside codes (`is_code_column`: a SKU, a GTIN) or the
+    bounds of number ranges (`_unsaid`): "wc" and "pdo" of "WC-PDO-000" are no words a shopper
+    means, and a WooCommerce shop whose every SKU starts "WC-" offered "wc" first for "w". A
+    code's whole value is completed by no term either; typed whole, the search finds it."""
     in_codes: set[str] = set()
     elsewhere = {w for title in catalog.titles for w in words(title)}
     for facet in catalog.facets:
         for attr in catalog.vocab[facet]:
-            (in_codes if is_code_column(attr.key) else elsewhere).update(words(attr.value))
+            (in_codes if _unsaid(attr.key) else elsewhere).update(words(attr.value))
     return in_codes - elsewhere
 
 
@@ -154,8 +160,16 @@ class Suggester:
         counts: dict[str, int] = {}
         unsaid = _code_only_words(catalog)
         written: dict[str, dict[str, int]] = {}  # folded word -> its accented forms, counted
-        for text in catalog.texts:
-            for w in {w for w in words(text) if w not in STOPWORDS and w not in unsaid}:
+        # a range's bound counts where the item's title or description says it: the item's text
+        # also holds its number columns' ranges ("<2000 14-22"), whose bounds no shopper typed
+        bounds = {w for f in catalog.facets for a in catalog.vocab[f] if a.key.startswith("#") for w in words(a.value)}
+        said = catalog.titles if catalog.descriptions is None else [
+            f"{t} {d}" for t, d in zip(catalog.titles, catalog.descriptions)]
+        for text, own in zip(catalog.texts, said):
+            found = {w for w in words(text) if w not in STOPWORDS and w not in unsaid}
+            if not found.isdisjoint(bounds):
+                found -= bounds - set(words(own))
+            for w in found:
                 counts[w] = counts.get(w, 0) + 1
             if not text.isascii():
                 for w in surface_words(text):
@@ -165,7 +179,7 @@ class Suggester:
         for facet in catalog.facets:
             for attr, items in zip(catalog.vocab[facet], catalog.items_per_attribute(facet).tolist()):
                 value = " ".join(words(attr.value))
-                if attr.key != DESCRIPTION and " " in value and items and not is_code_column(attr.key):
+                if attr.key != DESCRIPTION and " " in value and items and not _unsaid(attr.key):
                     counts[value] = counts.get(value, 0) + items
         # a word is shown as most items write it; a folded word no item writes otherwise as it is
         shown = {w: max(forms, key=lambda f: (forms[f], f)) for w, forms in written.items()}

@@ -111,6 +111,17 @@ def test_a_prefix_typed_with_or_without_accents_completes_words_as_the_catalogue
     assert [x.text for x in searched.suggest("gru", 3)] == ["grüner tee"]
 
 
+def test_the_bounds_of_number_ranges_are_not_offered():
+    """A price or year column's ranges ("<2000", "14-22") are in each item's text, and their
+    bounds were offered: "harry potter 2" -> "harry potter 2000" (every book), "king 14 22"."""
+    s = _of_items(*({"item_id": f"B{i}", "title": f"Harry Potter volume {i}", "year": str(1990 + i % 30),
+                     "price": f"{5 + i % 40}.99"} for i in range(200)))
+    got = [(x.text, x.count) for x in s.suggest("harry potter 2", 5)]
+    assert got[:2] == [("harry potter 20", 1), ("harry potter 21", 1)]  # the titles' own numbers
+    assert {c for _, c in got} == {1}
+    assert all(" " not in x.text for x in s.suggest("1", 5))
+
+
 def test_normalise_keeps_a_finished_word():
     assert normalise("  Red   Dress ") == "red dress " and normalise("red") == "red" and normalise(" ") == ""
 
