@@ -105,7 +105,8 @@ def _warm_up(kernels: Kernels) -> None:
     kernels.top_k(np.array([1.0, 2.0], dtype=f32), np.array([0, 2], dtype=i64), one, one.copy(),
                   one[None].copy(), np.array([0, 1, 2], dtype=i64), np.ones(2, dtype=i64),
                   np.ones(0, dtype=np.bool_), False, 1, 0, np.zeros(0, dtype=np.float64),
-                  np.zeros(0, dtype=np.float64), 0.0, np.zeros(0, dtype=i64), np.zeros(0, dtype=np.float64))
+                  np.zeros(0, dtype=np.float64), 0.0, np.zeros(0, dtype=i64), np.zeros(0, dtype=np.float64),
+                  np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.uint64))
     kernels.top_k_plain(np.array([1.0, 2.0], dtype=f32), np.array([0, 2], dtype=i64), one, one.copy(),
                         one[None].copy(), np.array([0, 1, 2], dtype=i64), np.ones(2, dtype=i64),
                         np.ones(0, dtype=np.bool_), False, 1, 0)
@@ -484,6 +485,17 @@ def _reach(tables: A, entry_max: A, has_offset: bool, at: int) -> float:
 
 
 @_jit
+def _offset_of(offset: A, unmatched: A, matched: A, i: int) -> float:
+    """Item i's offset: `offset[i]`, or `unmatched[i]` where `matched` (bits, `pack_items`; empty:
+    every item matched) leaves it out (`ItemOffsets.for_matches`)."""
+    if len(matched) and ((matched[i >> 6] >> np.uint64(i & 63)) & np.uint64(1)) == 0:
+        out: float = unmatched[i]
+        return out
+    own: float = offset[i]
+    return own
+
+
+@_jit
 def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, counts: A,
                   eligible: A, use_eligible: bool, k: int, seed_group: int) -> tuple[A, A]:
     """`_top_k_kernel` without offsets or extra items, its scores float32: the same answer
@@ -624,14 +636,16 @@ def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, coun
 @_jit
 def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, counts: A,
                   eligible: A, use_eligible: bool, k: int, seed_group: int, offset: A,
-                  entry_max: A, spread: float, extra_items: A, extra_offset: A) -> tuple[A, A]:
+                  entry_max: A, spread: float, extra_items: A, extra_offset: A,
+                  unmatched: A, matched: A) -> tuple[A, A]:
     """The k best eligible items, best first (ties by index), and their scores (float64):
     what `GroupTables._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
 
     `tables` are the groups' tables end to end (group r's at tab_off[r]:tab_off[r+1]), summed as
     `GroupTables.flat` sums them. `offset` (n,) float64, when not empty, is added to each item's
     float32 sum (`ItemOffsets`: a rule's boosts and buries), and `entry_max` (sum G,) bounds it
-    per table entry (`spread`: the largest of those in size, `ItemOffsets.spread`).
+    per table entry (`spread`: the largest of those in size, `ItemOffsets.spread`); an item
+    `matched` (bits; empty: every item) leaves out takes `unmatched[i]`, at most `offset[i]`.
     `extra_items`, outside `eligible`, are ranked too, each with its `extra_offset` instead (a
     query's own rules' items: few, scored right after the seeds, so a boosted one raises the
     bound). Items go through a heap of the k best (score, then lower index), so ties are exact.
@@ -695,7 +709,8 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
                     s += tables[tab_off[q] + bg0[q, j]]
                 if size == k and np.float64(s) + cap < heap_s[0]:
                     continue  # not even its entry's largest offset brings it into the heap
-                size = _offer(heap_s, heap_i, size, np.float64(s) + offset[i] if has_offset else s, i)
+                size = _offer(heap_s, heap_i, size,
+                              np.float64(s) + _offset_of(offset, unmatched, matched, i) if has_offset else s, i)
             offered += pseed[c + 1] - pseed[c]
             if offered >= SEEDS and size == k:
                 last_seed = c
@@ -745,7 +760,7 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
             s = tables[tab_off[0] + ids[0, i]]
             for q in range(1, n_groups):
                 s += tables[tab_off[q] + ids[q, i]]
-            s64 = np.float64(s) + offset[i] if has_offset else np.float64(s)
+            s64 = np.float64(s) + _offset_of(offset, unmatched, matched, i) if has_offset else np.float64(s)
             if size < k or not _worse(s64, i, heap_s[0], heap_i[0]):
                 size = _offer(heap_s, heap_i, size, s64, i)
     else:
@@ -771,7 +786,7 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
                 if np.float64(s) + cap < heap_s[0]:
                     continue
                 i = op[j]
-                s64 = np.float64(s) + offset[i] if has_offset else np.float64(s)
+                s64 = np.float64(s) + _offset_of(offset, unmatched, matched, i) if has_offset else np.float64(s)
                 if s64 < heap_s[0]:
                     continue
                 if use_eligible and not eligible[i]:

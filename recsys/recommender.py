@@ -37,7 +37,7 @@ from .index.scoring import ScoringIndex
 from .index.topk import ItemOffsets, fast_top_k
 from .lru import WordCache
 from .model import FacetScorer
-from .query_match import unpack_items
+from .query_match import count_items, pack_items, unpack_items
 from .rules import BASE_SETS, Adjustments, RuleEffect, place_pins, sum_effects
 from .similar import (
     TITLE_KIND,
@@ -149,6 +149,8 @@ class Recommender:
         # its offsets as the index adds them
         self._offsets: OrderedDict[int, tuple[Adjustments, ItemOffsets | None]] = OrderedDict()
         self._offsets_lock = threading.Lock()
+        # per set of rules for any query: its raised items as bits, how many, every item's buries
+        self._lowered: OrderedDict[int, tuple[Adjustments, tuple[np.ndarray, int, np.ndarray]]] = OrderedDict()
         self.history_keys: WordCache[frozenset[str]] = WordCache("history word keys", WORD_MATCHES)
 
     @property
@@ -259,7 +261,7 @@ class Recommender:
             # two or more: contrast_summaries writes every reason line, so none is written first
             explained = explain_items(self.index, state, shown, weights, ranks, summaries=len(shown) < 2)
             if rules is not None:  # the reason lines weigh the rules' terms beside the heads
-                for e, effects in zip(explained, rules.effects_of(shown)):
+                for e, effects in zip(explained, rules.effects_of(shown, self.unboosted(state, shown))):
                     e.rules = effects
             contrast_summaries(explained, ranks, words=bool(state.tokens))
             for e in explained:
@@ -493,6 +495,17 @@ class Recommender:
         w = weights if head_weights else None
         indexed = rules if rules.indexed else rules.base
         offsets = self._rule_offsets(indexed) if indexed is not None else None
+        # a boost acts on what the query matches: a raised item it does not match keeps its buries
+        # alone, in the offsets (below the bounds, which stay bounds) and among those apart
+        bits = self.facet_counter.matches.matching(state) if state.tokens else None
+        if offsets is not None and indexed is not None and bits is not None and bits.any():
+            offsets = self._unboosted_offsets(indexed, offsets, bits)
+        raised_apart = rules.raises(apart) if apart.size else apart[:0].astype(bool)
+        left = self.unboosted(state, apart[raised_apart], bits) if raised_apart.any() else None
+        if left is not None and left.any():
+            at = np.flatnonzero(raised_apart)[left]
+            values = values.copy()
+            values[at] = rules.lowered_of(apart[at])
         ranked, ranked_scores = self.index.top_k(state, w, ranked_mask, want, offsets, (apart, values))
         if not pins:  # what `place_pins` gives without pins, and the scores with it
             shown = np.asarray(ranked[offset:want], dtype=np.int64)
@@ -500,11 +513,56 @@ class Recommender:
         shown = place_pins(ranked, pins, want)[offset:]
         by_item = dict(zip(ranked.tolist(), ranked_scores.astype(np.float64).tolist()))
         pinned = np.array([i for _, i in pins], dtype=np.int64)
+        left_pins = self.unboosted(state, pinned, bits)
         pinned_scores = (self.index.score_items(state, w, pinned).astype(np.float64)
-                         + [rules.delta_of(i) for i in pinned.tolist()])
+                         + [rules.delta_of(i, bool(left_pins[n]) if left_pins is not None else False)
+                            for n, i in enumerate(pinned.tolist())])
         by_item.update(zip(pinned.tolist(), pinned_scores.tolist()))
         shown_scores = np.array([by_item[i] for i in shown.tolist()], dtype=np.float64)
         return state, weights, shown, shown_scores, total
+
+    def unboosted(self, state: QueryState, items: np.ndarray, bits: np.ndarray | None = None) -> np.ndarray | None:
+        """(len(items),) bool: which of `items` a boost leaves alone for this query, those no
+        word of it matches (a boost of a brand for any query lifted its items that match nothing
+        above every real result of "cheddar"); None where boosts act on every item: a search
+        with no word (a home page) or one no item matches, whose answer is by prior anyway.
+        `bits`: the query's matching items (`QueryMatches.matching`), when the caller has them."""
+        if not state.tokens or not len(items):
+            return None
+        if bits is None:
+            bits = self.facet_counter.matches.matching(state)
+        if not bits.any():
+            return None
+        items = np.asarray(items, dtype=np.int64)
+        held = (bits[items >> 6] >> (items & 63).astype(np.uint64)) & np.uint64(1)
+        out: np.ndarray = held == 0
+        return out
+
+    def _unboosted_offsets(self, indexed: Adjustments, offsets: ItemOffsets, bits: np.ndarray) -> ItemOffsets:
+        """`offsets` where the query matches (`bits`), every other item's buries alone
+        (`_rule_lowered`, once per set), read item by item as the top-k reaches them: nothing per
+        raised item is done per query (a colour's boost raises tens of thousands)."""
+        raised_bits, raised_count, lowered = self._rule_lowered(indexed)
+        if int(count_items(raised_bits & bits)) == raised_count:  # the query matches every raised item
+            return offsets
+        return offsets.for_matches(lowered, bits)
+
+    def _rule_lowered(self, rules: Adjustments) -> tuple[np.ndarray, int, np.ndarray]:
+        """(the items the set's boosts raise as bits, how many, every item's buries alone):
+        what `_unboosted_offsets` reads, built once per set for any query as its offsets are."""
+        with self._offsets_lock:
+            hit = self._lowered.get(id(rules))
+            if hit is not None and hit[0] is rules:
+                return hit[1]
+        raised = rules.raised_items()
+        mask = np.zeros(self.catalog.n_items, dtype=bool)
+        mask[raised] = True
+        built = (pack_items(mask), int(raised.size), rules.lowered_of(np.arange(self.catalog.n_items)))
+        with self._offsets_lock:
+            self._lowered[id(rules)] = (rules, built)
+            while len(self._lowered) > BASE_SETS:
+                self._lowered.popitem(last=False)
+        return built
 
     def _rule_offsets(self, rules: Adjustments) -> ItemOffsets | None:
         """The boosts and buries of the rules for any query (`rules.indexed`) as the index's
@@ -597,7 +655,8 @@ class Recommender:
         item_idx = self.catalog.idx(item_id)
         state = self.index.query_state(query)
         score, prior, heads = detail_item(self.index, state, item_idx, weights)
-        effects = rules.effects(item_idx) if rules is not None else []
+        left = self.unboosted(state, np.array([item_idx])) if rules is not None else None
+        effects = rules.effects(item_idx, left is not None and bool(left[0])) if rules is not None else []
         return ItemDetail(query, item_id, [t.surface for t in state.tokens], score + sum_effects(effects),
                           prior, heads, effects)
 

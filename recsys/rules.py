@@ -214,6 +214,10 @@ class Adjustments:
         self.pins: list[tuple[int, int]] = list(dict.fromkeys((p, i) for p, i in placed if self._pin_at[i] == p))
         self.pinned = np.array(sorted({i for _, i in self.pins}), dtype=np.int64)
         self.offset_items, self.offset_values = self._offsets(own, items)
+        # this layer's buries, and the items its boosts raise (`lowered`, `raised`, built on use)
+        self._own_moves = [(r.delta, ix) for r, ix in zip(own, items) if r.delta != 0.0 and ix.size]
+        self._raised_items: np.ndarray | None = None
+        self._lowered_items: np.ndarray | None = None  # (n_items,) float64, `lowered_of` of a base
         self.ranked: np.ndarray = np.ones(n_items, dtype=bool) if base is None else base.ranked.copy()
         self.ranked[self.hidden] = False
         self.ranked[self.pinned] = False
@@ -264,6 +268,36 @@ class Adjustments:
             self._summed_items = summed
         return self._summed_items
 
+    def raised_items(self) -> np.ndarray:
+        """Sorted indices of the items some boost of the set (its base's too) raises."""
+        if self._raised_items is None:
+            own = [ix for delta, ix in self._own_moves if delta > 0]
+            self._raised_items = _union([self.base.raised_items(), *own] if self.base is not None else own)
+        return self._raised_items
+
+    def raises(self, items: np.ndarray) -> np.ndarray:
+        """(len(items),) bool: which of `items` some boost of the set raises."""
+        return _member(self.raised_items(), np.asarray(items, dtype=np.int64))
+
+    def lowered_of(self, items: np.ndarray) -> np.ndarray:
+        """(len(items),) float64 the summed buries alone of `items`, in the order `effects` lists
+        them: their term where the query leaves their boosts out (`effects_of`'s `unboosted`)."""
+        items = np.asarray(items, dtype=np.int64)
+        if self.base is None:  # the rules for any query: every item's, summed once per set
+            if self._lowered_items is None:
+                lowered = np.zeros(self.n_items)
+                for delta, ix in self._own_moves:
+                    if delta < 0:
+                        lowered[ix] += delta
+                self._lowered_items = lowered
+            lowered_items: np.ndarray = self._lowered_items[items]
+            return lowered_items
+        out = self.base.lowered_of(items)
+        for delta, ix in self._own_moves:  # a query's own: a few rules, for a few items
+            if delta < 0:
+                out = out + np.where(_member(ix, items), delta, 0.0)
+        return out
+
     @property
     def empty(self) -> bool:
         return not self.rules
@@ -275,29 +309,38 @@ class Adjustments:
                   self.apart_values, self._pair_items, self._pair_rules)
         return int(sum(a.nbytes for a in arrays))
 
-    def effects(self, item_idx: int) -> list[RuleEffect]:
-        """The rules that act on `item_idx`, in `rules`' order."""
-        return self.effects_of(np.array([item_idx], dtype=np.int64))[0]
+    def effects(self, item_idx: int, unboosted: bool = False) -> list[RuleEffect]:
+        """The rules that act on `item_idx`, in `rules`' order; its boosts left out where the
+        query leaves them out (`unboosted`)."""
+        return self.effects_of(np.array([item_idx], dtype=np.int64), np.array([unboosted]))[0]
 
-    def effects_of(self, items: np.ndarray) -> list[list[RuleEffect]]:
+    def effects_of(self, items: np.ndarray, unboosted: np.ndarray | None = None) -> list[list[RuleEffect]]:
         """`effects` of each of `items` (a page's), found in one search: a rule set for any query
         has an (item, rule) pair per item a boost of a colour moves (tens of thousands), and
-        searching them item by item cost 20 us an item."""
+        searching them item by item cost 20 us an item. `unboosted`: (len(items),) bool, which
+        of them the query leaves boosts out for (no word of it matches them:
+        `Recommender.unboosted`); their boosts are not among their terms."""
+        found = self._effects_of(items)
+        if unboosted is None:
+            return found
+        return [[e for e in effs if e.kind != "boost" or not left] for left, effs in zip(unboosted.tolist(), found)]
+
+    def _effects_of(self, items: np.ndarray) -> list[list[RuleEffect]]:
         items = np.asarray(items, dtype=np.int64)
         lo = np.searchsorted(self._pair_items, items).tolist()
         hi = np.searchsorted(self._pair_items, items + 1).tolist()
         rules, effects = self._pair_rules, self._effects
         own = [[effects[n] for n in rules[a:b].tolist()] if b > a else [] for a, b in zip(lo, hi)]
-        found = own if self.base is None else [first + then for first, then in zip(self.base.effects_of(items), own)]
+        found = own if self.base is None else [first + then for first, then in zip(self.base._effects_of(items), own)]
         if not self._pin_at:
             return found
         # a pin that did not place the item (another put it higher) is not one of its terms
         return [[e for e in effs if e.kind != "pin" or e.position == self._pin_at.get(i)]
                 for i, effs in zip(items.tolist(), found)]
 
-    def delta_of(self, item_idx: int) -> float:
+    def delta_of(self, item_idx: int, unboosted: bool = False) -> float:
         """The summed boosts and buries of one item, in the same order as the offsets sum them."""
-        return sum_effects(self.effects(item_idx))
+        return sum_effects(self.effects(item_idx, unboosted))
 
 
 def _holds(sorted_items: np.ndarray, item: int) -> bool:

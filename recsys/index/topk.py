@@ -37,6 +37,10 @@ class _Group:
         self.ptr = np.concatenate([[0], np.cumsum(self.counts)])
 
 
+_NO_FLOATS = np.zeros(0, dtype=np.float64)
+_NO_BITS = np.zeros(0, dtype=np.uint64)
+
+
 @dataclass(frozen=True)
 class ItemOffsets:
     """A per-item term added to the score after the groups' tables (a merchandising rule's boosts
@@ -51,9 +55,33 @@ class ItemOffsets:
     # write past its bins), so it is never given, and never found again per query (a pass over
     # every entry, 15-20 us at 100k items)
     spread: float = field(init=False)
+    # where a query leaves items out (`for_matches`): their offsets, and the items it keeps as
+    # bits (`pack_items`); empty: every item keeps `per_item`
+    unmatched: np.ndarray = field(default_factory=lambda: _NO_FLOATS)
+    matched: np.ndarray = field(default_factory=lambda: _NO_BITS)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spread", float(np.abs(self.entry_max).max()) if self.entry_max.size else 0.0)
+
+    def for_matches(self, unmatched: np.ndarray, matched: np.ndarray) -> ItemOffsets:
+        """These offsets for one query: an item `matched` (bits, `pack_items`) leaves out takes
+        `unmatched` (n_items,) float64, at most its own offset, so the bounds (and `spread`)
+        still bound it and are kept, not found again; nothing is copied per query."""
+        out = object.__new__(ItemOffsets)
+        for name, value in (("per_item", self.per_item), ("entry_max", self.entry_max), ("spread", self.spread),
+                            ("unmatched", unmatched), ("matched", matched)):
+            object.__setattr__(out, name, value)
+        return out
+
+    def of(self, items: np.ndarray | None) -> np.ndarray:
+        """The offsets of `items` (every item's when None), as the compiled top-k reads them."""
+        own: np.ndarray = self.per_item if items is None else self.per_item[items]
+        if not self.matched.size:
+            return own
+        at = np.arange(len(self.per_item)) if items is None else np.asarray(items, dtype=np.int64)
+        kept = (self.matched[at >> 6] >> (at & 63).astype(np.uint64)) & np.uint64(1)
+        out: np.ndarray = np.where(kept == 1, own, self.unmatched[at])
+        return out
 
     @property
     def nbytes(self) -> int:
@@ -214,12 +242,14 @@ class GroupTables:
                                            self._counts, mask, eligible is not None, int(k), self._seed_group)
             per_item, entry_max, spread = (self._no_offsets, self._no_offsets, 0.0) if offsets is None else \
                 (offsets.per_item, offsets.entry_max, offsets.spread)
+            unmatched, matched = (_NO_FLOATS, _NO_BITS) if offsets is None else (offsets.unmatched, offsets.matched)
             extra_items, extra_offset = (self._no_items, self._no_offsets) if extra is None else extra
             items, scores = kernels.top_k(flat, self._tab_off, self._ids, self._order, self._by_id,
                                           self._ptr, self._counts, mask, eligible is not None, int(k),
                                           self._seed_group, per_item, entry_max, spread,
                                           np.ascontiguousarray(extra_items, dtype=np.int64),
-                                          np.ascontiguousarray(extra_offset, dtype=np.float64))
+                                          np.ascontiguousarray(extra_offset, dtype=np.float64),
+                                          unmatched, matched)
             return items, scores
         tables = self.split(flat)
         if few and eligible is not None:  # few: eligible is not None
@@ -290,7 +320,7 @@ class GroupTables:
         s = self.item_scores(tables, items)
         if offsets is None:
             return s
-        out: np.ndarray = s.astype(np.float64) + (offsets.per_item if items is None else offsets.per_item[items])
+        out: np.ndarray = s.astype(np.float64) + offsets.of(items)
         return out
 
     def _top_of_items(self, tables: list[np.ndarray], items: np.ndarray,

@@ -36,13 +36,28 @@ def color(rec, item_id):
     return rec.catalog.attribute_labels(rec.catalog.idx(item_id)).get("color", [])
 
 
+def matched(rec, query):
+    """(n_items,) bool: the items some word of `query` matches, read from their explanations."""
+    every = rec.recommend(query, k=rec.catalog.n_items)
+    out = np.zeros(rec.catalog.n_items, dtype=bool)
+    out[[rec.catalog.idx(it.item_id) for it in every.items if it.explanation.matched]] = True
+    return out
+
+
 def reference(rec, query, rules, k, offset=0, filters=None):
-    """Every item scored, plus its boosts and buries; hidden and filtered ones out; then pins."""
+    """Every item scored, plus its boosts and buries; hidden and filtered ones out; then pins. A
+    boost acts on the items the query matches (all of them where it matches none, or has no
+    word)."""
     scores = rec.scores(query).astype(np.float64)
     mask = np.ones(rec.catalog.n_items, dtype=bool) if not filters else rec.catalog.filter_mask(filters)
+    boosted = matched(rec, query)
+    if not boosted.any():
+        boosted[:] = True
     pins = []
     for r in rules.rules if rules is not None else []:
         ix = matching_items(r, rec.catalog)
+        if r.delta > 0:
+            ix = ix[boosted[ix]]
         scores[ix] += r.delta
         if r.kind == "hide":
             mask[ix] = False
@@ -70,15 +85,43 @@ def ids(result):
 def test_boost_lifts_exactly_the_matching_items_by_the_amount(planted_model):
     rec = planted_model
     before = {it.item_id: it.score for it in rec.recommend(QUERY, k=48).items}
+    found = matched(rec, QUERY)
     rule = Rule("blue-week", "boost", attribute="color:blue", amount=5.0)
     after = rec.recommend(QUERY, k=48, rules=adjust(rec, rule))
+    lifted = [it.item_id for it in after.items if color(rec, it.item_id) == ["blue"]
+              and found[rec.catalog.idx(it.item_id)]]  # blue, and a word of the query matches it
+    assert 0 < len(lifted) < sum(color(rec, it.item_id) == ["blue"] for it in after.items)
     for it in after.items:
         lift = it.score - before[it.item_id]
-        assert lift == pytest.approx(5.0 if color(rec, it.item_id) == ["blue"] else 0.0, abs=1e-5)
+        assert lift == pytest.approx(5.0 if it.item_id in lifted else 0.0, abs=1e-5)
         assert additivity_gap(it.score, it.explanation) is None
         named = [r.name for r in it.explanation.rules]
-        assert named == (["blue-week"] if color(rec, it.item_id) == ["blue"] else [])
-    assert all(color(rec, i) == ["blue"] for i in ids(after)[:12])  # 12 blue items, lifted over red
+        assert named == (["blue-week"] if it.item_id in lifted else [])
+    assert set(ids(after)[:len(lifted)]) == set(lifted)  # lifted over the red gowns
+
+
+def test_a_boost_for_any_query_never_lifts_what_the_query_does_not_match(planted_model):
+    """A brand's boost for every search put its items that match nothing ("cheddar": oat drinks)
+    above every real result; a bury still sinks them, and a home page is boosted whole."""
+    rec = planted_model
+    plain = rec.recommend("gown", k=48)
+    gowns = {it.item_id for it in plain.items if it.explanation.matched}
+    assert 0 < len(gowns) < 48
+    other = next(it.item_id for it in plain.items if it.item_id not in gowns)
+    rules = adjust(rec, Rule("lift", "boost", item_id=other, amount=50.0),
+                   Rule("sink", "bury", item_id=other, amount=0.25), query="gown")
+    got = rec.recommend("gown", k=48, rules=rules)
+    assert set(ids(got)[:len(gowns)]) == gowns  # the boost did not lift it above them
+    moved = next(it for it in got.items if it.item_id == other)
+    before = next(it for it in plain.items if it.item_id == other)
+    assert [r.name for r in moved.explanation.rules] == ["sink"]
+    assert moved.score == pytest.approx(before.score - 0.25, abs=1e-5)
+    assert additivity_gap(moved.score, moved.explanation) is None
+    detail = rec.explain("gown", other, rules=rules)
+    assert [r.name for r in detail.rules] == ["sink"] and detail.score == pytest.approx(moved.score, abs=1e-5)
+    # a page with no query word is boosted whole
+    home = rec.recommend("", k=3, rules=adjust(rec, Rule("lift", "boost", item_id=other, amount=50.0), query=""))
+    assert ids(home)[0] == other and [r.name for r in home.items[0].explanation.rules] == ["lift"]
 
 
 def test_bury_sinks_the_matching_items(planted_model):
