@@ -39,7 +39,7 @@ def fold(text: str) -> str:
 
 def surface_words(text: str) -> list[str]:
     """Lower-cased words of `text` with their accents, in order: `words` as written."""
-    return _WORD.findall(text.lower())
+    return _WORD.findall(_joined_codes(text.lower()))
 
 
 # French and Italian elision: the article or preposition before an apostrophe ("l'eau",
@@ -48,11 +48,25 @@ def surface_words(text: str) -> list[str]:
 _ELIDED = re.compile(r"^(?:[cdjlmnst]|qu|dell|nell|dall|sull|all|un)'(?=[aeiouyh])")
 
 
+# a number written in hyphenated groups, nine digits or more: an ISBN, a GTIN, a part number
+# ("978-0-490-81935-1"). It is one word, its groups joined: a shopper types it with or without
+# the hyphens, and a group alone ("3", "978") is no word of it ("band 3" matched 17 ISBNs)
+_DIGIT_CODE = re.compile(r"(?<![\w.-])\d+(?:-\d+){2,}(?:-x)?(?![\w-])", re.IGNORECASE)
+_CODE_DIGITS = 9
+
+
+def _joined_codes(text: str) -> str:
+    if "-" not in text:
+        return text
+    return _DIGIT_CODE.sub(lambda m: m.group(0).replace("-", "") if sum(c.isdigit() for c in m.group(0))
+                           >= _CODE_DIGITS else m.group(0), text)
+
+
 def words(text: str) -> list[str]:
     """Lower-cased, accent-folded words of `text`, in order. A word whose accents alone set it
     apart from a stop word keeps them: French "thé" (tea) folded is "the", and a search for
     "thé vert" had only "vert" left. An elided article goes: "l'eau" is "eau" (`_ELIDED`)."""
-    folded: list[str] = _WORD.findall(fold(text))
+    folded: list[str] = _WORD.findall(_joined_codes(fold(text)))
     if "'" in text:
         folded = [_ELIDED.sub("", w) if "'" in w else w for w in folded]
     if text.isascii() or not any(w in STOPWORDS for w in folded):

@@ -92,3 +92,35 @@ def test_an_elided_article_is_no_word_and_the_word_after_it_is():
     assert words("Men's shirt o'clock c'mon women's rock'n'roll") == [
         "men's", "shirt", "o'clock", "c'mon", "women's", "rock'n", "roll"]
     assert words("Thé à l'orange") == ["thé", "à", "orange"]
+
+
+def test_a_hyphenated_number_of_nine_digits_or_more_is_one_word():
+    """An ISBN typed without its hyphens found nothing, and with them its groups matched other
+    books' ("978", "7"); "band 3" matched the "3" of 17 ISBNs."""
+    from recsys.tokenize import words
+
+    assert words("ISBN 978-0-490-81935-1, Band 3") == ["isbn", "9780490819351", "band", "3"]
+    assert words("call 1-800-591-3869") == ["call", "18005913869"]
+    # sizes and short codes keep their groups
+    assert words("6-12-Teeth 2-in-1 1-1/2 in. SP-LAMP-086 000-12") == [
+        "6", "12", "teeth", "2", "in", "1", "1", "1/2", "in", "sp", "lamp", "086", "000", "12"]
+
+
+def test_a_book_is_found_by_its_isbn_typed_either_way():
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
+
+    items = pd.DataFrame({"item_id": ["B1", "B2", "B3"], "title": ["Die Enkelin", "Selbs Justiz", "Band 3 der Reihe"],
+                          "isbn": ["978-0-490-81935-1", "9780050325827", "978-3-257-07003-7"]})
+    events = pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []})
+    rec = untrained_recommender(Catalog.build(items), events, TrainConfig(seed=0))
+    for query, want in (("9780490819351", "B1"), ("978-0-490-81935-1", "B1"), ("978-0-050-32582-7", "B2"),
+                        ("9780050325827", "B2")):
+        got = rec.recommend(query, k=3)
+        assert got.items[0].item_id == want and got.unmatched_tokens == [], (query, got)
+        assert [it.item_id for it in got.items if it.explanation.matched] == [want], query
+    band = rec.recommend("band 3", k=3)
+    assert [it.item_id for it in band.items if it.explanation.matched] == ["B3"]
