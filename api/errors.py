@@ -106,8 +106,20 @@ async def _unknown_item(request: Request, exc: UnknownItemError) -> JSONResponse
     return JSONResponse(status_code=404, content={"detail": _public(request, str(exc))})
 
 
+# the command line's words in the library's messages, as a request says them
+_CLI_WORDS = (("(--schema FILE.toml)", "(the request's `schema` field, a TOML file)"),
+              ("--on-bad-lines skip", "`on_bad_lines: skip`"))
+
+
+def in_request_words(message: str) -> str:
+    """A library message with the command line's flags said as a request's fields."""
+    for cli, http in _CLI_WORDS:
+        message = message.replace(cli, http)
+    return message
+
+
 async def _input_error(request: Request, exc: InputError) -> JSONResponse:
-    message = _public(request, str(exc))
+    message = in_request_words(_public(request, str(exc)))
     return JSONResponse(status_code=422, content={"detail": message, "message": message})
 
 

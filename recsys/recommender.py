@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,7 @@ from .facet_counts import FacetCounter, FacetCounts
 from .index.query import QueryState
 from .index.scoring import ScoringIndex
 from .index.topk import ItemOffsets, fast_top_k
+from .io.money import as_number
 from .lru import WordCache
 from .model import FacetScorer
 from .query_match import count_items, pack_items, unpack_items
@@ -626,6 +628,13 @@ class Recommender:
         hint = f"; did you mean {suggestion!r}?" if suggestion else "."
         if not values:  # a facet no item has a value of (its column empty, or none at all)
             return f"filters: {key.strip()!r} has no value {value!r}: no item has any value of it"
+        number = as_number(value.strip())
+        if number is not None and self.catalog.filter_key(key) in self.catalog.numbers:
+            # a year or a price is a number: its ranges are values, not what "2001" asks for
+            bound = int(number) if float(number).is_integer() else number
+            asked = json.dumps({key.strip(): {"min": bound, "max": bound}})
+            return (f"filters: {key.strip()!r} holds numbers: filter a number as a range, {asked}; "
+                    f"its values are ranges: {listed}")
         return f"filters: {key.strip()!r} has no value {value!r}{hint} Its values: {listed}"
 
     def _matched_value(self, key: str, value: str) -> str | None:

@@ -35,6 +35,7 @@ from store.records import read_decisions
 
 from ..config import Settings
 from ..deps import AdminDep, DatabaseDep, JobsDep, SettingsDep, VersionsDep
+from ..errors import in_request_words
 from ..jobs import JobStateError, QueueFullError, TrainSpec
 from ..limits import field_error, in_utc
 from ..schemas import ActivateOut, JobOut, TrainRequest, VersionsOut, error_responses
@@ -321,7 +322,8 @@ def _check_headers(paths: dict[str, Path | None], public: dict[str, str | None])
             if path is not None:
                 check_header(path, field, rename)
     except DataError as exc:
-        raise field_error((field,), str(exc).replace(exc.file, public.get(field) or field, 1)) from None
+        raise field_error((field,), in_request_words(str(exc).replace(exc.file, public.get(field) or field, 1))) \
+            from None
 
 
 def _name(field: str) -> str:

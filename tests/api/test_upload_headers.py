@@ -46,9 +46,11 @@ def test_wrong_columns_are_a_422_at_once_naming_what_is_found_and_missing(upload
     r = _post(c, items=b"pid,headline\nA1,Red dress\n", interactions=SEARCHES)
     assert r.status_code == 422, r.text
     assert r.json()["detail"][0]["loc"] == ["body", "items"]
+    # the fix in a request's words: its `schema` field, not the command line's --schema
     assert r.json()["detail"][0]["msg"] == (
         "items.csv, row 1: missing required columns 'item_id', 'title'; found columns: 'pid', "
-        "'headline'" + rename_hint('pid = "item_id"', 'headline = "title"'))
+        "'headline'" + rename_hint('pid = "item_id"', 'headline = "title"').replace(
+            "(--schema FILE.toml)", "(the request's `schema` field, a TOML file)"))
     r = _post(c, items=PRODUCTS, interactions=b"term,product,n\nred,A1,1\n")
     assert r.status_code == 422 and "interactions.csv, row 1: missing required columns" in r.text
     assert c.get("/admin/jobs", headers=AUTH).json() == []  # no job was started

@@ -77,3 +77,25 @@ def test_an_items_own_filter_attributes_are_the_keys_attributes_it_has():
             assert set(catalog.item_filter_attributes(i, key)) == want, (key, i)
     assert catalog.item_filter_values(0, "fit") == ["slim"] and catalog.item_filter_values(2, "colour") == []
     assert catalog.item_filter_values(1, "Colour") == ["navy blue"]
+
+
+def test_a_number_asked_of_a_number_column_is_told_the_range_form():
+    """`{"year": ["2001"]}` was offered "did you mean '<2000'?", a range that leaves 2001 out."""
+    import pandas as pd
+
+    from recsys.catalog import Catalog
+    from training.fit import TrainConfig
+    from training.start import untrained_recommender
+
+    rows = [{"item_id": f"B{i}", "title": f"Book {i}", "year": str(1990 + i % 30), "price": f"{5 + i % 40}.99"}
+            for i in range(100)]
+    rec = untrained_recommender(Catalog.build(pd.DataFrame(rows)),
+                                pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []}),
+                                TrainConfig(seed=0))
+    with pytest.raises(InputError) as err:
+        rec.recommend("book", k=1, filters={"year": ["2001"]})
+    assert str(err.value) == ('filters: \'year\' holds numbers: filter a number as a range, {"year": {"min": 2001, '
+                              '"max": 2001}}; its values are ranges: 2000+, <2000')
+    with pytest.raises(InputError) as err:
+        rec.recommend("book", k=1, filters={"Price": ["11.99"]})
+    assert '{"Price": {"min": 11.99, "max": 11.99}}' in str(err.value) and "did you mean" not in str(err.value)
