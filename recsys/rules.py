@@ -83,6 +83,17 @@ class Rule:
             return normalize_query(query) == normalize_query(self.query)
         return normalize_query(self.query) in _WORDS.findall(query.lower())
 
+    def meets(self, other: Rule) -> bool:
+        """Whether some search, at some time, has both rules acting: their windows overlap and
+        one query can be in both scopes (an exact query takes a word rule that its words hold)."""
+        if (self.end is not None and other.start is not None and self.end <= other.start) or \
+                (other.end is not None and self.start is not None and other.end <= self.start):
+            return False
+        for a, b in ((self, other), (other, self)):
+            if a.match == "exact":
+                return b.applies_to(a.query)
+        return True  # any query, or two words: a search can say both
+
     def target(self) -> str:
         """What it acts on, as a person reads it."""
         return f"item {self.item_id}" if self.item_id is not None else f"items with {self.attribute}"

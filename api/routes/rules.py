@@ -123,12 +123,13 @@ def _pin_warnings(stored: list[StoredRule], names: set[str]) -> list[str]:
     out = []
     for rule in pins:
         if rule.name in names:
-            others = [p for p in pins if p.item_id == rule.item_id and p.name != rule.name]
+            others = [p for p in pins if p.item_id == rule.item_id and p.name != rule.name and p.meets(rule)]
             if others:
                 named = ", ".join(f"{p.name!r} (position {p.position})" for p in others)
                 out.append(f"rule {rule.name!r}: item {rule.item_id!r} is pinned by {named} too; where both "
                            f"apply, it is placed once, at the higher place")
-            crowded = [p for p in pins if p.position == rule.position and p.item_id != rule.item_id]
+            crowded = [p for p in pins if p.position == rule.position and p.item_id != rule.item_id
+                       and p.meets(rule)]
             if crowded:
                 named = ", ".join(f"{p.name!r} (item {p.item_id!r})" for p in crowded)
                 out.append(f"rule {rule.name!r}: position {rule.position} is pinned by {named} too; where "

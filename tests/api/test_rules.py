@@ -227,6 +227,22 @@ def test_an_item_pinned_twice_is_listed_once_and_the_second_pin_warns(shop):
     assert got.index("P007") == 1 and got.index("P009") == 2, got
 
 
+def test_pins_that_never_act_on_one_search_do_not_warn_of_each_other(shop):
+    """Two pins at position 1 scoped to searches no query can be both of, or to windows that
+    never overlap, were warned to clash."""
+    add(shop, {"name": "obama", "kind": "pin", "item_id": "P007", "position": 1, "match": "contains", "query": "obama"},
+        {"name": "summer", "kind": "pin", "item_id": "P008", "position": 1,
+         "start": "2026-06-01T00:00:00", "end": "2026-07-01T00:00:00"})
+    out = add(shop, {"name": "panem", "kind": "pin", "item_id": "P009", "position": 1, "match": "exact",
+                     "query": "die tribute von panem"})
+    assert out["warnings"] == ["rule 'panem': position 1 is pinned by 'summer' (item 'P008') too; where both "
+                               "apply, the older rule takes it and the other the next free place"]
+    out = add(shop, {"name": "winter", "kind": "pin", "item_id": "P010", "position": 1, "match": "contains",
+                     "query": "coat", "start": "2026-12-01T00:00:00", "end": "2027-01-01T00:00:00"})
+    assert out["warnings"] == ["rule 'winter': position 1 is pinned by 'obama' (item 'P007') too; where both "
+                               "apply, the older rule takes it and the other the next free place"]
+
+
 def test_like_this_item_follows_the_rules_for_any_query(shop):
     """GET /items/{id}/similar: a hidden item is never like anything, a boost for any query lifts
     its items there too, and a rule scoped to queries (there is none to match) does nothing."""
