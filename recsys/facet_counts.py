@@ -32,9 +32,10 @@ from .errors import InputError
 from .facets import DESCRIPTION, TITLE
 from .index.query import CACHE_BYTES, QueryState
 from .index.scoring import ScoringIndex
+from .item_bits import clear_items, count_items, pack_items
 from .kernels import Kernels
 from .lru import WordCache
-from .query_match import QueryMatches, clear_items, count_items, pack_items
+from .query_match import QueryMatches
 
 MAX_VALUES = 100  # values listed per key, the most counted first; `more` says how many are left out
 JOINED_KEPT = 8  # tuples of keys kept joined: each copies its keys' tables (every key, a shop's lists)

@@ -37,9 +37,9 @@ from .index.query import QueryState
 from .index.scoring import ScoringIndex
 from .index.topk import ItemOffsets, fast_top_k
 from .io.money import as_number
+from .item_bits import count_items, holds_items, unpack_items
 from .lru import WordCache
 from .model import FacetScorer
-from .query_match import count_items, pack_items, unpack_items
 from .rules import BASE_SETS, Adjustments, RuleEffect, place_pins, sum_effects
 from .similar import (
     TITLE_KIND,
@@ -151,8 +151,6 @@ class Recommender:
         # its offsets as the index adds them
         self._offsets: OrderedDict[int, tuple[Adjustments, ItemOffsets | None]] = OrderedDict()
         self._offsets_lock = threading.Lock()
-        # per set of rules for any query: its raised items as bits, how many, every item's buries
-        self._lowered: OrderedDict[int, tuple[Adjustments, tuple[np.ndarray, int, np.ndarray]]] = OrderedDict()
         self.history_keys: WordCache[frozenset[str]] = WordCache("history word keys", WORD_MATCHES)
 
     @property
@@ -535,36 +533,16 @@ class Recommender:
             bits = self.facet_counter.matches.matching(state)
         if not bits.any():
             return None
-        items = np.asarray(items, dtype=np.int64)
-        held = (bits[items >> 6] >> (items & 63).astype(np.uint64)) & np.uint64(1)
-        out: np.ndarray = held == 0
-        return out
+        left: np.ndarray = ~holds_items(bits, items)
+        return left
 
     def _unboosted_offsets(self, indexed: Adjustments, offsets: ItemOffsets, bits: np.ndarray) -> ItemOffsets:
         """`offsets` where the query matches (`bits`), every other item's buries alone
-        (`_rule_lowered`, once per set), read item by item as the top-k reaches them: nothing per
-        raised item is done per query (a colour's boost raises tens of thousands)."""
-        raised_bits, raised_count, lowered = self._rule_lowered(indexed)
-        if int(count_items(raised_bits & bits)) == raised_count:  # the query matches every raised item
-            return offsets
-        return offsets.for_matches(lowered, bits)
-
-    def _rule_lowered(self, rules: Adjustments) -> tuple[np.ndarray, int, np.ndarray]:
-        """(the items the set's boosts raise as bits, how many, every item's buries alone):
-        what `_unboosted_offsets` reads, built once per set for any query as its offsets are."""
-        with self._offsets_lock:
-            hit = self._lowered.get(id(rules))
-            if hit is not None and hit[0] is rules:
-                return hit[1]
-        raised = rules.raised_items()
-        mask = np.zeros(self.catalog.n_items, dtype=bool)
-        mask[raised] = True
-        built = (pack_items(mask), int(raised.size), rules.lowered_of(np.arange(self.catalog.n_items)))
-        with self._offsets_lock:
-            self._lowered[id(rules)] = (rules, built)
-            while len(self._lowered) > BASE_SETS:
-                self._lowered.popitem(last=False)
-        return built
+        (`Adjustments.lowered`, once per set), read item by item as the top-k reaches them:
+        nothing per raised item is done per query (a colour's boost raises tens of thousands)."""
+        if int(count_items(indexed.raised_bits() & bits)) == indexed.raised_items().size:
+            return offsets  # the query matches every raised item
+        return offsets.for_matches(indexed.lowered(), bits)
 
     def _rule_offsets(self, rules: Adjustments) -> ItemOffsets | None:
         """The boosts and buries of the rules for any query (`rules.indexed`) as the index's

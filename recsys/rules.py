@@ -30,6 +30,7 @@ from datetime import datetime
 import numpy as np
 
 from .catalog import Catalog
+from .item_bits import pack_items
 
 KINDS = ("pin", "boost", "bury", "hide")
 MATCHES = ("any", "exact", "contains")
@@ -228,6 +229,7 @@ class Adjustments:
         # this layer's buries, and the items its boosts raise (`lowered`, `raised`, built on use)
         self._own_moves = [(r.delta, ix) for r, ix in zip(own, items) if r.delta != 0.0 and ix.size]
         self._raised_items: np.ndarray | None = None
+        self._raised_bits: np.ndarray | None = None  # `raised_bits`
         self._lowered_items: np.ndarray | None = None  # (n_items,) float64, `lowered_of` of a base
         self.ranked: np.ndarray = np.ones(n_items, dtype=bool) if base is None else base.ranked.copy()
         self.ranked[self.hidden] = False
@@ -279,12 +281,32 @@ class Adjustments:
             self._summed_items = summed
         return self._summed_items
 
+    def lowered(self) -> np.ndarray:
+        """(n_items,) float64 every item's summed buries alone, of a set for any query (a query's
+        own layer asks `lowered_of` for its few items), built once per set."""
+        assert self.base is None, "a query's own layer: lowered_of its items"
+        if self._lowered_items is None:
+            lowered = np.zeros(self.n_items)
+            for delta, ix in self._own_moves:
+                if delta < 0:
+                    lowered[ix] += delta
+            self._lowered_items = lowered
+        return self._lowered_items
+
     def raised_items(self) -> np.ndarray:
         """Sorted indices of the items some boost of the set (its base's too) raises."""
         if self._raised_items is None:
             own = [ix for delta, ix in self._own_moves if delta > 0]
             self._raised_items = _union([self.base.raised_items(), *own] if self.base is not None else own)
         return self._raised_items
+
+    def raised_bits(self) -> np.ndarray:
+        """`raised_items` as bits (`item_bits.pack_items`), built once per set."""
+        if self._raised_bits is None:
+            mask = np.zeros(self.n_items, dtype=bool)
+            mask[self.raised_items()] = True
+            self._raised_bits = pack_items(mask)
+        return self._raised_bits
 
     def raises(self, items: np.ndarray) -> np.ndarray:
         """(len(items),) bool: which of `items` some boost of the set raises."""
@@ -295,13 +317,7 @@ class Adjustments:
         them: their term where the query leaves their boosts out (`effects_of`'s `unboosted`)."""
         items = np.asarray(items, dtype=np.int64)
         if self.base is None:  # the rules for any query: every item's, summed once per set
-            if self._lowered_items is None:
-                lowered = np.zeros(self.n_items)
-                for delta, ix in self._own_moves:
-                    if delta < 0:
-                        lowered[ix] += delta
-                self._lowered_items = lowered
-            lowered_items: np.ndarray = self._lowered_items[items]
+            lowered_items: np.ndarray = self.lowered()[items]
             return lowered_items
         out = self.base.lowered_of(items)
         for delta, ix in self._own_moves:  # a query's own: a few rules, for a few items

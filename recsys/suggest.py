@@ -52,17 +52,20 @@ def _unsaid(key: str) -> bool:
     return is_code_column(key) or key.startswith("#")
 
 
-def _code_only_words(catalog: Catalog) -> set[str]:
-    """The words the catalogue says only inside codes (`is_code_column`: a SKU, a GTIN) or the
-    bounds of number ranges (`_unsaid`): "wc" and "pdo" of "WC-PDO-000" are no words a shopper
-    means, and a WooCommerce shop whose every SKU starts "WC-" offered "wc" first for "w". A
-    code's whole value is completed by no term either; typed whole, the search finds it."""
+def _unsaid_words(catalog: Catalog) -> tuple[set[str], set[str]]:
+    """(the words the catalogue says only inside codes, the words of its number ranges' labels).
+    A code's parts (`is_code_column`: a SKU, a GTIN; "wc" and "pdo" of "WC-PDO-000") are no words
+    a shopper means: a WooCommerce shop whose every SKU starts "WC-" offered "wc" first for "w"; a
+    code's whole value is completed by no term either, typed whole the search finds it. A range's
+    bounds ("<2000", "14-22") are in every item's text, and no shopper typed them."""
     in_codes: set[str] = set()
+    bounds: set[str] = set()
     elsewhere = {w for title in catalog.titles for w in words(title)}
     for facet in catalog.facets:
         for attr in catalog.vocab[facet]:
-            (in_codes if _unsaid(attr.key) else elsewhere).update(words(attr.value))
-    return in_codes - elsewhere
+            said = words(attr.value)
+            (in_codes if is_code_column(attr.key) else bounds if attr.key.startswith("#") else elsewhere).update(said)
+    return in_codes - elsewhere, bounds
 
 
 def normalise(text: str) -> str:
@@ -158,11 +161,9 @@ class Suggester:
         counted once per item, and each attribute value of several words by the items that have
         it."""
         counts: dict[str, int] = {}
-        unsaid = _code_only_words(catalog)
+        unsaid, bounds = _unsaid_words(catalog)
         written: dict[str, dict[str, int]] = {}  # folded word -> its accented forms, counted
-        # a range's bound counts where the item's title or description says it: the item's text
-        # also holds its number columns' ranges ("<2000 14-22"), whose bounds no shopper typed
-        bounds = {w for f in catalog.facets for a in catalog.vocab[f] if a.key.startswith("#") for w in words(a.value)}
+        # a range's bound counts where the item's title or description says it
         said = catalog.titles if catalog.descriptions is None else [
             f"{t} {d}" for t, d in zip(catalog.titles, catalog.descriptions)]
         for text, own in zip(catalog.texts, said):

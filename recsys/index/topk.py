@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..item_bits import holds_items
 from ..kernels import Kernels
 
 
@@ -79,8 +80,7 @@ class ItemOffsets:
         if not self.matched.size:
             return own
         at = np.arange(len(self.per_item)) if items is None else np.asarray(items, dtype=np.int64)
-        kept = (self.matched[at >> 6] >> (at & 63).astype(np.uint64)) & np.uint64(1)
-        out: np.ndarray = np.where(kept == 1, own, self.unmatched[at])
+        out: np.ndarray = np.where(holds_items(self.matched, at), own, self.unmatched[at])
         return out
 
     @property

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from recsys.errors import DataError
+from recsys.facets import RESERVED_COLUMNS
 
 from .headers import (
     HeaderMap,
@@ -284,7 +285,7 @@ def note_mixed_currencies(table: Table) -> None:
     """Say which columns name prices in several currencies ("19,99 EUR", "USD 21.50"): they are
     compared as plain numbers (filters, ranges, a product's least), never converted."""
     for column in table.frame.columns:
-        if column in ("item_id", "title", "description"):
+        if column in RESERVED_COLUMNS:
             continue
         cells = table.frame[column]
         filled = cells[cells != ""]

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 import recsys.facet_counts as facet_counts
-import recsys.query_match as query_match
+import recsys.item_bits as item_bits
 from recsys.errors import InputError
 from recsys.explain import explain_items
 from recsys.facet_counts import FacetCount, FacetCounter, FacetValue, _joined, _key_table
+from recsys.item_bits import count_items, pack_items, unpack_items
 from recsys.kernels import compiled
-from recsys.query_match import count_items, pack_items, unpack_items
 from recsys.synonyms import SynonymBook, parse_synonyms
 from tests.planted import CATEGORIES, COLORS, STYLES
 
@@ -112,8 +112,8 @@ def test_items_are_counted_from_their_bits(monkeypatch, popcount):
     """`count_items` (how many a selection holds; a dense value's count in numpy) gives the same
     counts by numpy 2's popcount and by unpacking the bits; 130 items leave a word part-filled."""
     if not popcount:
-        monkeypatch.setattr(query_match, "_BIT_COUNT", None)
-    elif query_match._BIT_COUNT is None:
+        monkeypatch.setattr(item_bits, "_BIT_COUNT", None)
+    elif item_bits._BIT_COUNT is None:
         pytest.skip("numpy before 2.0 has no bitwise_count")
     masks = np.random.default_rng(7).random((4, 130)) < np.array([[0.0], [0.3], [0.9], [1.0]])
     bits = np.stack([pack_items(m) for m in masks])
@@ -127,7 +127,7 @@ def test_cleared_items_leave_the_others_selected():
     mask = np.random.default_rng(3).random(200) < 0.7
     hidden = np.array([0, 1, 63, 64, 64, 130, 199, 5, 1])
     bits = pack_items(mask)
-    query_match.clear_items(bits, hidden)
+    item_bits.clear_items(bits, hidden)
     expected = mask.copy()
     expected[hidden] = False
     assert (unpack_items(bits, 200) == expected).all()

@@ -27,10 +27,11 @@ from recsys.index.query import QueryState
 from recsys.index.scoring import ScoringIndex
 from recsys.index.topk import fast_top_k
 from recsys.io.readers import read_items
+from recsys.item_bits import count_items
 from recsys.kernels import compiled
 from recsys.lru import WordCache
 from recsys.model_config import ModelOptions
-from recsys.query_match import QueryMatches, count_items
+from recsys.query_match import QueryMatches
 from recsys.synonyms import SynonymBook, parse_synonyms
 from recsys.tokenize import match_key
 from training.fit import TrainConfig
