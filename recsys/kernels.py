@@ -106,7 +106,7 @@ def _warm_up(kernels: Kernels) -> None:
                   one[None].copy(), np.array([0, 1, 2], dtype=i64), np.ones(2, dtype=i64),
                   np.ones(0, dtype=np.bool_), False, 1, 0, np.zeros(0, dtype=np.float64),
                   np.zeros(0, dtype=np.float64), 0.0, np.zeros(0, dtype=i64), np.zeros(0, dtype=np.float64),
-                  np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.uint64))
+                  np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.float64))
     kernels.top_k_plain(np.array([1.0, 2.0], dtype=f32), np.array([0, 2], dtype=i64), one, one.copy(),
                         one[None].copy(), np.array([0, 1, 2], dtype=i64), np.ones(2, dtype=i64),
                         np.ones(0, dtype=np.bool_), False, 1, 0)
@@ -478,21 +478,24 @@ def _max_of(a: A) -> float:
 
 
 @_jit
-def _reach(tables: A, entry_max: A, has_offset: bool, at: int) -> float:
+def _reach(tables: A, entry_max: A, has_bounds: bool, at: int) -> float:
     """What the items of table entry `at` can reach in it: the entry, plus their largest
-    offset (`ItemOffsets.entry_max`) when there are offsets."""
-    return tables[at] + entry_max[at] if has_offset else np.float64(tables[at])
+    offset (`ItemOffsets.entry_max`) when there are bounds (without, offsets are at most 0)."""
+    return tables[at] + entry_max[at] if has_bounds else np.float64(tables[at])
+
+
+# a power of two times this de Bruijn constant has its exponent's own pattern in its top six
+# bits: the table gives the exponent back (a set bit's place in two operations, where testing
+# the 64 bits of every word of a few thousand scattered items cost 60 us at 100k items)
+_DE_BRUIJN_MUL = np.uint64(0x03F79D71B4CB0A89)
+_DE_BRUIJN_64 = np.zeros(64, dtype=np.int64)
+_DE_BRUIJN_64[[((1 << b) * int(_DE_BRUIJN_MUL) & (2**64 - 1)) >> 58 for b in range(64)]] = np.arange(64)
 
 
 @_jit
-def _offset_of(offset: A, unmatched: A, matched: A, i: int) -> float:
-    """Item i's offset: `offset[i]`, or `unmatched[i]` where `matched` (bits, `pack_items`; empty:
-    every item matched) leaves it out (`ItemOffsets.for_matches`)."""
-    if len(matched) and ((matched[i >> 6] >> np.uint64(i & 63)) & np.uint64(1)) == 0:
-        out: float = unmatched[i]
-        return out
-    own: float = offset[i]
-    return own
+def _holds(bits: A, i: int) -> bool:
+    """Whether `bits` (`pack_items`; empty: none) selects item i."""
+    return len(bits) > 0 and ((bits[i >> 6] >> np.uint64(i & 63)) & np.uint64(1)) == 1
 
 
 @_jit
@@ -637,18 +640,20 @@ def _top_k_plain(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, coun
 def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, counts: A,
                   eligible: A, use_eligible: bool, k: int, seed_group: int, offset: A,
                   entry_max: A, spread: float, extra_items: A, extra_offset: A,
-                  unmatched: A, matched: A) -> tuple[A, A]:
+                  boosted: A, boosted_offset: A) -> tuple[A, A]:
     """The k best eligible items, best first (ties by index), and their scores (float64):
     what `GroupTables._top_k_numpy` finds, with the same pruning, in one pass of compiled code.
 
     `tables` are the groups' tables end to end (group r's at tab_off[r]:tab_off[r+1]), summed as
     `GroupTables.flat` sums them. `offset` (n,) float64, when not empty, is added to each item's
     float32 sum (`ItemOffsets`: a rule's boosts and buries), and `entry_max` (sum G,) bounds it
-    per table entry (`spread`: the largest of those in size, `ItemOffsets.spread`); an item
-    `matched` (bits; empty: every item) leaves out takes `unmatched[i]`, at most `offset[i]`.
+    per table entry (`spread`: the largest of those in size, `ItemOffsets.spread`); empty, the
+    offsets are at most 0, and the tables alone bound them (no bound is read per entry).
     `extra_items`, outside `eligible`, are ranked too, each with its `extra_offset` instead (a
     query's own rules' items: few, scored right after the seeds, so a boosted one raises the
-    bound). Items go through a heap of the k best (score, then lower index), so ties are exact.
+    bound); so are the eligible items `boosted` selects (bits; empty: none), each with
+    `boosted_offset[i]`, which `entry_max` need not bound (`ItemOffsets.for_matches`). Items
+    go through a heap of the k best (score, then lower index), so ties are exact.
     Seeds first: the items of the seed group's best ids (about SEEDS of them, the cut found on a
     sample of its entries, each its table value plus its largest offset, weighted by items per
     id); the heap's worst score is then a lower bound L. Then only the items of the
@@ -658,6 +663,8 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
     gives the same answer; the samples only decide how fast."""
     n_groups, n = ids.shape
     has_offset = len(offset) > 0
+    has_bounds = len(entry_max) > 0  # offsets without bounds are at most 0 (`ItemOffsets.for_matches`)
+    has_boosted = len(boosted) > 0
     maxima = np.empty(n_groups)
     for g in range(n_groups):
         maxima[g] = _max_of(tables[tab_off[g] : tab_off[g + 1]])
@@ -674,16 +681,16 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
     step = max(1, n_ids // 2048)
     # an entry reaches at most the group's maximum plus the largest offset: a bound that needs
     # no pass over the entries (it only sets the bins' width)
-    top, low = maxima[g] + spread, _reach(tables, entry_max, has_offset, lo)
+    top, low = maxima[g] + spread, _reach(tables, entry_max, has_bounds, lo)
     for c in range(0, n_ids, step):
-        low = min(low, _reach(tables, entry_max, has_offset, lo + c))
+        low = min(low, _reach(tables, entry_max, has_bounds, lo + c))
     cut = low
     if top > low:
         n_bins = 256
         hist = np.zeros(n_bins, dtype=np.int64)
         scale = (n_bins - 1) / (top - low)
         for c in range(0, n_ids, step):
-            hist[int((_reach(tables, entry_max, has_offset, lo + c) - low) * scale)] += cseed[c] * step
+            hist[int((_reach(tables, entry_max, has_bounds, lo + c) - low) * scale)] += cseed[c] * step
         total = 0
         for b in range(n_bins - 1, -1, -1):
             total += hist[b]
@@ -698,19 +705,18 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
     last_seed = n_ids - 1
     offered = 0
     for c in range(n_ids):
-        if _reach(tables, entry_max, has_offset, lo + c) >= cut:
-            cap = entry_max[lo + c] if has_offset else 0.0
+        if _reach(tables, entry_max, has_bounds, lo + c) >= cut:
+            cap = entry_max[lo + c] if has_bounds else 0.0
             for j in range(pseed[c], pseed[c + 1]):
                 i = og[j]
-                if use_eligible and not eligible[i]:
+                if (use_eligible and not eligible[i]) or (has_boosted and _holds(boosted, i)):
                     continue
                 s = tables[tab_off[0] + bg0[0, j]]
                 for q in range(1, n_groups):
                     s += tables[tab_off[q] + bg0[q, j]]
                 if size == k and np.float64(s) + cap < heap_s[0]:
                     continue  # not even its entry's largest offset brings it into the heap
-                size = _offer(heap_s, heap_i, size,
-                              np.float64(s) + _offset_of(offset, unmatched, matched, i) if has_offset else s, i)
+                size = _offer(heap_s, heap_i, size, np.float64(s) + offset[i] if has_offset else s, i)
             offered += pseed[c + 1] - pseed[c]
             if offered >= SEEDS and size == k:
                 last_seed = c
@@ -721,6 +727,20 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
         for q in range(1, n_groups):
             s += tables[tab_off[q] + ids[q, i]]
         size = _offer(heap_s, heap_i, size, np.float64(s) + extra_offset[j], i)
+    for w in range(len(boosted)):
+        word = boosted[w]
+        while word != 0:
+            low = word & (~word + np.uint64(1))  # the lowest bit set
+            word ^= low
+            i = w * 64 + _DE_BRUIJN_64[(low * _DE_BRUIJN_MUL) >> np.uint64(58)]
+            if use_eligible and not eligible[i]:
+                continue
+            s = tables[tab_off[0] + ids[0, i]]
+            for q in range(1, n_groups):
+                s += tables[tab_off[q] + ids[q, i]]
+            s64 = np.float64(s) + boosted_offset[i]
+            if size < k or not _worse(s64, i, heap_s[0], heap_i[0]):
+                size = _offer(heap_s, heap_i, size, s64, i)
     pivot = -1
     thresholds = np.full(n_groups, -np.inf)
     if size == k:
@@ -736,7 +756,7 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
             items = 0
             thr = thresholds[q]
             for c in range(0, len(tq), step):
-                if _reach(tables, entry_max, has_offset, q_lo + c) >= thr:
+                if _reach(tables, entry_max, has_bounds, q_lo + c) >= thr:
                     items += cq[c] * step
             if items < fewest:
                 pivot, fewest = q, items
@@ -745,7 +765,7 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
         # plus the largest offset (float32 and float64 addition round monotonically); once the
         # heap's worst reaches it and comes before the scan, no later item can enter
         top_all = np.float64(_sum_f32(maxima))
-        if has_offset:
+        if has_bounds:
             off_max = -np.inf
             for c in range(tab_off[g], tab_off[g + 1]):  # every item is in one entry of each group
                 off_max = max(off_max, entry_max[c])
@@ -754,13 +774,13 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
             if size == k and heap_s[0] >= top_all and heap_i[0] < i:
                 break
             e = ids[g, i]
-            if (_reach(tables, entry_max, has_offset, lo + e) >= cut and e <= last_seed) or \
-                    (use_eligible and not eligible[i]):
-                continue  # a seed: offered already
+            if (_reach(tables, entry_max, has_bounds, lo + e) >= cut and e <= last_seed) or \
+                    (use_eligible and not eligible[i]) or (has_boosted and _holds(boosted, i)):
+                continue  # a seed or a boosted item: offered already
             s = tables[tab_off[0] + ids[0, i]]
             for q in range(1, n_groups):
                 s += tables[tab_off[q] + ids[q, i]]
-            s64 = np.float64(s) + _offset_of(offset, unmatched, matched, i) if has_offset else np.float64(s)
+            s64 = np.float64(s) + offset[i] if has_offset else np.float64(s)
             if size < k or not _worse(s64, i, heap_s[0], heap_i[0]):
                 size = _offer(heap_s, heap_i, size, s64, i)
     else:
@@ -771,12 +791,12 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
         op = order[p]
         thr = thresholds[p]
         for c in range(len(tp)):
-            if _reach(tables, entry_max, has_offset, start + c) < thr:
+            if _reach(tables, entry_max, has_bounds, start + c) < thr:
                 continue
-            cap = entry_max[start + c] if has_offset else 0.0
+            cap = entry_max[start + c] if has_bounds else 0.0
             for j in range(pp[c], pp[c + 1]):
                 e = bp[g, j]
-                if _reach(tables, entry_max, has_offset, lo + e) >= cut and e <= last_seed:
+                if _reach(tables, entry_max, has_bounds, lo + e) >= cut and e <= last_seed:
                     continue  # a seed: offered already
                 s = tables[tab_off[0] + bp[0, j]]
                 for q in range(1, n_groups):
@@ -786,7 +806,9 @@ def _top_k_kernel(tables: A, tab_off: A, ids: A, order: A, by_id: A, ptr: A, cou
                 if np.float64(s) + cap < heap_s[0]:
                     continue
                 i = op[j]
-                s64 = np.float64(s) + _offset_of(offset, unmatched, matched, i) if has_offset else np.float64(s)
+                if has_boosted and _holds(boosted, i):
+                    continue  # offered already
+                s64 = np.float64(s) + offset[i] if has_offset else np.float64(s)
                 if s64 < heap_s[0]:
                     continue
                 if use_eligible and not eligible[i]:

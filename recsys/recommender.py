@@ -537,12 +537,14 @@ class Recommender:
         return left
 
     def _unboosted_offsets(self, indexed: Adjustments, offsets: ItemOffsets, bits: np.ndarray) -> ItemOffsets:
-        """`offsets` where the query matches (`bits`), every other item's buries alone
-        (`Adjustments.lowered`, once per set), read item by item as the top-k reaches them:
-        nothing per raised item is done per query (a colour's boost raises tens of thousands)."""
-        if int(count_items(indexed.raised_bits() & bits)) == indexed.raised_items().size:
-            return offsets  # the query matches every raised item
-        return offsets.for_matches(indexed.lowered(), bits)
+        """`offsets` for the raised items the query matches (`bits`), scored apart, and every
+        other item's buries alone (`Adjustments.lowered`, once per set): the bounds of the
+        pruned top-k then count no boost the query leaves out (`ItemOffsets.for_matches`); per
+        query only the raised items' bits are joined with the matches' (a few microseconds)."""
+        boosted = indexed.raised_bits() & bits
+        if int(count_items(boosted)) == indexed.raised_items().size:
+            return offsets  # the query matches every raised item: the bounds are its own
+        return offsets.for_matches(indexed.lowered(), boosted)
 
     def _rule_offsets(self, rules: Adjustments) -> ItemOffsets | None:
         """The boosts and buries of the rules for any query (`rules.indexed`) as the index's

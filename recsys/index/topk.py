@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..item_bits import holds_items
+from ..item_bits import holds_items, unpack_items
 from ..kernels import Kernels
 
 
@@ -50,38 +50,50 @@ class ItemOffsets:
     the largest offset of the entry's items. Built once per set of offsets (`GroupTables.offsets`)."""
 
     per_item: np.ndarray  # (n_items,) float64
-    entry_max: np.ndarray  # (sum G,) float64: groups' entries end to end, as the tables are
+    # (sum G,) float64: groups' entries end to end, as the tables are; empty: every offset is at
+    # most 0, which the tables' own values bound (no bound is read per entry)
+    entry_max: np.ndarray
     # the largest offset in size (0 without any), derived here once: the bounds' float rounding
     # scales with it and the compiled top-k's histogram is bounded by it (an understated one would
     # write past its bins), so it is never given, and never found again per query (a pass over
     # every entry, 15-20 us at 100k items)
     spread: float = field(init=False)
-    # where a query leaves items out (`for_matches`): their offsets, and the items it keeps as
-    # bits (`pack_items`); empty: every item keeps `per_item`
-    unmatched: np.ndarray = field(default_factory=lambda: _NO_FLOATS)
-    matched: np.ndarray = field(default_factory=lambda: _NO_BITS)
+    # items scored apart from the bounds (`for_matches`), as bits (`pack_items`), and every
+    # item's offset there; empty: none
+    boosted: np.ndarray = field(default_factory=lambda: _NO_BITS)
+    boosted_values: np.ndarray = field(default_factory=lambda: _NO_FLOATS)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spread", float(np.abs(self.entry_max).max()) if self.entry_max.size else 0.0)
 
-    def for_matches(self, unmatched: np.ndarray, matched: np.ndarray) -> ItemOffsets:
-        """These offsets for one query: an item `matched` (bits, `pack_items`) leaves out takes
-        `unmatched` (n_items,) float64, at most its own offset, so the bounds (and `spread`)
-        still bound it and are kept, not found again; nothing is copied per query."""
+    def for_matches(self, lowered: np.ndarray, boosted: np.ndarray) -> ItemOffsets:
+        """These offsets for one query whose boosts act only on the items it matches: the items
+        `boosted` (bits, `pack_items`) keep their own offsets and are scored apart, before the
+        pruned pass, where they raise its bound; every other item takes `lowered` (n_items,)
+        float64, at most 0 (buries alone), which needs no bounds per entry. So the items a
+        boost raises but the query leaves out no longer inflate the bounds of their entries
+        (a colour's boost: tens of thousands of items, most of whose entries the query's
+        matches never reach); nothing but the bits is built per query."""
         out = object.__new__(ItemOffsets)
-        for name, value in (("per_item", self.per_item), ("entry_max", self.entry_max), ("spread", self.spread),
-                            ("unmatched", unmatched), ("matched", matched)):
+        for name, value in (("per_item", lowered), ("entry_max", _NO_FLOATS), ("spread", 0.0),
+                            ("boosted", boosted), ("boosted_values", self.per_item)):
             object.__setattr__(out, name, value)
         return out
 
     def of(self, items: np.ndarray | None) -> np.ndarray:
         """The offsets of `items` (every item's when None), as the compiled top-k reads them."""
         own: np.ndarray = self.per_item if items is None else self.per_item[items]
-        if not self.matched.size:
+        if not self.boosted.size:
             return own
         at = np.arange(len(self.per_item)) if items is None else np.asarray(items, dtype=np.int64)
-        out: np.ndarray = np.where(holds_items(self.matched, at), own, self.unmatched[at])
+        out: np.ndarray = np.where(holds_items(self.boosted, at), self.boosted_values[at], own)
         return out
+
+    def boosted_items(self) -> np.ndarray:
+        """Sorted indices of the items scored apart (`for_matches`)."""
+        if not self.boosted.size:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(unpack_items(self.boosted, len(self.per_item)))
 
     @property
     def nbytes(self) -> int:
@@ -191,6 +203,8 @@ class GroupTables:
         buried (any upper bound keeps the top-k exact; a tight one prunes more)."""
         per_item = np.zeros(self.n_items)
         per_item[items] = values
+        if not values.size or values.max() <= 0:  # buries alone: the tables bound them
+            return ItemOffsets(per_item, _NO_FLOATS)
         entry_max = np.zeros(self.total)
         for r, g in enumerate(self.groups):
             lo, hi = self.place(r)
@@ -242,16 +256,28 @@ class GroupTables:
                                            self._counts, mask, eligible is not None, int(k), self._seed_group)
             per_item, entry_max, spread = (self._no_offsets, self._no_offsets, 0.0) if offsets is None else \
                 (offsets.per_item, offsets.entry_max, offsets.spread)
-            unmatched, matched = (_NO_FLOATS, _NO_BITS) if offsets is None else (offsets.unmatched, offsets.matched)
+            boosted, boosted_values = (_NO_BITS, _NO_FLOATS) if offsets is None else \
+                (offsets.boosted, offsets.boosted_values)
             extra_items, extra_offset = (self._no_items, self._no_offsets) if extra is None else extra
             items, scores = kernels.top_k(flat, self._tab_off, self._ids, self._order, self._by_id,
                                           self._ptr, self._counts, mask, eligible is not None, int(k),
                                           self._seed_group, per_item, entry_max, spread,
                                           np.ascontiguousarray(extra_items, dtype=np.int64),
                                           np.ascontiguousarray(extra_offset, dtype=np.float64),
-                                          unmatched, matched)
+                                          boosted, boosted_values)
             return items, scores
         tables = self.split(flat)
+        if offsets is not None and offsets.boosted.size:
+            # the items scored apart join the extra items, out of what the bounds prune
+            apart = offsets.boosted_items()
+            if eligible is not None:
+                apart = apart[eligible[apart]]
+            kept = np.ones(n, dtype=bool) if eligible is None else eligible.copy()
+            kept[apart] = False
+            items, values = (apart, offsets.boosted_values[apart]) if extra is None else \
+                (np.concatenate([extra[0], apart]), np.concatenate([extra[1], offsets.boosted_values[apart]]))
+            eligible, extra = kept, (items, values)
+            few = np.count_nonzero(eligible) * 8 < n
         if few and eligible is not None:  # few: eligible is not None
             found = self._top_of_items(tables, np.flatnonzero(eligible), k, offsets)
         else:
@@ -273,7 +299,8 @@ class GroupTables:
                      k: int, offsets: ItemOffsets | None) -> tuple[np.ndarray, np.ndarray]:
         n = self.n_items
         # what an entry can reach: its table value plus the largest offset of its items
-        reach = tables if offsets is None else [t + e for t, e in zip(tables, self.split(offsets.entry_max))]
+        reach = tables if offsets is None or not offsets.entry_max.size else \
+            [t + e for t, e in zip(tables, self.split(offsets.entry_max))]
         bound = -np.inf
         for g, table in zip(self.groups, reach):
             seeds = self._seed_items(g, table)

@@ -27,7 +27,7 @@ from recsys.index.query import QueryState
 from recsys.index.scoring import ScoringIndex
 from recsys.index.topk import fast_top_k
 from recsys.io.readers import read_items
-from recsys.item_bits import count_items
+from recsys.item_bits import count_items, pack_items
 from recsys.kernels import compiled
 from recsys.lru import WordCache
 from recsys.model_config import ModelOptions
@@ -418,27 +418,55 @@ def test_top_k_with_offsets_equals_sorting_every_score(big_index, use_kernel):
     try:
         for query, weights in itertools.product(QUERIES, WEIGHTS):
             per_item = _rule_offsets(index, rng)
-            offsets = _offsets(index, per_item)
-            state = index.query_state(query)
-            scores = index.score(state, weights).astype(np.float64) + per_item
-            # extra items (a query's own rules' items), outside the mask with offsets of their own
-            extra = np.sort(rng.choice(index.n_items, 30, replace=False))
-            extra_offset = rng.uniform(-2.0, 3.0, extra.size)
-            with_extra = scores.copy()
-            with_extra[extra] = index.score(state, weights).astype(np.float64)[extra] + extra_offset
-            for mask in _masks(index.n_items, rng):
-                for k in (1, 10, 37, index.n_items + 3):
-                    items, item_scores = index.top_k(state, weights, mask, k, offsets)
-                    expected = sorted_top_k(scores, mask, k)
-                    np.testing.assert_array_equal(items, expected)
-                    np.testing.assert_array_equal(item_scores, scores[expected])
-                    outside = (np.ones(index.n_items, dtype=bool) if mask is None else mask.copy())
-                    outside[extra] = False
-                    items, item_scores = index.top_k(state, weights, outside, k, offsets, (extra, extra_offset))
-                    outside[extra] = True
-                    expected = sorted_top_k(with_extra, outside, k)
-                    np.testing.assert_array_equal(items, expected)
-                    np.testing.assert_array_equal(item_scores, with_extra[expected])
+            _ranks_as_sorted(index, query, weights, _offsets(index, per_item), per_item, rng,
+                             (1, 10, 37, index.n_items + 3))
+    finally:
+        index.use_kernel = True
+
+
+def _ranks_as_sorted(index, query, weights, offsets, per_item, rng, ks) -> None:
+    """`top_k` with `offsets` (every item's `per_item`) is every score plus its offset sorted,
+    under `_masks`, and so with extra items (a query's own rules' items) outside the mask, each
+    with an offset of its own."""
+    state = index.query_state(query)
+    scores = index.score(state, weights).astype(np.float64) + per_item
+    extra = np.sort(rng.choice(index.n_items, 30, replace=False))
+    extra_offset = rng.uniform(-2.0, 3.0, extra.size)
+    with_extra = scores.copy()
+    with_extra[extra] = index.score(state, weights).astype(np.float64)[extra] + extra_offset
+    for mask in _masks(index.n_items, rng):
+        for k in ks:
+            items, item_scores = index.top_k(state, weights, mask, k, offsets)
+            expected = sorted_top_k(scores, mask, k)
+            np.testing.assert_array_equal(items, expected)
+            np.testing.assert_array_equal(item_scores, scores[expected])
+            outside = (np.ones(index.n_items, dtype=bool) if mask is None else mask.copy())
+            outside[extra] = False
+            items, item_scores = index.top_k(state, weights, outside, k, offsets, (extra, extra_offset))
+            outside[extra] = True
+            expected = sorted_top_k(with_extra, outside, k)
+            np.testing.assert_array_equal(items, expected)
+            np.testing.assert_array_equal(item_scores, with_extra[expected])
+
+
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["compiled", "numpy"])
+def test_top_k_with_boosted_items_apart_equals_sorting_every_score(big_index, use_kernel):
+    """A query's offsets where its boosts act only on the items it matches
+    (`ItemOffsets.for_matches`): the boosted items are scored apart with their own offsets,
+    every other item takes its buries alone, unbounded per entry; the answer is every score
+    sorted, under masks, with extra items, whether the boosted items are few, many or none."""
+    if use_kernel and compiled() is None:
+        pytest.skip("numba is not installed")
+    index, rng = big_index, np.random.default_rng(11)
+    index.use_kernel = use_kernel
+    try:
+        for query, weights in itertools.product(QUERIES, WEIGHTS):
+            per_item = _rule_offsets(index, rng)
+            lowered = np.minimum(per_item, 0.0) - rng.uniform(0.0, 0.2) * (rng.random(index.n_items) < 0.05)
+            for share in (0.0, 0.02, 0.5):
+                chosen = (rng.random(index.n_items) < share) & (per_item > lowered)
+                offsets = _offsets(index, per_item).for_matches(lowered, pack_items(chosen))
+                _ranks_as_sorted(index, query, weights, offsets, np.where(chosen, per_item, lowered), rng, (1, 10, 37))
     finally:
         index.use_kernel = True
 
