@@ -139,14 +139,37 @@ def _against_bm25(metrics: dict[str, Any]) -> tuple[str, float, float, int | Non
     return basis, mine, bm25, int(queries) if isinstance(queries, int | float) else None
 
 
-def below_baseline(manifest: dict[str, Any]) -> str | None:
-    """Why the version ranks below BM25 in its own report, or None when it does not (or the
-    report has no such comparison: a run with no held-out queries serves the lexical start)."""
-    found = _against_bm25(manifest.get("metrics") or {})
+def _noise(metrics: dict[str, Any], basis: str) -> float | None:
+    """The standard error of the model's NDCG@10 less BM25's over the set's queries
+    (`metrics.paired_difference`), or None where the report has no such figure (older ones)."""
+    paired = (metrics.get(basis) or {}).get("against_bm25") or {}
+    se = paired.get("standard_error")
+    return float(se) if isinstance(se, int | float) else None
+
+
+def _measurably_below(metrics: dict[str, Any]) -> bool | None:
+    """Whether the version ranks below BM25 on its set by more than the queries' noise (its mean
+    difference below minus one standard error); None where it is not below at all. A gap
+    within the noise is no evidence either way: 0.805 against 0.808 on 20 searches, where one
+    search's swing is 0.05, left a shop's first model unserved and its folder serving nothing."""
+    found = _against_bm25(metrics)
     if found is None or found[1] + TOLERANCE >= found[2]:
         return None
-    basis, mine, bm25, _ = found
-    return f"ndcg@10 {mine:.4f} is below BM25's {bm25:.4f} on {_BASIS_WORDS[basis]} in its own report"
+    se = _noise(metrics, found[0])
+    return se is None or found[1] - found[2] < -se
+
+
+def below_baseline(manifest: dict[str, Any]) -> str | None:
+    """Why the version ranks measurably below BM25 in its own report (`_measurably_below`), or
+    None when it does not (or the report has no such comparison: a run with no held-out
+    queries serves the lexical start)."""
+    metrics = manifest.get("metrics") or {}
+    if not _measurably_below(metrics):
+        return None
+    basis, mine, bm25, n = _against_bm25(metrics)  # type: ignore[misc]
+    se = _noise(metrics, basis)
+    noise = f", more than its standard error {se:.4f} over {n} searches" if se is not None else ""
+    return f"ndcg@10 {mine:.4f} is below BM25's {bm25:.4f} on {_BASIS_WORDS[basis]} in its own report{noise}"
 
 
 # fewer held-out searches than this give a figure that moves by several percent between splits
@@ -176,7 +199,11 @@ def plain_summary(metrics: dict[str, Any]) -> str:
         return line
     basis, mine, bm25, queries = found
     on = _PLAIN_BASIS[basis] + (f" ({queries:,})" if queries else "")
-    line = f"This model ranks {_verdict(mine, bm25)} on {on}: NDCG@10 {mine:.3f} against {bm25:.3f}."
+    below = _measurably_below(metrics)
+    line = f"This model ranks {_verdict(mine, bm25, below)} on {on}: NDCG@10 {mine:.3f} against {bm25:.3f}."
+    if below is False:
+        line += (f" The gap is within the noise of {queries} searches (standard error "
+                 f"{_noise(metrics, basis):.3f}): no evidence that it ranks worse.")
     if queries is not None and queries < ROUGH_BELOW:
         line += f" With {queries} searches this is a rough figure."
     if basis == "judgments" and "held_out" in metrics:
@@ -185,11 +212,14 @@ def plain_summary(metrics: dict[str, Any]) -> str:
     return line
 
 
-def _verdict(mine: float, bm25: float) -> str:
-    """'12% better than keyword search (BM25)' and the like."""
+def _verdict(mine: float, bm25: float, below: bool | None = None) -> str:
+    """'12% better than keyword search (BM25)' and the like. `below`: whether the model is
+    measurably below (`_measurably_below`); then it is never "as well as" (a version kept for
+    ranking below BM25 was said to rank as well as it, 0.805 against 0.808)."""
     change = mine / bm25 - 1.0 if bm25 > 0 else (1.0 if mine > 0 else 0.0)
     if bm25 <= 0 < mine:
         return "better than keyword search (BM25), which found none of what was wanted,"
-    if abs(change) < 0.005:
+    if abs(change) < 0.005 and not below:
         return "as well as keyword search (BM25)"
-    return f"{abs(change):.0%} {'better' if change > 0 else 'worse'} than keyword search (BM25)"
+    share = f"{abs(change):.0%}" if abs(change) >= 0.005 else f"{abs(change):.1%}"
+    return f"{share} {'better' if change > 0 else 'worse'} than keyword search (BM25)"

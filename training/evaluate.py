@@ -16,7 +16,7 @@ from recsys.baselines import (
 )
 from recsys.explain import head_attention
 from recsys.known_item import NOISE, TopicSampler
-from recsys.metrics import evaluate_rankings
+from recsys.metrics import evaluate_rankings, paired_difference
 from recsys.recommender import Recommender, top_k
 
 Judgments = Mapping[str, Mapping[int, float]]
@@ -55,11 +55,16 @@ class _StoredPopularity:
 
 
 def evaluate_all(rec: Recommender, judgments: Judgments, baselines: Mapping, k: int = 10) -> dict:
+    """Each system's means, and the model against BM25 query by query (`against_bm25`,
+    `paired_difference`: whether a gap between them is more than the queries' noise)."""
     queries = list(judgments)
-    report = {"model": evaluate_rankings(model_rankings(rec, queries, k), judgments, k)}
+    mine = model_rankings(rec, queries, k)
+    report: dict = {"model": evaluate_rankings(mine, judgments, k)}
     for name, ranker in baselines.items():
         rankings = {q: ranker.top_k(q, k) for q in queries}
         report[name] = evaluate_rankings(rankings, judgments, k)
+        if name == "bm25":
+            report["against_bm25"] = paired_difference(mine, rankings, judgments, k)
     return report
 
 

@@ -11,6 +11,7 @@ from recsys.metrics import (
     evaluate_rankings,
     group_judgments,
     ndcg_at_k,
+    paired_difference,
     recall_at_k,
     reciprocal_rank,
 )
@@ -149,3 +150,16 @@ def test_group_judgments_bad_rows_name_row_and_column(column, value, message):
 def test_group_judgments_missing_column():
     with pytest.raises(DataError, match="missing column 'grade'"):
         group_judgments(pd.DataFrame({"query": [], "item_id": []}), {})
+
+
+def test_the_paired_difference_of_two_rankings_over_planted_judgments():
+    """Query by query: a gains 1 on q1, loses 0.5 on q2 (its item 2nd, not 1st: 1 - 1/log2(3)),
+    ties on q3; the mean, its standard error and the counts are those of the three differences."""
+    judgments = {"q1": {1: 1.0}, "q2": {2: 1.0}, "q3": {3: 1.0}, "none": {4: 0.0}}
+    a = {"q1": np.array([1, 9]), "q2": np.array([9, 2]), "q3": np.array([3]), "none": np.array([4])}
+    b = {"q1": np.array([9, 8]), "q2": np.array([2, 9]), "q3": np.array([3]), "none": np.array([4])}
+    out = paired_difference(a, b, judgments, k=10)
+    diffs = np.array([1.0, 1 / np.log2(3) - 1.0, 0.0])
+    assert out["queries"] == 3 and out["ahead"] == 1 and out["behind"] == 1
+    assert out["difference"] == pytest.approx(diffs.mean())
+    assert out["standard_error"] == pytest.approx(diffs.std(ddof=1) / np.sqrt(3))

@@ -100,6 +100,37 @@ def test_a_model_below_its_own_bm25_is_kept_even_with_nothing_served():
     assert decide("v2", even, None, None).activate  # not below is enough
 
 
+def _held_out(model: float, bm25: float, queries: int, se: float | None) -> dict:
+    metrics: dict = {"held_out": {"model": {"ndcg@10": model, "queries": queries}, "bm25": {"ndcg@10": bm25}}}
+    if se is not None:
+        metrics["held_out"]["against_bm25"] = {"difference": model - bm25, "standard_error": se,
+                                               "queries": queries}
+    return metrics
+
+
+def test_a_gap_below_bm25_within_the_queries_noise_is_no_reason_to_keep_it():
+    """A shop's first model, 0.8052 against BM25's 0.8077 on 20 held-out searches (one search's
+    swing moves the mean by 0.05), was kept and its folder served nothing, after a report that
+    said it ranked "as well as keyword search". Within one standard error of the per-search
+    differences it is served and the report says the gap is noise; beyond it, it is kept and
+    never called "as well as"."""
+    noisy = manifest()
+    noisy["metrics"] = _held_out(0.8052, 0.8077, 20, 0.012)
+    assert decide("v2", noisy, None, None).activate
+    line = plain_summary(noisy["metrics"])
+    assert line.startswith("This model ranks as well as keyword search (BM25)")
+    assert "within the noise of 20 searches (standard error 0.012)" in line
+    measured = manifest()
+    measured["metrics"] = _held_out(0.8052, 0.8077, 5000, 0.001)
+    d = decide("v2", measured, None, None)
+    assert not d.activate and "more than its standard error 0.0010 over 5000 searches" in d.reason
+    assert plain_summary(measured["metrics"]).startswith("This model ranks 0.3% worse than keyword search")
+    # a report without the per-search figure (an older version's) keeps the strict rule
+    older = manifest()
+    older["metrics"] = _held_out(0.8052, 0.8077, 20, None)
+    assert not decide("v2", older, None, None).activate
+
+
 @pytest.mark.parametrize(("model", "bm25", "says"), [
     (0.414, 0.383, "This model ranks 8% better than keyword search (BM25) on searches held out of "
                    "training (1,882): NDCG@10 0.414 against 0.383."),
