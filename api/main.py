@@ -49,7 +49,7 @@ from .standby import Standby
 from .suggestions import Suggestions
 from .synonyms import ServedSynonyms, read_synonyms
 from .telemetry import Telemetry
-from .watchers import PointerWatcher, StandbyLoader
+from .watchers import PointerWatcher, StandbyLoader, StoreFollower
 
 log = logging.getLogger("recsys.api")
 
@@ -125,9 +125,10 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         _follow_rules(app.state.synonyms)
     # the running experiment first: when it has ended, the winner's activation is taken from
     # its arms already in memory
-    watcher = PointerWatcher(versions, settings.watch_interval_s,
-                             followers=(schema.ensure, experiments.follow, app.state.profiles.follow,
-                                        app.state.rules.follow, app.state.synonyms.follow))
+    watcher = PointerWatcher(versions, settings.watch_interval_s, followers=(schema.ensure, experiments.follow))
+    follower = StoreFollower(versions, settings.watch_interval_s,
+                             followers=(schema.ensure, app.state.profiles.follow, app.state.rules.follow,
+                                        app.state.synonyms.follow))
     if app.state.initial_model is not None:
         versions.mark_activations_seen()
         versions.install(app.state.initial_model)
@@ -141,6 +142,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         # following the store while it waits for its go: a spare worker (api/server.py) may
         # wait long, and serves what the others serve when it replaces one of them
         watcher.start()
+        follower.start()
         standby.start()
         await asyncio.to_thread(app.state.before_serving)
     else:  # load off the event loop: /health answers and /ready says 503 meanwhile
@@ -151,6 +153,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         threading.Thread(target=load, name="model-loader", daemon=True).start()
     if not watcher.started:
         watcher.start()
+        follower.start()
         standby.start()
     log.info("service started", extra={"artifacts_dir": str(settings.artifacts_dir)})
     try:
@@ -158,14 +161,15 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         standby.stop()
         watcher.stop()
+        follower.stop()
         app.state.jobs.shutdown()
         db.dispose()
         log.info("service stopped")
 
 
 def _on_swap(rec: Recommender, synonyms: ServedSynonyms, suggestions: Suggestions, telemetry: Telemetry) -> None:
-    """A model installed: served with the synonyms in force, its suggestions built in the
-    background, and said so."""
+    """A model about to be served (`ServedVersions.install`): given the synonyms in force,
+    its suggestions built in the background, and said so."""
     synonyms.apply(rec)
     suggestions.prepare(rec)
     telemetry.model_served(rec.version)
@@ -208,10 +212,16 @@ class _Schema:
 
     def __init__(self, db: Database, recover: Callable[[], None]):
         self.db, self.recover, self.done = db, recover, False
+        self._lock = threading.Lock()  # the pointer watcher and the store follower both ask
 
     def ensure(self, at_start: bool = False) -> None:
         if self.done:
             return
+        with self._lock:
+            if not self.done:
+                self._migrate(at_start)
+
+    def _migrate(self, at_start: bool) -> None:
         try:
             self.db.upgrade()
             self.recover()
