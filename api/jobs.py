@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from recsys.artifact import TempDir, hold_lock
+from recsys.errors import ArtifactError
 from recsys.promotion import decide_after_training
+from recsys.recommender import Recommender
 from store.db import Database, unavailable
 from store.records import (
     beat_jobs,
@@ -56,7 +58,7 @@ from store.records import (
 )
 
 from .errors import redact
-from .served_versions import ServedVersions
+from .served_versions import NotServedYet, ServedVersions
 from .store_outage import StoreOutage
 from .telemetry import Telemetry
 
@@ -409,6 +411,17 @@ class JobManager:
                 self._cleanup(job)
                 self._save_outcome(job)
 
+    def _newest(self) -> Recommender | None:
+        """The version to train on and replay: the newest change of any process
+        (`ServedVersions.latest`), which this one may not have followed yet (a retrain asked
+        of one worker right after another acknowledged an item trained on the catalogue
+        before it, then was kept "the served catalogue changed while it trained"); what this
+        process serves when that newest one cannot be had (the job then says so as before)."""
+        try:
+            return self.versions.latest()
+        except (ArtifactError, NotServedYet):
+            return self.versions.current
+
     def _run(self, job: Job) -> None:
         if self._stopping.is_set():
             job.finish("failed", "the service shut down before it started")
@@ -419,7 +432,7 @@ class JobManager:
         try:
             ctx = mp.get_context("spawn")
             messages = ctx.Queue()
-            served = self.versions.current
+            served = self._newest()
             baseline = self.versions.served_dir()
             args = {**job.spec.worker_args(), "baseline": str(baseline) if baseline else None}
             proc = ctx.Process(target=train_worker, args=(self.runner, args, str(staging.path), messages),

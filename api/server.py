@@ -96,13 +96,21 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None,
     return Supervisor(settings, pinned, host, port, n, train_runner).run()
 
 
+# how long an idle kept-alive connection stays open: far above a load balancer's own idle timeout
+# for its connections to the replicas (deploy/nginx.conf: 4 s). With uvicorn's 5 s a connection
+# nginx took for a request could be closed by the replica as the request went out (a worker's
+# loop held up by a version swap), and nginx answered a shopper's POST /recommend 502
+KEEP_ALIVE_S = 30
+
+
 def _uvicorn_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn.Config:
     # httptools (with a bound on a request's head: api/http_protocol.py) and loop="uvloop" by
     # name: uvicorn's "auto" would fall back to h11 and asyncio's own loop without a word if a
     # package were missing, at a third more CPU a request (docs/results.md, "HTTP parser")
     return uvicorn.Config(app, host=host, port=port, workers=1, log_config=None, access_log=False,
                           lifespan="on", http=BoundedHttpToolsProtocol, loop="uvloop",
-                          timeout_graceful_shutdown=settings.graceful_timeout_s)
+                          timeout_graceful_shutdown=settings.graceful_timeout_s,
+                          timeout_keep_alive=KEEP_ALIVE_S)
 
 
 def _serve_here(settings: Settings, pinned: Path | None, host: str, port: int,

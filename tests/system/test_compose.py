@@ -177,3 +177,15 @@ def test_dockerfile_agrees():
     # the CPU build installed first is the very release the project pins
     pin = re.search(r'"(torch==[^"]+)"', (ROOT / "pyproject.toml").read_text())
     assert pin and f'--index-url https://download.pytorch.org/whl/cpu "{pin.group(1)}"' in text
+
+
+def test_the_replicas_keep_idle_connections_far_longer_than_the_load_balancer_reuses_them():
+    """nginx reuses an idle connection to a replica for up to its upstream keepalive_timeout; a
+    replica that closes it sooner, or about as soon, races the next request on it (a shopper's
+    POST, which nginx does not send again, was answered 502 with uvicorn's 5 s against 4 s)."""
+    from api.server import KEEP_ALIVE_S
+
+    upstream = re.search(r"upstream\s+\S+\s*\{(.*?)\}", NGINX_CONF.read_text(), re.S)
+    reuse = re.search(r"keepalive_timeout\s+(\d+)s;", upstream.group(1)) if upstream else None
+    assert reuse, "the upstream block sets keepalive_timeout in seconds"
+    assert 4 * int(reuse.group(1)) <= KEEP_ALIVE_S

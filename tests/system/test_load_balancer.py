@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,3 +92,56 @@ def test_an_activation_through_the_load_balancer_reaches_every_replica(tmp_path,
         assert all(t is not None for t in s.switched_s.values()), s.switched_s
         for base in replicas:
             assert httpx.get(f"{base}/ready", timeout=5).json()["model_version"] == v2.name
+
+
+def _upstream(answer: bool, seen: list[str], stop: threading.Event) -> tuple[str, threading.Thread]:
+    """A replica stand-in on 127.0.0.1: reads each request's first line into `seen`, then answers
+    204, or (answer False) closes the connection unanswered, as a worker killed mid-request."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+
+    def run() -> None:
+        with server:
+            while not stop.is_set():
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    continue
+                with conn:
+                    conn.settimeout(5)
+                    data = b""
+                    while b"\r\n\r\n" not in data:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            break
+                        data += chunk
+                    if data:
+                        seen.append(data.split(b"\r\n", 1)[0].decode())
+                    if answer and data:
+                        conn.sendall(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return f"127.0.0.1:{server.getsockname()[1]}", thread
+
+
+def test_an_admin_call_a_replica_dropped_is_not_sent_to_the_other(tmp_path):
+    """A DELETE /admin/synonyms/NAME that a replica committed before its worker died was sent
+    again to the other replica by nginx (PUT and DELETE count as safe to repeat there), which
+    answered 404 for a delete that had succeeded. An admin call a replica drops is answered 502
+    (its outcome unknown) and reaches no other replica; a shopper's GET is still sent on."""
+    stop = threading.Event()
+    dropped, answered = [], []
+    dropping, t1 = _upstream(False, dropped, stop)
+    answering, t2 = _upstream(True, answered, stop)
+    try:
+        with load_balancer(free_port(), [dropping, answering], tmp_path / "lb.log") as lb:
+            codes = [httpx.delete(f"{lb}/admin/synonyms/s{n}", timeout=10).status_code for n in range(6)]
+            admin = [line for line in dropped + answered if "/admin/" in line]
+            assert len(admin) == 6, (dropped, answered)  # each sent once, to one replica
+            assert 502 in codes and 204 in codes, codes
+            gets = [httpx.get(f"{lb}/health", timeout=10).status_code for _ in range(4)]
+            assert gets == [204] * 4  # a dropped GET goes on to the other replica
+    finally:
+        stop.set()
+        t1.join(timeout=5), t2.join(timeout=5)
