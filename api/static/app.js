@@ -554,6 +554,25 @@
       r.kind === "pin" ? pinned(r) : `${capital(r.kind)} “${r.name}” ${signed(r.amount, 2)}`)));
   }
 
+  // What a shopper is told of the shop's rules: a pinned or boosted product is "Featured", as
+  // shops mark what they promote; a bury, the rules' names and amounts are the shop's own
+  // business (a shopper read "Bury “bad-seller” −0.50" under a seller's products)
+  function featuredLine(rules) {
+    if (!rules || !rules.some((r) => r.kind === "pin" || r.kind === "boost")) return null;
+    return el("p", { class: "rules featured", "data-featured": "true" },
+      el("span", { class: "rule rule-featured", title: "promoted by the shop" }, "Featured"));
+  }
+
+  // What a shopper is told of a synonym: which of their words found what ("qipao" also finds
+  // dress), without the rule's name or the attribute's key
+  function alsoFindsLine(synonyms) {
+    if (!synonyms || !synonyms.length) return null;
+    const seen = new Set();
+    const lines = synonyms.map((s) => `“${s.query_token}” also finds ${keyValue(s.attribute)[1].replace(/_/g, " ")}`)
+      .filter((t) => !seen.has(t) && seen.add(t));
+    return el("p", { class: "synonyms also-finds" }, lines.map((t) => el("span", { class: "synonym" }, t)));
+  }
+
   // The shop's synonyms through which a query word matched the result ("navy -> color:blue")
   function synonymsLine(synonyms) {
     if (!synonyms || !synonyms.length) return null;
@@ -586,8 +605,10 @@
       explain ? contributionBar(item) : null, numbers,
       !explain && attrs ? el("p", { class: "attrs-line" }, attrs) : null,
       reason ? el("p", { class: "summary" }, reason) : null,
-      rulesLine(item.explanation && item.explanation.rules, item.rank),
-      synonymsLine(item.explanation && item.explanation.synonyms),
+      explain ? rulesLine(item.explanation && item.explanation.rules, item.rank)
+        : featuredLine(item.explanation && item.explanation.rules),
+      explain ? synonymsLine(item.explanation && item.explanation.synonyms)
+        : alsoFindsLine(item.explanation && item.explanation.synonyms),
       explain ? el("div", { class: "result-foot" },
         el("span", { class: "item-id" }, item.item_id),
         el("span", { class: "pick" },

@@ -513,20 +513,31 @@ def ruled_url(model_version, tmp_path_factory) -> Iterator[str]:
 
 
 def test_results_show_the_rules_that_touched_them(browser, ruled_url):
-    """Each result lists the rules that acted on it, as POST /recommend's explanation does; the
-    item's detail adds the rules to its score equation."""
+    """Each result lists the rules that acted on it in the explain view, as POST /recommend's
+    explanation does; the item's detail adds the rules to its score equation. A shopper sees
+    "Featured" on what a pin or boost promotes, and no rule's name or amount (a shopper read
+    "Bury “bad-seller” −0.50" under a seller's products)."""
     api = httpx.post(f"{ruled_url}/recommend", json={"query": "dress", "k": 10}, timeout=API_TIMEOUT).json()
     want = {it["item_id"]: ",".join(r["name"] for r in it["explanation"]["rules"]) for it in api["items"]}
     assert "hero" in want[api["items"][0]["item_id"]] and any("red-week" in v for v in want.values())
+    promoted = {it["item_id"]: any(r["kind"] in ("pin", "boost") for r in it["explanation"]["rules"])
+                for it in api["items"]}
+    assert any(promoted.values()) and not all(promoted.values())
     context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=ruled_url)
     try:
         pg = context.new_page()
-        for view in ("view=explain&", ""):
-            pg.goto(f"/?{view}q=dress")
-            _wait_results(pg)
-            shown = pg.eval_on_selector_all("#results .result", """els => Object.fromEntries(els.map(e => [
-                e.dataset.itemId, (e.querySelector('.rules') || {dataset: {rules: ''}}).dataset.rules]))""")
-            assert shown == want
+        pg.goto("/?view=explain&q=dress")
+        _wait_results(pg)
+        shown = pg.eval_on_selector_all("#results .result", """els => Object.fromEntries(els.map(e => [
+            e.dataset.itemId, (e.querySelector('.rules') || {dataset: {rules: ''}}).dataset.rules]))""")
+        assert shown == want
+        pg.goto("/?q=dress")
+        _wait_results(pg)
+        featured = pg.eval_on_selector_all("#results .result", """els => Object.fromEntries(els.map(e => [
+            e.dataset.itemId, !!e.querySelector('.featured')]))""")
+        assert featured == promoted
+        text = pg.locator("#results").inner_text()
+        assert not any(name in text for name in ("hero", "red-week", "second", "Boost", "Pinned", "+0.50"))
         pg.goto("/?view=explain&q=dress")
         _wait_results(pg)
         first = api["items"][0]["item_id"]
@@ -575,21 +586,26 @@ def test_the_compare_table_has_a_row_for_the_rules_so_its_rows_add_up(browser, r
 
 def test_results_show_the_synonyms_that_touched_them(browser, ruled_url):
     """Each result lists the shop's synonyms through which a query word matched it, as POST
-    /recommend's explanation does, in both views."""
+    /recommend's explanation does, in the explain view; a shopper reads what their word found."""
     api = httpx.post(f"{ruled_url}/recommend", json={"query": "qipao", "k": 10}, timeout=API_TIMEOUT).json()
     want = {it["item_id"]: ",".join(s["name"] for s in it["explanation"]["synonyms"]) for it in api["items"]}
     assert sum(v == "qipao" for v in want.values()) >= 9  # every dress (the pinned hero may not be one)
     context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=ruled_url)
     try:
         pg = context.new_page()
-        for view in ("view=explain&", ""):
-            pg.goto(f"/?{view}q=qipao")
-            _wait_results(pg)
-            shown = pg.eval_on_selector_all("#results .result", """els => Object.fromEntries(els.map(e => [
-                e.dataset.itemId, (e.querySelector('.synonyms') || {dataset: {synonyms: ''}}).dataset.synonyms]))""")
-            assert shown == want
+        pg.goto("/?view=explain&q=qipao")
+        _wait_results(pg)
+        shown = pg.eval_on_selector_all("#results .result", """els => Object.fromEntries(els.map(e => [
+            e.dataset.itemId, (e.querySelector('.synonyms') || {dataset: {synonyms: ''}}).dataset.synonyms]))""")
+        assert shown == want
         second = pg.locator("#results .result").nth(1).locator(".synonym[data-synonym='qipao']")
         expect(second).to_contain_text("qipao → category:dress")
+        # a shopper is told which of their words found what, not the rule's name or key
+        pg.goto("/?q=qipao")
+        _wait_results(pg)
+        told = pg.eval_on_selector_all("#results .result", """els => Object.fromEntries(els.map(e => [
+            e.dataset.itemId, (e.querySelector('.also-finds') || {innerText: ''}).innerText]))""")
+        assert told == {i: ("“qipao” also finds dress" if v else "") for i, v in want.items()}
     finally:
         context.close()
 
