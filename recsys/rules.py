@@ -20,17 +20,18 @@ per catalogue and rule book (`RuleBook.items`), so a request pays only for the r
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 
 from .catalog import Catalog
 from .item_bits import pack_items
+from .tokenize import match_keys
 
 KINDS = ("pin", "boost", "bury", "hide")
 MATCHES = ("any", "exact", "contains")
@@ -40,7 +41,6 @@ MAX_AMOUNT = 1000.0
 # a pin's position at most: past any page a shopper reaches, and a number every store keeps
 # (PostgreSQL's integer column holds 2^31 - 1, SQLite's 2^63 - 1)
 MAX_POSITION = 100_000
-_WORDS = re.compile(r"\w+")
 
 
 class RuleError(ValueError):
@@ -77,12 +77,13 @@ class Rule:
         return (self.start is None or self.start <= now) and (self.end is None or now < self.end)
 
     def applies_to(self, query: str) -> bool:
-        """Whether the rule's query scope takes `query` (case and spacing ignored)."""
+        """Whether the rule's query scope takes `query` (`normalize_query`: case, spacing,
+        accents and word endings ignored)."""
         if self.match == "any":
             return True
         if self.match == "exact":
             return normalize_query(query) == normalize_query(self.query)
-        return normalize_query(self.query) in _WORDS.findall(query.lower())
+        return normalize_query(self.query) in query_keys(query)
 
     def meets(self, other: Rule) -> bool:
         """Whether some search, at some time, has both rules acting: their windows overlap and
@@ -101,7 +102,16 @@ class Rule:
 
 
 def normalize_query(query: str) -> str:
-    return " ".join(_WORDS.findall(query.lower()))
+    """A query as a rule's scope compares it: its words' match keys (`tokenize.match_keys`), so
+    case, spacing, accents and word endings are ignored as search ignores them (a pin on
+    "sartén" missed "sarten", and one on "lámpara" missed "lámparas")."""
+    return " ".join(query_keys(query))
+
+
+@lru_cache(maxsize=8192)
+def query_keys(query: str) -> tuple[str, ...]:
+    """The match keys of `query`'s words, in order (kept: every request with rules asks)."""
+    return tuple(match_keys(query))
 
 
 def split_attribute(attribute: str) -> tuple[str, str]:
@@ -482,7 +492,7 @@ class RuleBook:
         if not self.rules:
             return None
         matched = self.items(catalog)
-        words = _WORDS.findall(query.lower())
+        words = query_keys(query)
         scoped = [*self._exact.get(" ".join(words), ()), *(n for w in set(words) for n in self._word.get(w, ()))]
         own = tuple(sorted(n for n in scoped if matched[n].size and self.rules[n].in_window(now)))
         steady, windowed = self._any_acting(catalog)  # the rules for any query: a few, not all, checked
