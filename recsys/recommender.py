@@ -50,6 +50,7 @@ from .similar import (
     kind_filter,
     kind_keys,
     named_label,
+    same_values,
 )
 from .synonyms import SynonymBook
 
@@ -440,7 +441,7 @@ class Recommender:
             if name in given:
                 raise InputError(f"same: {key.strip()!r} is also a filter; give it once (the "
                                  f"filter names values, same takes the item's own)")
-            values = self.catalog.item_filter_values(item_idx, name)
+            values = same_values(self.catalog, item_idx, name)
             if values:
                 out[name] = values
         return out

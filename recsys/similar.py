@@ -222,6 +222,21 @@ def kind_filter(catalog: Catalog, item_idx: int, chosen: Collection[str | None] 
     return {}
 
 
+def same_values(catalog: Catalog, item_idx: int, key: str) -> list[str]:
+    """The item's own values of filter `key` that `same=key` keeps to: all of them (items that
+    share one), but of a category path's levels only the finest, whose items every other level
+    holds: "electronics > headphones > earbuds" kept to any level was 393 of 394 items (every
+    electronics item); to earbuds it is the earbuds."""
+    values = catalog.item_filter_values(item_idx, key)
+    if len(values) < 2:
+        return values
+    masks = sorted(((catalog.filter_mask({key: [v]}), v) for v in values), key=lambda mv: int(np.count_nonzero(mv[0])))
+    finest, value = masks[0]
+    if all(not np.any(finest & ~wider) for wider, _ in masks[1:]):  # nested: a path's levels
+        return [value]
+    return values
+
+
 def named_label(facet: str, label: str) -> str:
     """An attribute's label with its facet where the label alone does not say it: `style:scandi`
     (an `other` attribute's label names its column already: `material:walnut`)."""

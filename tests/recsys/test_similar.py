@@ -163,6 +163,23 @@ def test_same_keeps_the_items_that_share_the_items_own_values(rec):
         rec.similar("F000", same=["category"], filters={"category": ["table"]})
 
 
+def test_same_on_a_category_path_keeps_to_its_finest_level_and_on_tags_to_any():
+    """A path's levels are values of one key: `same=category` kept to any of them was every
+    item of the top level (393 of a marketplace's 394). It keeps to the finest level, whose items
+    every other level holds; a key whose values are not nested (tags) keeps to items sharing any."""
+    rows = [{"item_id": f"E{n:02d}", "title": f"{kind} {n}", "category": f"Electronics > Audio > {kind}",
+             "tags": tags}
+            for n, (kind, tags) in enumerate(itertools.product(("Earbuds", "Speakers", "Headphones"),
+                                                               ("wireless, compact", "wired", "wireless", "compact")))]
+    rec = untrained_recommender(Catalog.build(pd.DataFrame(rows)), NO_EVENTS, TrainConfig(seed=0))
+    asked, alike = rec.similar("E00", k=20, same=["category"])
+    assert asked.kept_to == {"category": ["earbuds"]}
+    assert {i.item_id for i in alike.items} == {"E01", "E02", "E03"}
+    asked, tagged = rec.similar("E00", k=20, same=["tags"])
+    assert sorted(asked.kept_to["tags"]) == ["compact", "wireless"]
+    assert alike.total == 3 and tagged.total == 8  # of the 11 others, all but the three wired
+
+
 def test_same_over_http_and_the_cli(rec, tmp_path, capsys):
     from api.config import Settings
     from cli.app import create_app
