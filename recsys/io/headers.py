@@ -179,7 +179,7 @@ def map_header(source: str, line: int, columns: Sequence[str], contract: str,
         if len(found) > 1:
             raise DataError(source, f"{_quoted(found)} could each be {role.column!r}; say which "
                                     f"in a schema file (--schema FILE.toml),"
-                                    f"{_block([_entry(found[0], role.column)])}", row=line)
+                                    f"{_block([_entry(found[0], role.column)], rename)}", row=line)
         if found:
             renamed[found[0]] = role.column
             taken.add(found[0])
@@ -274,7 +274,7 @@ def _check_required(source: str, line: int, columns: Sequence[str], contract: st
     raise DataError(source, f"missing required column{'s' * (len(missing) > 1)} {names}{label}; "
                             f"found columns: {_quoted(list(columns))}{unmatched}. "
                             f"{_naming(len(missing))} in a schema file (--schema FILE.toml),"
-                            f"{_block(lines)}", row=line)
+                            f"{_block(lines, rename)}", row=line)
 
 
 def _naming(n: int) -> str:
@@ -282,10 +282,15 @@ def _naming(n: int) -> str:
             else "Say which of the file's columns holds it")
 
 
-def _block(entries: list[str]) -> str:
+def _block(entries: list[str], rename: Mapping[str, str] | None = None) -> str:
     """The `[rename]` entries as one line to paste at the top of a schema file: an inline TOML
-    table, the same as a `[rename]` table (a failure is one line, cli/main.py)."""
-    return f" e.g. its [rename] table in one line, at the top: rename = {{{', '.join(entries)}}}"
+    table, the same as a `[rename]` table (a failure is one line, cli/main.py), with the entries
+    the schema's `rename` has already: followed for the items file and then for the log, two
+    `rename` lines were a TOML error ("Cannot overwrite a value")."""
+    given = {e.split(" = ", 1)[1] for e in entries}  # an entry for a column named anew goes
+    had = [_entry(column, target) for column, target in (rename or {}).items() if f'"{target}"' not in given]
+    where = " (in place of its rename line)" if had else ""
+    return f" e.g. its [rename] table in one line, at the top{where}: rename = {{{', '.join([*had, *entries])}}}"
 
 
 def _guess(column: str, free: list[str]) -> str:

@@ -965,3 +965,12 @@ def test_an_analytics_tools_log_reads_as_the_contracts(tmp_path: Path) -> None:
     shop.write_text("query,item_id,event\nlinen shirt,A1,wishlist\n")
     with pytest.raises(DataError, match=r"one of impression, click, cart, purchase \(or as analytics tools"):
         read_interactions(shop, {"A1"})
+
+
+def test_the_rename_line_a_header_error_offers_keeps_the_schemas_own_entries(tmp_path: Path) -> None:
+    """Told for the items file and then for the log to put `rename = {...}` at the top, a shop
+    had two rename lines, a TOML error. The line offered holds the schema's entries too."""
+    path = _write(tmp_path, "interactions_busquedas.csv", b"busqueda,producto,clics\nvestido,A1,1\n")
+    message = _message(path, rename={"nombre": "title", "producto": "item_id"})
+    assert message.endswith('(in place of its rename line): rename = {nombre = "title", producto = "item_id", '
+                           'busqueda = "query", clics = "label"}'), message
