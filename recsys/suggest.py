@@ -231,9 +231,12 @@ class Suggester:
         return found
 
     def _typo_prefixes_of(self, last: str) -> list[str]:
-        edits = {last[:i] + last[i + 1:] for i in range(len(last))}
+        # the first letter is kept (but for a swap with the second): shoppers rarely mistype the
+        # letter a word starts with, and without it the rest is another word's start ("cama",
+        # bed, offered "amarillo", yellow)
+        edits = {last[:i] + last[i + 1:] for i in range(1, len(last))}
         edits |= {last[:i] + last[i + 1] + last[i] + last[i + 2:] for i in range(len(last) - 1)}
-        for i in range(len(last) + 1):
+        for i in range(1, len(last) + 1):
             for c in _ALPHABET:
                 edits.add(last[:i] + c + last[i:])
                 if i < len(last):

@@ -51,6 +51,9 @@ def test_a_typo_of_one_edit_is_forgiven_below_exact_completions():
     assert s.suggest("lmp", 1)[0].text == "lamp"
     assert s.suggest("dr", 3)[0].corrected is False
     assert s.suggest("xq", 3) == []  # too short to be read as a typo
+    # the first letter is taken as typed: "cama" (bed) is not "ama", the start of "amarillo"
+    assert Suggester({"amarillo": 30}).suggest("cama", 3) == []
+    assert texts(Suggester({"dress": 3}).suggest("rdess", 3)) == ["dress"]  # its swap with the second
 
 
 def test_a_typos_prefixes_are_kept_per_word_the_same_and_bounded(monkeypatch):
