@@ -106,7 +106,7 @@ class Featurizer:
         the start 0.388 against BM25's 0.440)."""
         cache = self.__dict__.setdefault("_df", {})
         if not cache:
-            cache.update(term_document_frequency(self.catalog))
+            cache.update(term_document_frequency(self.catalog, self.cfg.word_df))
         df: np.ndarray = cache[facet]
         return df
 

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .catalog import Catalog
+from .facets import DESCRIPTION, TITLE
 from .formula import bm25_idf, covered, is_phrase, partial_share, partial_worth
 from .kernels import compiled
 from .model_config import ModelOptions
@@ -244,14 +245,23 @@ def word_document_frequency(catalog: Catalog) -> dict[str, int]:
     return {k: int(df[i]) for k, i in keys.items()}
 
 
-def term_document_frequency(catalog: Catalog) -> dict[str, np.ndarray]:
+def term_document_frequency(catalog: Catalog, words_anywhere: bool = False) -> dict[str, np.ndarray]:
     """facet -> (V_f,) float64 how many items have each attribute's term: an attribute of any
-    facet with the same match keys (`Featurizer.attribute_df`)."""
+    facet with the same match keys (`Featurizer.attribute_df`). `words_anywhere`
+    (`ModelOptions.word_df`): a title or description word counts every item that says the word,
+    in a longer value too, as BM25 over the text counts it (`word_document_frequency`)."""
     terms: dict[tuple[str, ...], int] = {}
     term_of = {f: np.array([terms.setdefault(a.match_keys, len(terms)) for a in catalog.vocab[f]],
                            dtype=np.int64) for f in catalog.facets}
     term_df = _items_having(catalog, {f: (np.arange(len(t)), t) for f, t in term_of.items()}, len(terms))
-    return {f: term_df[term_of[f]].astype(np.float64) for f in catalog.facets}
+    out = {f: term_df[term_of[f]].astype(np.float64) for f in catalog.facets}
+    if words_anywhere:
+        said = word_document_frequency(catalog)
+        for f in catalog.facets:
+            for a_idx, a in enumerate(catalog.vocab[f]):
+                if a.key in (TITLE, DESCRIPTION) and len(a.match_keys) == 1:
+                    out[f][a_idx] = max(out[f][a_idx], said.get(a.match_keys[0], 0))
+    return out
 
 
 def build_exact(catalog: Catalog, table: WordTable, options: ModelOptions | None = None) -> dict[str, sp.csr_matrix]:
@@ -302,7 +312,7 @@ def _store_partial_worth(catalog: Catalog, exact: dict[str, sp.csr_matrix], opti
     says = sum((catalog.item_attrs[f] @ exact[f].T).tocsr() for f in catalog.facets).tocsr()
     says.data[:] = 1.0
     word_idf = bm25_idf(np.asarray(says.sum(axis=0)).ravel(), catalog.n_items)  # (n_words,)
-    for f, attr_df in term_document_frequency(catalog).items():
+    for f, attr_df in term_document_frequency(catalog, options.word_df).items():
         m = exact[f]
         rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
         attr_idf = bm25_idf(attr_df, catalog.n_items)[m.indices]

@@ -110,6 +110,17 @@ class ModelOptions:
     # Depot's misspelled searches it keeps almost all of the start's gain from near spellings.
     # 0: every near spelling counts (versions saved before).
     near_known_ratio: float = 10.0
+    # A title or description word (`title:phone`) is worth the IDF of the word over every item
+    # that says it, in a longer value too (`category:cell phones`), as BM25 over the text counts
+    # it. False: over the items with a one-word attribute of it alone (versions saved before):
+    # title words that repeat a value are kept in the value, so the phones' "phone" was in
+    # `category:cell phones` only, the word looked rare, and power banks whose titles said
+    # "phone" ranked above every phone (a marketplace's first hour, 7 December 2026: its start
+    # 0.801 -> 0.843 against BM25's 0.819). A column's one-word value keeps its own term's
+    # count: for every one-word attribute, known-item start / BM25 on the synthetic generator
+    # fell 1.013 -> 0.997 (seeds 0-4); for title and description words alone it stays 1.013
+    # (docs/results.md, "A title word as rare as the word").
+    word_df: bool = True
 
     @property
     def value_shares(self) -> bool:
@@ -151,4 +162,5 @@ class ModelConfig(ModelOptions):
         d.setdefault("unmatched_offset", 0.0)  # and unlinked attributes kept the capped logit
         d.setdefault("length_unit", "attributes")  # and an item's length counted its attributes
         d.setdefault("near_known_ratio", 0.0)  # and every near spelling of a word counted
+        d.setdefault("word_df", False)  # and a one-word attribute's IDF counted its own term's items
         return cls(**d)

@@ -126,3 +126,25 @@ def test_the_start_ranks_random_catalogues_as_bm25_does(seed):
     gains = top10_gain(seed)
     assert len(gains) >= 50
     assert (gains >= 0.98).mean() >= NEAR_BM25_SHARE and gains.mean() >= 0.985 and gains.min() >= 0.95
+
+
+def test_a_one_word_attribute_is_as_rare_as_its_word_wherever_items_say_it():
+    """BM25 counts every item that says a word for its IDF. Title words that repeat a value are
+    kept in the value (`category:cell phones`), so the phones said "phone" only inside a phrase;
+    counted by its one-word term, `title:phone` looked as rare as the few power banks whose
+    titles said it, and outranked every phone (a marketplace, 7 December 2026). A title word's
+    IDF counts the word's items, in longer values too (`ModelOptions.word_df`; versions saved
+    before: not); a column's one-word value keeps its own count."""
+    rows = [{"item_id": f"P{n}", "title": f"Acme X{n} Smartphone Cell Phone", "category": "Electronics > Cell Phones"}
+            for n in range(6)]
+    rows += [{"item_id": f"B{n}", "title": f"Acme Power Bank Phone Charger {n}",
+              "category": "Electronics > Laptop Chargers"} for n in range(2)]
+    rows += [{"item_id": f"L{n}", "title": f"Acme Laptop {n}", "category": "Electronics > Laptops"} for n in range(8)]
+    catalog = Catalog.build(pd.DataFrame(rows), lexicon=LexiconConfig(enabled=False))
+    vocab = catalog.vocab["other"]
+    phone = next(n for n, a in enumerate(vocab) if (a.key, a.value) == ("title", "phone"))
+    laptops = next(n for n, a in enumerate(vocab) if (a.key, a.value) == ("category", "laptops"))
+    for word_df, df in ((True, 8), (False, 2)):
+        rec = untrained_recommender(catalog, NO_ROWS, TrainConfig(seed=0, model=ModelOptions(word_df=word_df)))
+        assert rec.featurizer.attribute_df("other")[phone] == df
+        assert rec.featurizer.attribute_df("other")[laptops] == 8  # not the 2 "laptop chargers"
