@@ -134,7 +134,7 @@ def table(report: dict) -> str:
     m = report["metrics"]
     lines = [f"{'ranker':<12} {'NDCG@10':>8} {'Recall@10':>10} {'MRR':>7}   (eval terms: "
              f"{m['model']['queries']}, full catalogue of {report['catalog']['items']:,} items)"]
-    for name, r in m.items():
+    for name, r in ((n, r) for n, r in m.items() if "ndcg@10" in r):
         lines.append(f"{name:<12} {r['ndcg@10']:>8.4f} {r['recall@10']:>10.4f} {r['mrr']:>7.4f}")
     s, t = report["split"], report["target"]
     lines.append(

@@ -29,15 +29,16 @@ def test_an_old_manifests_config_loads_as_the_options_it_was_trained_with():
     cfg = ModelConfig.from_json(OLD_CONFIG)
     # the default options, except what later releases changed: descriptions were at par then,
     # each head's length was its own attribute count, a word of a phrase counted by its share,
-    # unlinked attributes kept their capped logit and every near spelling of a word counted
+    # unlinked attributes kept their capped logit, every near spelling of a word counted and a
+    # title word's IDF counted its one-word term's items alone
     then = ModelOptions(description_weight=1.0, length_per_item=False, partial_worth=False, partial_value=False,
-                        unmatched_offset=0.0, near_known_ratio=0.0)
+                        unmatched_offset=0.0, near_known_ratio=0.0, word_df=False)
     assert cfg == ModelConfig.for_catalog(then, OLD_CONFIG["vocab_sizes"])
     assert cfg.facets == ("quality", "color", "style", "other")
     # the same flat form
     assert cfg.to_json() == {**OLD_CONFIG, "description_weight": 1.0, "length_per_item": False, "partial_worth": False,
                              "partial_value": False, "unmatched_offset": 0.0, "length_unit": "attributes",
-                             "near_known_ratio": 0.0}
+                             "near_known_ratio": 0.0, "word_df": False}
     assert not cfg.value_shares
 
 
