@@ -128,7 +128,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     watcher = PointerWatcher(versions, settings.watch_interval_s, followers=(schema.ensure, experiments.follow))
     follower = StoreFollower(versions, settings.watch_interval_s,
                              followers=(schema.ensure, app.state.profiles.follow, app.state.rules.follow,
-                                        app.state.synonyms.follow))
+                                        app.state.synonyms.follow), outage=watcher.outage)
     if app.state.initial_model is not None:
         versions.mark_activations_seen()
         versions.install(app.state.initial_model)

@@ -84,10 +84,12 @@ class StoreFollower(PointerWatcher):
     shop's catalogue changed every second a synonym another process had acknowledged was
     missing here for 3.6-15.5 s (a probe of two workers, 7 December 2026)."""
 
-    def __init__(self, versions: ServedVersions, interval_s: float, followers: Sequence[Callable[[], None]]):
+    def __init__(self, versions: ServedVersions, interval_s: float, followers: Sequence[Callable[[], None]],
+                 outage: StoreOutage):
+        """`outage`: the pointer watcher's, so a process says an outage once."""
         super().__init__(versions, interval_s, followers)
         self._thread = threading.Thread(target=self._run, name="store-follower", daemon=True)
-        self.outage = StoreOutage(log, "following rules and synonyms", interval_s)
+        self.outage = outage
 
     def poll(self) -> None:
         self._follow(self.followers)
