@@ -29,12 +29,13 @@ class PointerWatcher:
     error of a poll is logged with its traceback, every time."""
 
     def __init__(self, versions: ServedVersions, interval_s: float,
-                 followers: Sequence[Callable[[], None]] = ()):
+                 followers: Sequence[Callable[[], None]] = (), outage: StoreOutage | None = None):
+        """`outage`: another loop's, so that a process says an outage once."""
         self.versions, self.interval_s, self.followers = versions, interval_s, tuple(followers)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pointer-watcher", daemon=True)
         self.started = False
-        self.outage: StoreOutage = StoreOutage(log, "following the store", interval_s)
+        self.outage: StoreOutage = outage or StoreOutage(log, "following the store", interval_s)
 
     def start(self) -> None:
         self.started = True
@@ -87,9 +88,8 @@ class StoreFollower(PointerWatcher):
     def __init__(self, versions: ServedVersions, interval_s: float, followers: Sequence[Callable[[], None]],
                  outage: StoreOutage):
         """`outage`: the pointer watcher's, so a process says an outage once."""
-        super().__init__(versions, interval_s, followers)
-        self._thread = threading.Thread(target=self._run, name="store-follower", daemon=True)
-        self.outage = outage
+        super().__init__(versions, interval_s, followers, outage)
+        self._thread.name = "store-follower"
 
     def poll(self) -> None:
         self._follow(self.followers)

@@ -164,9 +164,10 @@ def below_baseline(manifest: dict[str, Any]) -> str | None:
     None when it does not (or the report has no such comparison: a run with no held-out
     queries serves the lexical start)."""
     metrics = manifest.get("metrics") or {}
-    if not _measurably_below(metrics):
+    found = _against_bm25(metrics)
+    if found is None or not _measurably_below(metrics):
         return None
-    basis, mine, bm25, n = _against_bm25(metrics)  # type: ignore[misc]
+    basis, mine, bm25, n = found
     se = _noise(metrics, basis)
     noise = f", more than its standard error {se:.4f} over {n} searches" if se is not None else ""
     return f"ndcg@10 {mine:.4f} is below BM25's {bm25:.4f} on {_BASIS_WORDS[basis]} in its own report{noise}"

@@ -179,7 +179,7 @@ def map_header(source: str, line: int, columns: Sequence[str], contract: str,
         if len(found) > 1:
             raise DataError(source, f"{_quoted(found)} could each be {role.column!r}; say which "
                                     f"in a schema file (--schema FILE.toml),"
-                                    f"{_block([_entry(found[0], role.column)], rename)}", row=line)
+                                    f"{_block([(found[0], role.column)], rename)}", row=line)
         if found:
             renamed[found[0]] = role.column
             taken.add(found[0])
@@ -259,12 +259,12 @@ def _check_required(source: str, line: int, columns: Sequence[str], contract: st
     if not missing:
         return
     free = [c for c in columns if c not in taken]
-    lines = []
+    lines: list[tuple[str, str]] = []
     for column in missing:
         guess = _guess(column, free)
         if guess in free:
             free.remove(guess)
-        lines.append(_entry(guess, column))
+        lines.append((guess, column))
     absent = [f"{c!r}" for c, t in rename.items() if t in missing]
     unmatched = (f"; the schema's [rename] names {', '.join(absent)}, which this file does not "
                  "have" if absent else "")
@@ -282,15 +282,17 @@ def _naming(n: int) -> str:
             else "Say which of the file's columns holds it")
 
 
-def _block(entries: list[str], rename: Mapping[str, str] | None = None) -> str:
-    """The `[rename]` entries as one line to paste at the top of a schema file: an inline TOML
-    table, the same as a `[rename]` table (a failure is one line, cli/main.py), with the entries
-    the schema's `rename` has already: followed for the items file and then for the log, two
-    `rename` lines were a TOML error ("Cannot overwrite a value")."""
-    given = {e.split(" = ", 1)[1] for e in entries}  # an entry for a column named anew goes
-    had = [_entry(column, target) for column, target in (rename or {}).items() if f'"{target}"' not in given]
+def _block(entries: Sequence[tuple[str, str]], rename: Mapping[str, str] | None = None) -> str:
+    """The `[rename]` entries ((column, contract column) pairs) as one line to paste at the top of a
+    schema file: an inline TOML table, the same as a `[rename]` table (a failure is one line,
+    cli/main.py), with the entries the schema's `rename` has already but for a column named anew:
+    followed for the items file and then for the log, two `rename` lines were a TOML error
+    ("Cannot overwrite a value")."""
+    named = {target for _, target in entries}
+    had = [(column, target) for column, target in (rename or {}).items() if target not in named]
     where = " (in place of its rename line)" if had else ""
-    return f" e.g. its [rename] table in one line, at the top{where}: rename = {{{', '.join([*had, *entries])}}}"
+    line = ", ".join(_entry(column, target) for column, target in [*had, *entries])
+    return f" e.g. its [rename] table in one line, at the top{where}: rename = {{{line}}}"
 
 
 def _guess(column: str, free: list[str]) -> str:
