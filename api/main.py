@@ -46,6 +46,7 @@ from .routes.page import STATIC
 from .rules import ServedRules
 from .served_versions import ServedVersions
 from .standby import Standby
+from .store_snapshot import StoreSnapshot
 from .suggestions import Suggestions
 from .synonyms import ServedSynonyms, read_synonyms
 from .telemetry import Telemetry
@@ -69,7 +70,8 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     telemetry = Telemetry()
     db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
     standby = Standby(settings.artifacts_dir, settings.standby_versions)
-    synonyms = ServedSynonyms(db, lambda: _served_models(app), read_synonyms(settings))
+    snapshot = StoreSnapshot(settings.artifacts_dir, db.public_url)
+    synonyms = ServedSynonyms(db, lambda: _served_models(app), read_synonyms(settings), snapshot)
     suggestions = Suggestions(db)
     versions = ServedVersions(settings.artifacts_dir, pinned=model_path,
                        on_swap=lambda rec: _on_swap(rec, synonyms, suggestions, telemetry), db=db,
@@ -80,7 +82,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     app.state.db = db
     app.state.experiments = Experiments(versions, db, telemetry)
     app.state.suggestions = suggestions
-    app.state.rules = ServedRules(db, versions)
+    app.state.rules = ServedRules(db, versions, snapshot)
     app.state.synonyms = synonyms
     app.state.profiles = Profiles(db, settings.profile_ttl_s, settings.profile_users, settings.profile_events)
     app.state.standby = StandbyLoader(versions, standby, settings.watch_interval_s)
@@ -123,6 +125,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     if schema.done:  # the rules in force before the first answer (else the watcher reads them)
         _follow_rules(app.state.rules)
         _follow_rules(app.state.synonyms)
+    else:
+        _restore_rules(app.state.rules, app.state.synonyms)
     # the running experiment first: when it has ended, the winner's activation is taken from
     # its arms already in memory
     watcher = PointerWatcher(versions, settings.watch_interval_s, followers=(schema.ensure, experiments.follow))
@@ -187,6 +191,19 @@ def _follow_rules(served: ServedRules | ServedSynonyms) -> None:
     except Exception as exc:
         if not unavailable(exc):
             raise
+
+
+def _restore_rules(rules: ServedRules, synonyms: ServedSynonyms) -> None:
+    """The store unavailable at start: its rules and synonyms as another process last read them
+    (`api.store_snapshot`), said either way."""
+    kept = rules.restore(), synonyms.restore()
+    if kept == (None, None):
+        log.warning("no rules or synonyms of this store were kept in the artifacts folder: serving "
+                    "none until the store answers")
+        return
+    log.warning(f"serving the rules and synonyms kept when the store was last read ({kept[0] or 0} rules, "
+                f"{kept[1] or 0} synonyms) until the store answers",
+                extra={"rules_revision": rules.book.revision, "synonyms_revision": synonyms.book.revision})
 
 
 def _load_then_follow(versions: ServedVersions, experiments: Experiments) -> None:

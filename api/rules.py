@@ -16,9 +16,10 @@ from datetime import UTC, datetime
 from recsys.recommender import Recommender
 from recsys.rules import Adjustments, RuleBook
 from store.db import Database
-from store.rules import list_rules, rules_revision
+from store.rules import list_rules, rule_from_json, rule_json, rules_revision
 
 from .served_versions import ServedVersions
+from .store_snapshot import StoreSnapshot
 
 log = logging.getLogger("recsys.api.rules")
 
@@ -28,8 +29,11 @@ def utc_now() -> datetime:
 
 
 class ServedRules:
-    def __init__(self, db: Database, versions: ServedVersions | None = None):
-        self.db, self.versions = db, versions
+    def __init__(self, db: Database, versions: ServedVersions | None = None,
+                 snapshot: StoreSnapshot | None = None):
+        """`snapshot`: where the rules read are kept for a process that starts with the store
+        unavailable (`restore`)."""
+        self.db, self.versions, self.snapshot = db, versions, snapshot
         self.book = RuleBook()
         self._lock = threading.Lock()  # one read of the store at a time in this process
 
@@ -40,12 +44,28 @@ class ServedRules:
                 return
             revision, stored = list_rules(self.db)
             if revision != self.book.revision or force:
-                book = RuleBook([s.item for s in stored], revision)
-                current = self.versions.current if self.versions is not None else None
-                if current is not None:  # the items each rule acts on, found here, not in a request
-                    book.items(current.catalog)
-                self.book = book
+                self._use(RuleBook([s.item for s in stored], revision))
                 log.info("rules followed", extra={"revision": revision, "rules": len(stored)})
+                if self.snapshot is not None:
+                    self.snapshot.save("rules", revision, [rule_json(s.item) for s in stored])
+
+    def restore(self) -> int | None:
+        """Serve the rules the last process to read the store kept (the store unavailable at
+        start); how many, None when none were kept. The store's revision differs from theirs
+        once it answers, if a rule changed meanwhile, and `follow` reads them then."""
+        held = self.snapshot.restore("rules", rule_from_json) if self.snapshot is not None else None
+        if held is None:
+            return None
+        revision, kept = held
+        with self._lock:
+            self._use(RuleBook(kept, revision))
+        return len(kept)
+
+    def _use(self, book: RuleBook) -> None:
+        current = self.versions.current if self.versions is not None else None
+        if current is not None:  # the items each rule acts on, found here, not in a request
+            book.items(current.catalog)
+        self.book = book
 
     def for_query(self, query: str, rec: Recommender) -> Adjustments | None:
         """The rules that act on this query's answer from `rec` now; None when none does."""

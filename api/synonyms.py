@@ -22,9 +22,10 @@ from pathlib import Path
 from recsys.recommender import Recommender
 from recsys.synonyms import Synonym, SynonymBook, SynonymError, read_synonyms_file
 from store.db import Database
-from store.synonyms import SYNONYMS
+from store.synonyms import SYNONYMS, synonym_from_json, synonym_json
 
 from .config import Settings
+from .store_snapshot import StoreSnapshot
 
 log = logging.getLogger("recsys.api.synonyms")
 
@@ -77,10 +78,11 @@ class SynonymsFile:
 
 class ServedSynonyms:
     def __init__(self, db: Database, served: Callable[[], Iterable[Recommender | None]],
-                 file: SynonymsFile | None = None):
+                 file: SynonymsFile | None = None, snapshot: StoreSnapshot | None = None):
         """`served`: the models this process answers with now; `file`: the synonyms file, whose
-        synonyms the store's replace name for name."""
-        self.db, self.served, self.file = db, served, file or SynonymsFile(None)
+        synonyms the store's replace name for name; `snapshot`: where the store's synonyms are
+        kept for a process that starts with the store unavailable (`restore`)."""
+        self.db, self.served, self.file, self.snapshot = db, served, file or SynonymsFile(None), snapshot
         self._stored: tuple[Synonym, ...] = ()
         self.book = SynonymBook(self.from_file, revision=-1)  # -1: the store not read yet
         self._lock = threading.Lock()  # one read of the store at a time in this process
@@ -103,6 +105,24 @@ class ServedSynonyms:
                 self._stored = tuple(s.item for s in stored)
                 self.book = self.combined(self._stored, revision)
                 log.info("synonyms followed", extra={"revision": revision, "synonyms": len(self.book)})
+                if self.snapshot is not None:
+                    self.snapshot.save("synonyms", revision, [synonym_json(s) for s in self._stored])
+        self._hand_out()
+
+    def restore(self) -> int | None:
+        """Serve the store's synonyms as the last process to read them kept them (the store
+        unavailable at start), beside the file's; how many, None when none were kept."""
+        held = self.snapshot.restore("synonyms", synonym_from_json) if self.snapshot is not None else None
+        if held is None:
+            return None
+        revision, kept = held
+        with self._lock:
+            self._stored = tuple(kept)
+            self.book = self.combined(self._stored, revision)
+        self._hand_out()
+        return len(kept)
+
+    def _hand_out(self) -> None:
         for rec in self.served():
             if rec is not None:
                 self.apply(rec)

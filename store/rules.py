@@ -5,6 +5,7 @@ revision)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from recsys.rules import Rule
@@ -35,6 +36,12 @@ def _rule(m: Any) -> Rule:
     return Rule(name=m["name"], kind=m["kind"], attribute=m["attribute"], item_id=m["item_id"],
                 amount=m["amount"], position=m["position"], match=m["match"], query=m["query"],
                 start=m["starts_at"], end=m["ends_at"])
+
+
+def rule_from_json(m: dict[str, Any]) -> Rule:
+    """The rule `rule_json` wrote."""
+    times = {key: datetime.fromisoformat(m[key]) if m[key] is not None else None for key in ("starts_at", "ends_at")}
+    return _rule({**m, **times})
 
 
 RULES: AuditedTable[Rule] = AuditedTable(rules, rule_changes, RULES_LOCK, "rule", "/admin/rules", _row, _rule,

@@ -21,10 +21,11 @@ def synonym_json(s: Synonym) -> dict[str, Any]:
     return {"name": s.name, "words": list(s.words), "to": list(s.to)}
 
 
-def _synonym(m: Any) -> Synonym:
+def synonym_from_json(m: Any) -> Synonym:
+    """The synonym `synonym_json` wrote (its row too)."""
     return Synonym(m["name"], tuple(m["words"]), tuple(m["to"]))
 
 
 SYNONYMS: AuditedTable[Synonym] = AuditedTable(synonyms, synonym_changes, SYNONYMS_LOCK, "synonym",
-                                               "/admin/synonyms", synonym_json, _synonym, synonym_json,
+                                               "/admin/synonyms", synonym_json, synonym_from_json, synonym_json,
                                                lambda s: s.name)

@@ -32,8 +32,8 @@ def make_settings(artifacts: Path, data_dir: Path, **kw) -> Settings:
     """Settings of an app on `artifacts`, with a store of its own next to it (the data folder
     is shared by the session's apps) unless `database_url` is given."""
     kw.setdefault("database_url", f"sqlite:///{artifacts.parent / (artifacts.name + '-store.db')}")
-    return Settings(artifacts_dir=artifacts, data_dir=data_dir, default_data_dir=data_dir / "default",
-                    watch_interval_s=0, **kw)
+    kw.setdefault("watch_interval_s", 0)  # no watcher unless a test follows the store
+    return Settings(artifacts_dir=artifacts, data_dir=data_dir, default_data_dir=data_dir / "default", **kw)
 
 
 def wait_ready(client: TestClient, timeout: float = 30.0) -> dict:

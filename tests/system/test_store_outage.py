@@ -11,6 +11,8 @@ processes log, and what a process started during the outage does.
   way, and after RECSYS_MAX_WORKER_RESTARTS within a minute the whole service stopped.
 - So does a `--workers 1` replica started during the outage (an orchestrator restarting it):
   before, it exited at startup. Once the database is back, each migrates and follows the store.
+  Meanwhile it serves the rules the other processes last read (`api.store_snapshot`): before,
+  none, and a hide rule's item was shown there.
 """
 
 from __future__ import annotations
@@ -79,6 +81,12 @@ def _answer_of_each(base: str, method: str, path: str, want: int, **kw) -> dict[
     return {pid: r.status_code for pid, r in answers_by_worker(send, want).items()}
 
 
+def _top(base: str) -> list[str]:
+    r = httpx.post(f"{base}/recommend", json={"query": "red dress", "k": 3}, timeout=30)
+    assert r.status_code == 200, r.text
+    return [it["item_id"] for it in r.json()["items"]]
+
+
 def test_an_outage_is_logged_once_and_processes_started_during_it_serve(
         request, tmp_path, v1, data_dir, rec):
     url, folder, port = request.getfixturevalue("own_postgres")
@@ -93,6 +101,10 @@ def test_an_outage_is_logged_once_and_processes_started_during_it_serve(
         wait_ready(base, proc, log, timeout=180)
         assert httpx.post(f"{base}/events", json=_event(item, "before"), headers=PUSH,
                           timeout=30).status_code == 202
+        recalled = _top(base)[0]
+        r = httpx.post(f"{base}/admin/rules", headers=AUTH, timeout=30, json={"rules": [
+            {"name": "recall", "kind": "hide", "item_id": recalled}]})
+        assert r.status_code == 201, r.text
         _pg_ctl(folder, "-m", "fast", "-w", "stop")
 
         # every worker's store routes say 503 + Retry-After; /recommend answers
@@ -118,8 +130,8 @@ def test_an_outage_is_logged_once_and_processes_started_during_it_serve(
         # a replica (re)started during the outage serves too
         with running(["--workers", "1"], env, replica_log) as (replica, rproc):
             wait_ready(replica, rproc, replica_log, timeout=180)
-            r = httpx.post(f"{replica}/recommend", json={"query": "red dress", "k": 3}, timeout=30)
-            assert r.status_code == 200, r.text
+            # with the rules another process last read: the recalled item stays hidden
+            assert recalled not in _top(replica)
             r = httpx.post(f"{replica}/events", json=_event(item, "replica"), headers=PUSH, timeout=30)
             assert r.status_code == 503 and int(r.headers["retry-after"]) > 0, r.text
             time.sleep(20 * WATCH_S)  # polls of the store while it is down
