@@ -68,6 +68,7 @@ class QueryMatches:
         self.word_items: WordCache[np.ndarray] = WordCache(  # each word's items as bits
             "word items", max(16, CACHE_BYTES // max(index.n_items // 8, 1)))
         self._every = pack_items(np.ones(index.n_items, dtype=bool))
+        self._last: tuple[QueryState, bool, np.ndarray] | None = None  # `matching`'s last state, path, items
 
     def is_warm(self, state: QueryState) -> bool:
         """Every word's items are cached: `bits` costs an OR per word."""
@@ -84,10 +85,16 @@ class QueryMatches:
 
     def matching(self, state: QueryState) -> np.ndarray:
         """(W,) uint64: the items some word of the query matches, none when no word matches
-        any (`bits` then counts every item), a new array."""
+        any (`bits` then counts every item), a new array. The last state's are kept: a request
+        asks for one query's three times (its ranking's rules, its explanations, its facet
+        counts), and the index gives the same state again for the same query."""
+        last, path = self._last, self.index.use_kernel
+        if last is not None and last[0] is state and last[1] == path:
+            return last[2].copy()
         out = np.zeros(-(-self.index.n_items // 64), dtype=np.uint64)
         for word in self._word_bits(state):
             out |= word
+        self._last = (state, path, out.copy())  # one assignment: threads see all or none
         return out
 
     def mask(self, state: QueryState) -> np.ndarray:

@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from .catalog import Catalog
-from .item_bits import pack_items
+from .item_bits import holds_items, pack_items
 from .tokenize import match_keys
 
 KINDS = ("pin", "boost", "bury", "hide")
@@ -319,8 +319,18 @@ class Adjustments:
         return self._raised_bits
 
     def raises(self, items: np.ndarray) -> np.ndarray:
-        """(len(items),) bool: which of `items` some boost of the set raises."""
-        return _member(self.raised_items(), np.asarray(items, dtype=np.int64))
+        """(len(items),) bool: which of `items` some boost of the set raises: a bit read an item
+        in the set for any query's bits (built once per set), a search among a query's own few
+        rules' items. A query's layer apart moves thousands of items (a word's boost of a colour);
+        searching them among its union of raised items (33k at 100k items) cost 0.2 ms a query."""
+        items = np.asarray(items, dtype=np.int64)
+        if self.base is None:
+            return holds_items(self.raised_bits(), items)
+        out = self.base.raises(items)
+        for delta, ix in self._own_moves:
+            if delta > 0:
+                out |= _member(ix, items)
+        return out
 
     def lowered_of(self, items: np.ndarray) -> np.ndarray:
         """(len(items),) float64 the summed buries alone of `items`, in the order `effects` lists

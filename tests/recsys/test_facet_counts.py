@@ -44,7 +44,12 @@ def test_matching_items_are_the_explanations_matched_ones(planted_model, query, 
     try:
         rec.facet_counter.matches.word_items.clear()
         assert (rec.facet_counter.matches.mask(state) == expected).all()
-        assert (rec.facet_counter.matches.mask(state) == expected).all()  # from the per-word cache
+        # from the per-word cache (a state of its own: the last state's items are kept apart)
+        again = rec.index.queries.query_state(query)
+        assert (rec.facet_counter.matches.mask(again) == expected).all()
+        mine = rec.facet_counter.matches.matching(again)
+        mine[:] = 0  # each caller's own array: the kept one is not changed
+        assert (rec.facet_counter.matches.mask(again) == expected).all()
     finally:
         rec.index.use_kernel = True
         rec.facet_counter.matches.word_items.clear()

@@ -325,3 +325,29 @@ def test_a_query_s_layer_sums_its_boosts_over_the_base_as_one_array_would(own):
     assert layer.offset_items.tolist() == touched.tolist()
     assert layer.offset_values.tolist() == summed[touched].tolist()
     assert layer.apart.tolist() == touched.tolist() and layer.apart_values.tolist() == summed[touched].tolist()
+
+
+def test_which_items_a_set_raises_is_read_from_its_boosts_and_its_base_s():
+    """`Adjustments.raises` (bits for a set for any query, its own rules' items for a query's
+    layer) is membership in the union of every boost's items, the base's too, and never a
+    bury's: on random sets of several boosts and buries, layered and not."""
+    rng = np.random.default_rng(7)
+    n = 3_000
+    for trial in range(6):
+        kinds = ["boost", "bury", "boost", "bury"]
+        base_rules = [Rule(name=f"b{i}", kind=k, attribute="color:red", amount=0.5) for i, k in enumerate(kinds)]
+        base_items = [np.sort(rng.choice(n, int(rng.integers(1, 800)), replace=False)) for _ in base_rules]
+        base = Adjustments(base_rules, base_items, n, None, indexed=True)
+        own_rules = [Rule(name=f"q{i}", kind=k, attribute="brand:x", amount=0.2, match="contains", query="sofa")
+                     for i, k in enumerate(["bury", "boost", "boost"][: 1 + trial % 3])]
+        own_items = [np.sort(rng.choice(n, int(rng.integers(1, 500)), replace=False)) for _ in own_rules]
+        layer = Adjustments(own_rules, own_items, n, base)
+        asked = rng.choice(n, 1_000)  # repeats and any order
+        for adj, pairs in ((base, zip(base_rules, base_items)),
+                           (layer, zip([*base_rules, *own_rules], [*base_items, *own_items]))):
+            raised = np.zeros(n, dtype=bool)
+            for rule, ix in pairs:
+                if rule.kind == "boost":
+                    raised[ix] = True
+            assert adj.raises(asked).tolist() == raised[asked].tolist()
+            assert adj.raises(asked[:0]).tolist() == []
