@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     telemetry = Telemetry()
     db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
     standby = Standby(settings.artifacts_dir, settings.standby_versions)
-    snapshot = StoreSnapshot(settings.artifacts_dir, db.public_url)
+    snapshot = StoreSnapshot(settings.artifacts_dir, db.public_url, writes=model_path is None)
     synonyms = ServedSynonyms(db, lambda: _served_models(app), read_synonyms(settings), snapshot)
     suggestions = Suggestions(db)
     versions = ServedVersions(settings.artifacts_dir, pinned=model_path,

@@ -31,10 +31,11 @@ _LOCK = ".store-snapshot.lock"
 
 
 class StoreSnapshot:
-    def __init__(self, folder: Path, store: str):
+    def __init__(self, folder: Path, store: str, writes: bool = True):
         """`folder`: the artifacts folder; `store`: the store's URL without its password (which
-        store the revisions count changes of)."""
-        self.folder, self.store = Path(folder), store
+        store the revisions count changes of); `writes` False: read only (a process pinned to a
+        version by `recsys serve --model` changes nothing in the folder)."""
+        self.folder, self.store, self.writes = Path(folder), store, writes
         self._warned: set[str] = set()
 
     def path(self, kind: str) -> Path:
@@ -42,7 +43,9 @@ class StoreSnapshot:
 
     def save(self, kind: str, revision: int, rows: list[dict[str, Any]]) -> None:
         """Keep `rows` (JSON-ready) as `kind` at `revision`, unless the file holds a newer
-        revision of this store."""
+        revision of this store. Nothing kept and nothing to keep: no file is written."""
+        if not self.writes or (not rows and not self.path(kind).exists()):
+            return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             with open(self.folder / _LOCK, "a") as lock:

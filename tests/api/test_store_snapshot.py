@@ -137,7 +137,17 @@ def test_a_file_that_does_not_read_is_not_used_and_is_replaced(tmp_path, caplog)
 def test_a_folder_that_cannot_be_written_costs_a_warning_once(tmp_path, caplog):
     (tmp_path / "file").write_text("")
     kept = StoreSnapshot(tmp_path / "file" / "artifacts", "sqlite:///a.db")
-    kept.save("rules", 1, [])
-    kept.save("rules", 2, [])
+    kept.save("rules", 1, [{"n": 1}])
+    kept.save("rules", 2, [{"n": 2}])
     assert caplog.text.count("could not be kept") == 1
     assert kept.load("rules") is None
+
+
+def test_nothing_is_written_with_nothing_to_keep_or_by_a_read_only_process(tmp_path):
+    StoreSnapshot(tmp_path, "sqlite:///a.db").save("rules", 0, [])  # a store without rules
+    StoreSnapshot(tmp_path, "sqlite:///a.db", writes=False).save("rules", 3, [{"n": 3}])  # pinned
+    assert list(tmp_path.iterdir()) == []
+    kept = StoreSnapshot(tmp_path, "sqlite:///a.db")
+    kept.save("rules", 3, [{"n": 3}])
+    kept.save("rules", 4, [])  # the last rule deleted: kept as none
+    assert kept.load("rules") == (4, [])
