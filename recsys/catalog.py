@@ -136,9 +136,10 @@ LABEL_CACHE_ITEMS = 1 << 15  # items whose labels `Catalog.attribute_labels` kee
 
 
 def _key_form(key: str) -> str:
-    """A filter key as column names are matched: case, separators and the spelling of colour left
-    out (`Colour`, `colour` and `color` are one key, `base_colour` and `baseColor` another)."""
-    return re.sub(r"[\W_]+", "", key.casefold()).replace("colour", "color")
+    """A filter key as column names are matched: case, accents, separators and the spelling of
+    colour left out (`Colour`, `colour` and `color` are one key, `base_colour` and `baseColor`
+    another, `categoría` and `categoria` a third)."""
+    return normalized(key).replace("colour", "color")
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,16 @@ MIN_WORDS = 3  # below this many words from its other attributes, the descriptio
 # filter keys that name an item's kind, finest first, in `_key_form` (fashion's articleType before
 # its subCategory before its masterCategory; Shopify's and Google Merchant feeds' product_type
 # before their categories)
-KIND_KEYS = ("articletype", "productclass", "producttype", "itemtype", "type", "kind", "subcategory", "productgroup",
-             "itemgroup", "productcategory", "category", "categories", "categoryhierarchy", "categorypath",
-             "breadcrumbs", "breadcrumb", "googleproductcategory", "department", "mastercategory")
+KIND_KEYS = ("articletype", "productclass", "producttype", "itemtype", "type", "kind",
+             # a product's type in the languages of shop exports ("tipo de producto", "Produktart", "soort")
+             "tipodeproducto", "tipoproducto", "tipo", "tipodeproduto", "typedeproduit", "typeproduit",
+             "tipodiprodotto", "produkttyp", "produktart", "typ", "artikelart", "soort", "productsoort",
+             "subcategory", "subcategoria", "souscategorie", "sottocategoria", "unterkategorie", "subcategorie",
+             "productgroup", "itemgroup", "warengruppe", "artikelgruppe", "produktgruppe", "productgroep",
+             "artikelgroep", "productcategory", "category", "categories", "categoria", "categorias",
+             "categorie", "categorieen", "kategorie", "kategorien", "kategoria", "kategori", "rubrique",
+             "categoryhierarchy", "categorypath", "breadcrumbs", "breadcrumb", "googleproductcategory",
+             "department", "departamento", "abteilung", "afdeling", "rayon", "mastercategory")
 MIN_SAME_KIND = 10  # other items of the item's kind, at least, for the results to keep to it
 NO_SAME = "none"  # `same` naming this alone: like-this over every item, not kept to its kind
 TITLE_KIND = "kind in its title"  # `ItemQuery.kept_to`'s key for a kind read from the titles

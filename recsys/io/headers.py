@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from recsys.errors import DataError, InputError
 from recsys.facets import FACETS
+from recsys.tokenize import fold
 
 ITEMS, INTERACTIONS, JUDGMENTS, PROBES = "items", "interactions", "judgments", "probes"
 
@@ -41,15 +42,27 @@ class Role:
     first: tuple[str, ...] = ()  # taken before `names`: a Shopify export's `Handle` over its `Variant SKU`
 
 
+# Besides English, the names Spanish, Portuguese, French, Italian, German and Dutch shops' exports
+# use ("referencia", "Artikelnummer", "nombre", "omschrijving", "término de búsqueda"): a shop's
+# export trains in one command in its own language (a probe of a Spanish and a Dutch shop needed
+# a [rename] line for every column, 7 December 2026). A bare word for "name" is generic, as
+# "name" is.
 _ITEM_ID = Role("item_id", ("productid", "productuid", "sku", "itemsku", "productsku", "variantid",
                             "variantsku", "articleid", "articlenumber", "itemnumber", "productnumber",
-                            "productcode", "itemcode", "asin", "objectid"), ("id", "uid"),
+                            "productcode", "itemcode", "asin", "objectid",
+                            "referencia", "referentie", "artikelnummer", "artikelnr", "artnr", "produktnummer",
+                            "codigo", "codigoproducto", "codigodeproducto", "codice", "codiceprodotto",
+                            "referenceproduit", "idproducto", "idproduit", "productcodeid"), ("id", "uid"),
                # the product a Shopify export's rows are, each variant's row under it (recsys.io.variants);
                # Squarespace's `Product ID [Non Editable]` over its variants' `SKU`
                first=("handle", "productidnoneditable"))
 _QUERY = Role("query", ("searchterm", "searchterms", "searchquery", "searchphrase", "searchstring",
-                        "searchtext", "querytext", "searchkeyword", "keyword", "keywords"),
-              ("q", "search", "term"))
+                        "searchtext", "querytext", "searchkeyword", "keyword", "keywords",
+                        "terminodebusqueda", "terminosdebusqueda", "termodebusca", "termodepesquisa",
+                        "termederecherche", "requete", "terminediricerca", "suchbegriff", "suchanfrage",
+                        "suchwort", "zoekterm", "zoekopdracht", "zoekwoord"),
+              ("q", "search", "term", "busqueda", "consulta", "busca", "pesquisa", "recherche", "ricerca",
+               "suche", "zoeken"))
 
 # What each contract's columns are called in exports. A numeric engagement column becomes the
 # interactions' `label` as it is (0 = shown and not chosen, larger = stronger): a click or
@@ -59,16 +72,27 @@ CONTRACTS: dict[str, tuple[Role, ...]] = {
     ITEMS: (
         _ITEM_ID,
         Role("title", ("producttitle", "productname", "itemtitle", "itemname", "productdisplayname",
-                       "displayname"), ("name",)),
+                       "displayname", "titulo", "titel", "titre", "titolo", "nombredelproducto",
+                       "nombreproducto", "nomeproduto", "nomedoproduto", "nomduproduit", "nomproduit",
+                       "nomeprodotto", "produktname", "produktbezeichnung", "artikelname", "artikelbezeichnung",
+                       "productnaam", "artikelnaam", "produkttitel", "producttitel"),
+             ("name", "nombre", "nome", "nom", "naam", "bezeichnung")),
         Role("description", ("productdescription", "itemdescription", "desc", "longdescription",
-                             "productdetails", "bodyhtml")),
+                             "productdetails", "bodyhtml", "descripcion", "descripciondelproducto",
+                             "descripcionlarga", "descricao", "descricaodoproduto", "descrizione",
+                             "descriptionduproduit", "beschreibung", "produktbeschreibung",
+                             "artikelbeschreibung", "langbeschreibung", "omschrijving",
+                             "productomschrijving", "beschrijving", "productbeschrijving")),
         Role("attributes", ("productattributes",)),
     ),
     INTERACTIONS: (
         _QUERY,
         _ITEM_ID,
         Role("label", ("relevance", "relevancescore", "clicks", "clickcount", "numclicks",
-                       "purchases", "purchasecount", "orders", "conversions")),
+                       "purchases", "purchasecount", "orders", "conversions", "clics", "cliques",
+                       "klicks", "kliks", "aantalkliks", "anzahlklicks", "numerodeclics", "nombredeclics",
+                       "compras", "pedidos", "ventas", "achats", "commandes", "acquisti", "ordini",
+                       "kaufe", "bestellungen", "aankopen", "bestellingen")),
         Role("event", ("eventtype", "eventname", "action", "interactiontype")),
         Role("weight", ("sampleweight",)),
         # GA4's `user_pseudo_id` and `event_timestamp`, Segment's `anonymousId`; a session id names
@@ -76,7 +100,8 @@ CONTRACTS: dict[str, tuple[Role, ...]] = {
         Role("user_id", ("userid", "customerid", "visitorid", "shopperid", "userpseudoid", "clientid",
                          "anonymousid"), ("user", "customer", "sessionid", "session")),
         Role("timestamp", ("eventtime", "eventtimestamp", "searchedat", "createdat", "clickedat", "occurredat",
-                           "datetime"), ("time", "date")),
+                           "datetime", "fechayhora", "dataehora", "horodatage", "zeitstempel", "tijdstempel",
+                           "tijdstip"), ("time", "date", "fecha", "datum", "hora")),
     ),
     JUDGMENTS: (_QUERY, _ITEM_ID, Role("grade", ("relevance", "rating", "label", "score"))),
     PROBES: (_QUERY, Role("word"), Role("facet"), Role("value")),
@@ -97,15 +122,21 @@ RENAME_TARGETS = tuple(dict.fromkeys(r.column for roles in CONTRACTS.values() fo
 
 
 def normalized(name: str) -> str:
-    """A column name with case and everything but letters and digits left out."""
-    return re.sub(r"[\W_]+", "", name.casefold())
+    """A column name with case, accents and everything but letters and digits left out
+    ("Descripción" and "descripcion" are one name)."""
+    return re.sub(r"[\W_]+", "", fold(name.casefold()))
 
 
+# the codes of a product in the languages of shop exports (a Spanish "referencia", a German or
+# Dutch "Artikelnummer", a "código de barras")
+_FOREIGN_CODES = ("referencia", "referentie", "artikelnummer", "artikelnr", "artnr", "produktnummer",
+                  "bestellnummer", "herstellernummer", "codigo", "codice", "codigodebarras", "streepjescode",
+                  "strichcode", "codebarre", "codiceabarre")
 # a column of codes (a Merchant feed's `gtin` and `mpn`, a `Variant Barcode`, an `ISBN`) is
 # never a number: bucketed, a GTIN was `gtin:5900000000000+` on a fifth of the catalogue, and a
 # shopper who types the code found nothing; read as text, each code is the item's own value
 _CODE_ENDINGS = ("sku", "barcode", "gtin", "ean", "upc", "isbn", "mpn", "partnumber", "modelnumber",
-                 "itemnumber", "articlenumber", "productid", "variantid", "itemid")
+                 "itemnumber", "articlenumber", "productid", "variantid", "itemid", *_FOREIGN_CODES)
 
 
 def is_code_column(name: str) -> bool:
@@ -128,7 +159,8 @@ def is_price_column(name: str) -> bool:
 # the codes a shop prints on its products and a shopper may type ("WC-PDO-000", an ASIN), unlike
 # a database's ids (`ID`, `product_id`, `variant_id`, Shopify's `Handle`)
 _TYPED_CODE_ENDINGS = ("sku", "barcode", "gtin", "ean", "upc", "isbn", "mpn", "asin", "partnumber",
-                       "modelnumber", "itemnumber", "articlenumber", "productnumber", "productcode", "itemcode")
+                       "modelnumber", "itemnumber", "articlenumber", "productnumber", "productcode", "itemcode",
+                       *_FOREIGN_CODES)
 
 
 def is_typed_code(name: str) -> bool:

@@ -19,14 +19,27 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from ..tokenize import fold
 from .headers import normalized
 from .text import Table, counted
 
-# column (normalized) -> (the values it may hold, lower case; whether a value leaves its row out)
+# A status and a "published" column in the languages of shop exports too: a Spanish shop's
+# `estado` of "borrador" drafts were served (a probe, 7 December 2026). Values are compared
+# folded (lower case, accents off: "archivé", "veröffentlicht").
+_DRAFT = ("draft", "archived", "borrador", "archivado", "rascunho", "arquivado", "brouillon", "archive",
+          "bozza", "archiviato", "entwurf", "archiviert", "concept", "gearchiveerd")
+_STATUS = (frozenset({"active", "unlisted", "", "activo", "publicado", "inactivo", "ativo", "inativo", "actif",
+                      "publie", "inactif", "attivo", "pubblicato", "inattivo", "aktiv", "veroffentlicht",
+                      "inaktiv", "actief", "gepubliceerd", "inactief", *_DRAFT}),
+           lambda v: v in _DRAFT)
+_NO = ("false", "no", "0", "-1", "falso", "nao", "non", "faux", "nein", "falsch", "nee", "onwaar")
+_PUBLISHED = (frozenset({"true", "yes", "1", "", "si", "verdadero", "sim", "oui", "vrai", "vero", "ja", "wahr",
+                         "waar", *_NO}), lambda v: v in _NO)
+# column (normalized) -> (the values it may hold, folded; whether a value leaves its row out)
 _RULES: dict[str, tuple[frozenset[str], Callable[[str], bool]]] = {
-    "status": (frozenset({"active", "draft", "archived", "unlisted", ""}), lambda v: v in ("draft", "archived")),
-    "published": (frozenset({"true", "false", "yes", "no", "1", "0", "-1", ""}),
-                  lambda v: v in ("false", "no", "0", "-1")),
+    **dict.fromkeys(("status", "estado", "statut", "stato"), _STATUS),
+    **dict.fromkeys(("published", "publicado", "publie", "pubblicato", "veroffentlicht", "gepubliceerd"),
+                    _PUBLISHED),
     "visibilityincatalog": (frozenset({"visible", "catalog", "search", "hidden", ""}), lambda v: v == "hidden"),
     "productonline": (frozenset({"1", "2", ""}), lambda v: v == "2"),
     "visibility": (frozenset({"not visible individually", "catalog", "search", "catalog, search", ""}),
@@ -49,7 +62,7 @@ def drop_unlisted(table: Table, mapped: Mapping[str, str] | None = None) -> None
         if rule is None or column.strip().lower() in named:
             continue
         allowed, leaves_out = rule
-        values = frame[column].str.lower()  # cells are stripped already
+        values = frame[column].map(fold)  # cells are stripped already
         if not set(values.unique().tolist()) <= allowed:
             continue  # a column of this name that is something else
         out |= values.map(leaves_out).to_numpy(dtype=bool)

@@ -970,7 +970,7 @@ def test_an_analytics_tools_log_reads_as_the_contracts(tmp_path: Path) -> None:
 def test_the_rename_line_a_header_error_offers_keeps_the_schemas_own_entries(tmp_path: Path) -> None:
     """Told for the items file and then for the log to put `rename = {...}` at the top, a shop
     had two rename lines, a TOML error. The line offered holds the schema's entries too."""
-    path = _write(tmp_path, "interactions_busquedas.csv", b"busqueda,producto,clics\nvestido,A1,1\n")
+    path = _write(tmp_path, "interactions_busquedas.csv", b"pregunta,producto,veces\nvestido,A1,1\n")
     message = _message(path, rename={"nombre": "title", "producto": "item_id"})
     assert message.endswith('(in place of its rename line): rename = {nombre = "title", producto = "item_id", '
-                           'busqueda = "query", clics = "label"}'), message
+                           'pregunta = "query", veces = "label"}'), message

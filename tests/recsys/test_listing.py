@@ -57,3 +57,25 @@ def test_a_store_not_open_yet_keeps_every_product(tmp_path):
     assert items["item_id"].tolist() == ["a", "b"]
     assert report.notices == ["every item is marked not for sale by Status (drafts, archived, hidden or "
                               "disabled): all are read, as a store that is not open yet"]
+
+
+def test_a_spanish_a_dutch_and_a_german_export_say_it_in_their_languages(tmp_path):
+    spanish = tmp_path / "productos.csv"
+    spanish.write_text("referencia,nombre,estado\nE1,Camisa,activo\nE2,Vestido,borrador\nE3,Bolso,Archivado\n",
+                       encoding="utf-8")
+    items, report = read_items(spanish)
+    assert items["item_id"].tolist() == ["E1"] and "estado" not in items.columns
+    assert any("left out 2 items the shop does not sell by estado" in n for n in report.notices)
+    dutch = tmp_path / "artikelen.csv"
+    dutch.write_text("artikelnummer;naam;status;gepubliceerd\nN1;Fiets;actief;ja\nN2;Lamp;concept;ja\n"
+                     "N3;Jas;actief;nee\n", encoding="utf-8")
+    assert read_items(dutch)[0]["item_id"].tolist() == ["N1"]
+    german = tmp_path / "artikel.csv"
+    german.write_text("Artikelnummer,Produktname,Status,Veröffentlicht\nD1,Pfanne,aktiv,ja\n"
+                      "D2,Topf,Entwurf,ja\nD3,Deckel,aktiv,nein\n", encoding="utf-8")
+    assert read_items(german)[0]["item_id"].tolist() == ["D1"]
+    # a Spanish "estado" that is a product's condition is a column like any other
+    used = tmp_path / "usados.csv"
+    used.write_text("referencia,nombre,estado\nU1,Camisa,nuevo\nU2,Vestido,usado\n", encoding="utf-8")
+    items, _ = read_items(used)
+    assert items["item_id"].tolist() == ["U1", "U2"] and items["estado"].tolist() == ["nuevo", "usado"]

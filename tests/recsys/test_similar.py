@@ -256,6 +256,24 @@ def test_a_kind_column_of_any_name_is_the_one_whose_values_hold_the_titles_kinds
     assert {i.item_id for i in result.items} == {f"C{n:02d}" for n in range(1, 12)}
 
 
+def test_a_kind_column_in_the_shop_s_language_is_kept_to_and_filtered_accents_aside():
+    """A Spanish shop's `categoría` is its kind column (its titles say "Cama", its categories
+    "Dormitorio": no inference finds it), and a filter or a like-this `same` spelled `categoria`
+    names it (was a 422: keys were not accent-folded)."""
+    rows = [{"item_id": f"E{n:02d}", "title": f"{word} {colour}", "categoría": room, "color": colour}
+            for n, (word, room, colour) in enumerate(
+                [("Cama", "Dormitorio", "blanco"), ("Mesita", "Dormitorio", "negro")] * 6
+                + [("Sofá", "Salón", "blanco"), ("Lámpara", "Salón", "negro")] * 6)]
+    rec = untrained_recommender(Catalog.build(pd.DataFrame(rows)), NO_EVENTS, TrainConfig(seed=0))
+    assert rec.kind_keys == ["categoría"] and rec.catalog.filter_key("categoria") == "categoría"
+    asked, result = rec.similar("E00", k=30)  # a bed: the bedroom's other items
+    assert asked.kept_to == {"categoría": ["dormitorio"]} and result.total == 11
+    asked, result = rec.similar("E00", k=30, same=["categoria"])
+    assert asked.kept_to == {"categoría": ["dormitorio"]} and result.total == 11
+    found = rec.recommend("blanco", k=30, filters={"categoria": ["salon"]})
+    assert {i.item_id for i in found.items} == {f"E{n:02d}" for n in range(12, 24)}
+
+
 @pytest.mark.parametrize("title, kind", [
     ("Whirlpool 1.9 cu. ft. Over the Range Convection Microwave in Stainless Steel with Sensor Cooking", "microwave"),
     ("Delta Vero 1-Handle Shower Only Faucet Trim Kit in Chrome (Valve Not Included)", "trim"),

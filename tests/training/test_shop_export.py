@@ -147,14 +147,14 @@ def test_a_header_that_cannot_be_mapped_says_which_rename_lines_to_add(tmp_path,
 
 def test_an_interactions_header_that_cannot_be_mapped_names_that_file(shop, tmp_path, capsys):
     products, _ = shop
-    log = _write(tmp_path, "log.csv", "suchbegriff,product_id,klicks\nred dress,SKU-1001,2\n")
+    log = _write(tmp_path, "log.csv", "suchfeld,product_id,treffer\nred dress,SKU-1001,2\n")
     code = main(["train", "--items", str(products), "--interactions", str(log), "--out",
                  str(tmp_path / "art")])
     assert code == 2
     assert capsys.readouterr().err == (
         f"error: {log}, row 1: missing required columns 'query', 'label' (or 'event' to derive it: "
-        "impression, click, cart, purchase); found columns: 'suchbegriff', 'product_id', 'klicks'"
-        + rename_hint('suchbegriff = "query"', 'klicks = "label"') + "\n")
+        "impression, click, cart, purchase); found columns: 'suchfeld', 'product_id', 'treffer'"
+        + rename_hint('suchfeld = "query"', 'treffer = "label"') + "\n")
 
 
 @pytest.mark.parametrize(("header", "mapped"), [
@@ -166,6 +166,13 @@ def test_an_interactions_header_that_cannot_be_mapped_names_that_file(shop, tmp_
      {"Search Query": "query", "Product ID": "item_id", "Event Type": "event",
       "Customer ID": "user_id"}),
     ("query,item_id,label,clicks", {}),  # the contract's own names win; the others are ignored
+    # a Spanish, a Dutch and a German shop's own names, accents and all
+    ("término de búsqueda,referencia,clics", {"término de búsqueda": "query", "referencia": "item_id",
+                                            "clics": "label"}),
+    ("zoekterm,artikelnummer,aantal kliks", {"zoekterm": "query", "artikelnummer": "item_id",
+                                             "aantal kliks": "label"}),
+    ("Suchbegriff,Artikelnummer,Käufe,Datum", {"Suchbegriff": "query", "Artikelnummer": "item_id",
+                                               "Käufe": "label", "Datum": "timestamp"}),
 ])
 def test_export_names_map_to_the_interactions_contract(tmp_path, header, mapped):
     values = {"query": "red dress", "item_id": "A1", "label": "1", "event": "click", "user_id": "u1"}
@@ -187,9 +194,18 @@ def test_export_names_map_to_the_interactions_contract(tmp_path, header, mapped)
     ("id,name,description", {"id": "item_id", "name": "title"}),
     ("Product Title,product_id,Product Description", {"Product Title": "title", "product_id": "item_id",
                                                       "Product Description": "description"}),
+    ("referencia,nombre,descripción,categoría", {"referencia": "item_id", "nombre": "title",
+                                                "descripción": "description"}),
+    ("artikelnummer;naam;omschrijving;kleur", {"artikelnummer": "item_id", "naam": "title",
+                                              "omschrijving": "description"}),
+    ("Artikelnummer,Produktname,Beschreibung,Farbe", {"Artikelnummer": "item_id", "Produktname": "title",
+                                                     "Beschreibung": "description"}),
+    ("Référence produit,Nom du produit,Description", {"Référence produit": "item_id",
+                                                      "Nom du produit": "title", "Description": "description"}),
 ])
 def test_export_names_map_to_the_items_contract(tmp_path, header, mapped):
-    path = _write(tmp_path, "items.csv", header + "\n" + ",".join(f"v{i}" for i in range(header.count(",") + 1)) + "\n")
+    sep = ";" if ";" in header else ","
+    path = _write(tmp_path, "items.csv", header + "\n" + sep.join(f"v{i}" for i in range(header.count(sep) + 1)) + "\n")
     items, report = read_items(path)
     assert report.renamed == mapped
     assert {"item_id", "title"} <= set(items.columns)
@@ -206,6 +222,9 @@ def test_an_explicit_rename_wins_over_the_automatic_mapping(tmp_path):
     # WooCommerce: the SKU is the id, and a shopper types it
     ("ID,SKU,Name\n7,WC-PDO-000,Pebble dutch oven\n8,WC-SKL-001,Iron skillet\n", "SKU"),
     ("ASIN,Title\nWC-PDO-000,Pebble dutch oven\nWC-SKL-001,Iron skillet\n", "ASIN"),
+    # a Spanish shop's reference, and a German one's
+    ("referencia,nombre\nWC-PDO-000,Olla de hierro\nWC-SKL-001,Sartén\n", "referencia"),
+    ("Artikelnummer,Produktname\nWC-PDO-000,Bräter\nWC-SKL-001,Pfanne\n", "Artikelnummer"),
     # a database's id is no attribute
     ("id,name\nWC-PDO-000,Pebble dutch oven\nWC-SKL-001,Iron skillet\n", None),
     ("product_id,title\nWC-PDO-000,Pebble dutch oven\nWC-SKL-001,Iron skillet\n", None),
