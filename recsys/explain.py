@@ -31,6 +31,11 @@ _NO_SHARE = np.zeros((0, 0), dtype=np.float32)
 # least this much of the score: below it, erasing the match or swapping the results' parts would
 # not change the order in any way a shopper could see, and "+0.89 against +0.89" is no reason.
 REASON_MIN = 0.01
+# a match of its own leads an item's line in a ranking (`contrast_summaries`) only when it is worth
+# at least this share of what the item's heads give it: a Spanish shop's "camiseta negra" put a
+# skirt 4th "for 'camiseta' drew categoría:ropa by click association (worth 0.02)", its heads
+# giving it 2.13, most of it for the "negra" every result said (a probe, 7 December 2026)
+REASON_OWN_SHARE = 0.1
 # An explanation is exactly additive (PRODUCT.md 5): score == prior + the heads' contributions, to
 # this; float32 sums of a few terms stay far inside it, a broken model does not.
 ADDITIVE_TOLERANCE = 1e-4
@@ -483,7 +488,8 @@ def _said(part: str) -> str:
 
 def contrast_summaries(explanations: list[Explanation], ranks: list[int], words: bool = True) -> None:
     """Rewrite the reason lines of a ranking (in place) to say what sets each item apart: its
-    match worth most (`Match.worth`, at least REASON_MIN) that not every listed item has; when
+    match worth most (`Match.worth`, at least REASON_MIN and REASON_OWN_SHARE of its heads'
+    total) that not every listed item has; when
     it has none, or another line of the page names the same, what puts it above the next item
     (below the previous one, for the last; `describe_difference`). The matches every result
     shares are said once, on the first line. A pinned item (its `rules`, set before) is placed by
@@ -502,8 +508,9 @@ def contrast_summaries(explanations: list[Explanation], ranks: list[int], words:
         else set()
     reasons: list[str | None] = []  # each item's best own match in words, None: it has none
     named: list[tuple[str, str, str] | None] = []  # and which match it is
-    for pairs, placed in zip(keyed, pinned):
-        own = [(key, h, m) for key, h, m in pairs if m.worth >= REASON_MIN and key not in common and not placed]
+    for e, pairs, placed in zip(explanations, keyed, pinned):
+        least = max(REASON_MIN, REASON_OWN_SHARE * abs(_heads_total(e)))
+        own = [(key, h, m) for key, h, m in pairs if m.worth >= least and key not in common and not placed]
         if own:
             key, h, m = max(own, key=lambda khm: _by_worth(khm[1:]))
             reasons.append(f"for {_match_words(m)} ({_worth(h, m)})")

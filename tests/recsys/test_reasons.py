@@ -356,3 +356,28 @@ def test_a_rounded_zero_reads_plus_zero():
     assert line.startswith("prior +0.50 against +0.00 for the 2nd"), line
     none = Explanation(-0.004, "", [HeadExplanation("color", 0.0, []), HeadExplanation("other", 0.0, [])])
     assert summarize(none.heads, none.prior, 3) == "ranked 3rd: no query word matched its attributes (prior +0.00)"
+
+
+def test_a_small_match_of_its_own_does_not_lead_a_line_its_shared_matches_earn():
+    """A Spanish shop's "camiseta negra": a skirt ranked 4th "for 'camiseta' drew categoría:ropa
+    by click association (worth 0.02)", its heads giving it 2.13, nearly all for the "negra"
+    every result said. A match of its own leads only when it is worth REASON_OWN_SHARE of the
+    item's heads; else the line says what puts it above its neighbour."""
+    from recsys.explain import REASON_OWN_SHARE
+
+    def expl(other: float, own: float) -> Explanation:
+        matches = [Match("negra", "title:negra", 0.99, other - own)]
+        if own:
+            matches.append(Match("camiseta", "category:ropa", 0.1, own, "click association", counts=False))
+        return Explanation(0.0, "", [HeadExplanation("color", 0.0, []), HeadExplanation("other", other, matches)])
+
+    small = 0.5 * REASON_OWN_SHARE * 2.13  # worth more than REASON_MIN, less than its share
+    ranking = [expl(2.13, small), expl(2.0, 0.0)]
+    contrast_summaries(ranking, [4, 5])
+    assert ranking[0].summary.startswith("ranked 4th: other attributes +2.13 against +2.00 for the 5th "
+                                         "('camiseta' drew category:ropa by click association"), ranking[0].summary
+    big = 2 * REASON_OWN_SHARE * 2.13  # worth its share: it leads
+    ranking = [expl(2.13, big), expl(2.0, 0.0)]
+    contrast_summaries(ranking, [4, 5])
+    assert ranking[0].summary.startswith("ranked 4th for 'camiseta' drew category:ropa by click association "
+                                         f"(other attributes, worth {big:.2f})"), ranking[0].summary
