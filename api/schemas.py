@@ -321,6 +321,10 @@ class ItemOut(_Out):
     item_id: str
     title: str
     attributes: dict[str, list[str]] = Field(description="facet -> attribute labels")
+    numbers: dict[str, float] = Field(
+        default_factory=dict, description="the item's numbers in its number columns (a price, a rating), "
+                                          "key -> the number its file gives: `attributes` holds their "
+                                          "ranges (`price:61-95`), which filters and the heads read")
 
 
 class ItemDetailOut(ItemOut):
@@ -454,6 +458,7 @@ def recommend_json(result: Recommendation, offset: int, took_ms: float, request_
             "item_id": item.item_id,
             "title": item.title,
             "attributes": item.attributes,
+            "numbers": item.numbers,
             "rank": item.rank,
             "score": item.score,
             "explanation": None if item.explanation is None else _explanation(item.explanation),

@@ -395,6 +395,17 @@ class Catalog:
             self._label_cache.put(item_idx, kept)
         return {f: list(labels) for f, labels in kept}
 
+    def item_numbers(self, item_idx: int) -> dict[str, float]:
+        """Item `item_idx`'s numbers of the number columns (`numbers`: a price, a rating) as its
+        file gives them, by key: its attributes hold their ranges (`price:61-95`), which a
+        filter and the heads read, and a shopper is shown the number."""
+        out: dict[str, float] = {}
+        for key, values in self.numbers.items():
+            x = float(values[item_idx])
+            if x == x:  # not NaN: the item has a number there
+                out[key] = x
+        return out
+
     def items_per_attribute(self, facet: str) -> np.ndarray:
         """(V,) how many items have each of `facet`'s attributes."""
         counts = self._items_per_attribute.get(facet)

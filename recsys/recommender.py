@@ -63,6 +63,7 @@ class RankedItem:
     score: float
     attributes: dict[str, list[str]]
     explanation: Explanation | None
+    numbers: dict[str, float] = field(default_factory=dict)  # `Catalog.item_numbers`
 
 
 @dataclass
@@ -287,6 +288,7 @@ class Recommender:
                 score=s,
                 attributes=self.catalog.attribute_labels(i),
                 explanation=e,
+                numbers=self.catalog.item_numbers(i),
             )
             for i, s, rank, e in zip(shown.tolist(), shown_scores.tolist(), ranks, explanations)
         ]

@@ -16,5 +16,6 @@ async def get_item(item_id: ItemId, rec: ModelDep) -> dict:
     idx = rec.catalog.idx(item_id)  # UnknownItemError -> 404
     descriptions = rec.catalog.descriptions
     return {"item_id": item_id, "title": rec.catalog.titles[idx],
-            "attributes": rec.catalog.attribute_labels(idx), "model_version": rec.version,
+            "attributes": rec.catalog.attribute_labels(idx), "numbers": rec.catalog.item_numbers(idx),
+            "model_version": rec.version,
             "description": (descriptions[idx] or None) if descriptions is not None else None}

@@ -499,9 +499,16 @@
   }
 
   // The item's attributes in words, each after its facet when it has no key of its own (the
-  // title's and the description's words are left out: the title says them)
+  // title's and the description's words are left out: the title says them); a number column's
+  // range ("price:61-95", what filters read) is shown as the item's own number (`numbers`)
   const attributeLabels = (item) => Object.entries(item.attributes || {})
-    .flatMap(([facet, labels]) => labels.filter((l) => !/^(title|description):/.test(l)).map((l) => label(l, facet)));
+    .flatMap(([facet, labels]) => labels.filter((l) => !/^(title|description):/.test(l))
+      .map((l) => label(ownNumber(item, l), facet)));
+  function ownNumber(item, text) {
+    const [key] = keyValue(text);
+    const x = key !== null && item.numbers ? item.numbers[key] : undefined;
+    return typeof x === "number" ? `${key}:${x.toLocaleString(undefined, { maximumFractionDigits: 2 })}` : text;
+  }
   // "Color: red, black · Style: sporty": each key said once, its values after it, none twice
   function attributeLine(item, limit = 6) {
     const byKey = new Map();

@@ -150,3 +150,17 @@ def test_a_range_on_a_column_of_few_numbers_reads_its_values():
     assert "size" not in catalog.buckets
     assert catalog.range_mask("Size", NumberRange(37, 38.5)).tolist() == [i % 5 in (1, 2) for i in range(10)]
     assert catalog.range_keys() == {"size"}
+
+
+def test_an_item_carries_its_numbers_as_its_file_says_them(client, items):
+    """A shopper is shown an item's price, not its range (`price:37-56`, what filters and heads
+    read): every shown item and `GET /items/{id}` carry the number column's number."""
+    price = dict(zip(items["item_id"], items["price"].astype(float)))
+    body = client.post("/recommend", json={"query": QUERY, "k": 20}).json()
+    assert body["items"]
+    for it in body["items"]:
+        assert it["numbers"]["price"] == pytest.approx(price[it["item_id"]])
+        assert any(label.startswith("price:") for labels in it["attributes"].values() for label in labels)
+    first = body["items"][0]["item_id"]
+    detail = client.get(f"/items/{first}").json()
+    assert detail["numbers"]["price"] == pytest.approx(price[first])

@@ -930,7 +930,13 @@ def test_attribute_keys_are_said_in_words(browser, base_url, width):
         assert "Category: " in shop and "Rating: " in shop
         _open_first(page)
         assert not re.findall(RAW_KEY, _visible_text(page))
-        assert "Price: " in page.locator("#detail").text_content()
+        # the shopper is shown the item's price, not the range filters read ("Price: 37-56")
+        detail = page.locator("#detail")
+        price = httpx.get(f"{base_url}/items/{detail.get_attribute('data-item-id')}",
+                          timeout=API_TIMEOUT).json()["numbers"]["price"]
+        shown = re.search(r"Price: ([\d.,]+)(\S*)", detail.text_content())
+        assert shown and not shown.group(2).startswith(("-", "+")), detail.text_content()
+        assert float(shown.group(1).replace(",", "")) == pytest.approx(price, abs=0.005)
 
         page.goto(f"/?{EXPLAIN}q={QUERY}")
         _wait_results(page)
