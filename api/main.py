@@ -122,11 +122,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
         torch.set_num_threads(settings.torch_threads)
     experiments: Experiments = app.state.experiments
-    if schema.done:  # the rules in force before the first answer (else the watcher reads them)
-        _follow_rules(app.state.rules)
-        _follow_rules(app.state.synonyms)
-    else:
-        _restore_rules(app.state.rules, app.state.synonyms)
+    # the rules in force before the first answer (else the watcher reads them), or those kept
+    # when the store was last read, while it is unavailable
+    unread = [served for served in (app.state.rules, app.state.synonyms)
+              if not (schema.done and _follow_rules(served))]
+    if unread:
+        _restore_rules(unread)
     # the running experiment first: when it has ended, the winner's activation is taken from
     # its arms already in memory
     watcher = PointerWatcher(versions, settings.watch_interval_s, followers=(schema.ensure, experiments.follow))
@@ -185,25 +186,30 @@ def _served_models(app: FastAPI) -> list[Recommender | None]:
     return [app.state.versions.current, *(serving.by_version().values() if serving is not None else ())]
 
 
-def _follow_rules(served: ServedRules | ServedSynonyms) -> None:
+def _follow_rules(served: ServedRules | ServedSynonyms) -> bool:
+    """Read them from the store; False when it is unavailable."""
     try:
         served.follow()
     except Exception as exc:
         if not unavailable(exc):
             raise
+        return False
+    return True
 
 
-def _restore_rules(rules: ServedRules, synonyms: ServedSynonyms) -> None:
-    """The store unavailable at start: its rules and synonyms as another process last read them
-    (`api.store_snapshot`), said either way."""
-    kept = rules.restore(), synonyms.restore()
-    if kept == (None, None):
-        log.warning("no rules or synonyms of this store were kept in the artifacts folder: serving "
-                    "none until the store answers")
+def _restore_rules(unread: list[ServedRules | ServedSynonyms]) -> None:
+    """The store unavailable at start: the rules and synonyms it could not give as another
+    process last read them (`api.store_snapshot`), said either way."""
+    what = " and ".join("rules" if isinstance(served, ServedRules) else "synonyms" for served in unread)
+    kept = [(served, served.restore()) for served in unread]
+    if all(n is None for _, n in kept):
+        log.warning(f"no {what} of this store were kept in the artifacts folder: serving none until "
+                    f"the store answers")
         return
-    log.warning(f"serving the rules and synonyms kept when the store was last read ({kept[0] or 0} rules, "
-                f"{kept[1] or 0} synonyms) until the store answers",
-                extra={"rules_revision": rules.book.revision, "synonyms_revision": synonyms.book.revision})
+    counts = ", ".join(f"{n or 0} {'rules' if isinstance(served, ServedRules) else 'synonyms'}"
+                       for served, n in kept)
+    log.warning(f"serving the {what} kept when the store was last read ({counts}) until the store answers",
+                extra={"revisions": [served.book.revision for served, _ in kept]})
 
 
 def _load_then_follow(versions: ServedVersions, experiments: Experiments) -> None:

@@ -151,3 +151,34 @@ def test_nothing_is_written_with_nothing_to_keep_or_by_a_read_only_process(tmp_p
     kept.save("rules", 3, [{"n": 3}])
     kept.save("rules", 4, [])  # the last rule deleted: kept as none
     assert kept.load("rules") == (4, [])
+
+
+def test_rules_the_store_cannot_give_after_its_migration_are_the_kept_ones(
+        tmp_path, planted_artifacts, planted_model, planted_paths, monkeypatch, caplog):
+    """The store answers the migration at start, then not the read of the rules: they are the
+    kept ones all the same (the synonyms, read, are the store's)."""
+    import api.rules
+    from store.db import Database as Db
+    from store.db import StoreError
+
+    artifacts = make_artifacts(tmp_path / "artifacts", planted_artifacts[1].version_dir)
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    recalled = ids(_ask_model(planted_model, "scarlet gown"))[0]
+    StoreSnapshot(artifacts, Db(url).public_url).save("rules", 7, [
+        {"name": "recall", "kind": "hide", "attribute": None, "item_id": recalled, "amount": None,
+         "position": None, "match": "any", "query": "", "starts_at": None, "ends_at": None}])
+
+    def down(_db):
+        raise StoreError("the store's rules lock is still held")
+
+    monkeypatch.setattr(api.rules, "rules_revision", down)
+    monkeypatch.setattr(api.rules, "list_rules", down)
+    caplog.set_level(logging.WARNING, logger="recsys.api")
+    with _client(artifacts, planted_paths["items"].parent, url, planted_model) as c:
+        assert recalled not in ids(_ask(c, "scarlet gown"))
+    said = [r.getMessage() for r in caplog.records if "kept when the store was last read" in r.getMessage()]
+    assert said and "serving the rules kept when the store was last read (1 rules)" in said[0], said
+
+
+def _ask_model(model, query: str) -> dict:
+    return {"items": [{"item_id": it.item_id} for it in model.recommend(query, k=N_ITEMS, explain=False).items]}
