@@ -325,6 +325,10 @@ class ItemOut(_Out):
         default_factory=dict, description="the item's numbers in its number columns (a price, a rating), "
                                           "key -> the number its file gives: `attributes` holds their "
                                           "ranges (`price:61-95`), which filters and the heads read")
+    value_names: dict[str, str] = Field(
+        default_factory=dict, description="of its attribute labels, those its file writes otherwise, "
+                                          "label -> as written (`brand:núñez & hijos` -> `Núñez & Hijos`): "
+                                          "what to show a shopper; the labels are what filters take")
 
 
 class ItemDetailOut(ItemOut):
@@ -459,6 +463,7 @@ def recommend_json(result: Recommendation, offset: int, took_ms: float, request_
             "title": item.title,
             "attributes": item.attributes,
             "numbers": item.numbers,
+            "value_names": item.value_names,
             "rank": item.rank,
             "score": item.score,
             "explanation": None if item.explanation is None else _explanation(item.explanation),

@@ -215,6 +215,7 @@ def _write_version(rec: Recommender, folder: Path, manifest: dict[str, Any],
         "numbers": {k: [None if math.isnan(x) else x for x in v.tolist()] for k, v in cat.numbers.items()},
         "aliases": cat.aliases,  # a variant's id -> its product's
         "key_names": cat.key_names,  # a key -> its column as written, where they differ
+        "value_names": cat.value_names,  # a value's label -> the value as written, where they differ
     }
     if cat.descriptions is not None:  # a product page's text; none in a catalogue without any
         catalog_json["descriptions"] = cat.descriptions
@@ -434,6 +435,7 @@ def load_version(path: str | Path) -> Recommender:
         aliases=catalog_json.get("aliases", {}),  # absent from a version saved before them
         descriptions=catalog_json.get("descriptions"),  # absent: none, or saved before them
         key_names=catalog_json.get("key_names", {}),  # absent from a version saved before them
+        value_names=catalog_json.get("value_names", {}),  # absent from a version saved before them
     )
     words = WordTable.from_json(words_json)
     exact = {f: csr[f"exact.{f}"] for f in cfg.facets}

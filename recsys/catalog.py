@@ -297,6 +297,9 @@ class Catalog:
     # an attribute key (lower-cased, as labels say it) -> its column's name as the file writes it,
     # where the two differ ("articletype" -> "articleType"): how a page puts the key into words
     key_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # a column value's label -> the value as the file first writes it, where the two differ
+    # ("brand:núñez & hijos" -> "Núñez & Hijos"): what a shopper is shown (`item_value_names`)
+    value_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _label_views: list[tuple[str, memoryview, memoryview, list[str]]] = field(
@@ -394,6 +397,15 @@ class Catalog:
                          for f, indptr, indices, labels in self._label_views)
             self._label_cache.put(item_idx, kept)
         return {f: list(labels) for f, labels in kept}
+
+    def item_value_names(self, labels: Mapping[str, Sequence[str]]) -> dict[str, str]:
+        """Of an item's attribute `labels` (`attribute_labels`), those a file writes otherwise
+        (`value_names`), label -> as written: a page shows "Núñez & Hijos", not the label's
+        lower case."""
+        names = self.value_names
+        if not names:
+            return {}
+        return {label: names[label] for facet_labels in labels.values() for label in facet_labels if label in names}
 
     def item_numbers(self, item_idx: int) -> dict[str, float]:
         """Item `item_idx`'s numbers of the number columns (`numbers`: a price, a rating) as its
@@ -631,6 +643,7 @@ class _CatalogBuilder:
                                  f"this catalogue's ({', '.join(facets)}); add it with [facets] add")
         self.buckets: dict[str, NumericBuckets] = buckets
         self.numbers: dict[str, np.ndarray] = {}
+        self.value_names: dict[str, str] = {}  # `Catalog.value_names`
         self.number_words: dict[str, Counter[str]] = {}  # a number column's cells that are words
         self.lexicon = lexicon
         self.vocab: dict[str, dict[Attribute, int]] = {f: {} for f in facets}
@@ -726,6 +739,7 @@ class _CatalogBuilder:
             number_words={k: dict(c.most_common()) for k, c in self.number_words.items()},
             descriptions=self.descriptions,
             key_names=self._key_names(),
+            value_names=self.value_names,
         )
 
     def _key_names(self) -> dict[str, str]:
@@ -784,10 +798,15 @@ class _CatalogBuilder:
         for cell in cells.tolist():
             indices = parsed.get(cell)
             if indices is None:
-                values = _split(cell, separators)
+                written = _split_written(cell, separators)
+                values = [v.lower() for v in written]
                 if paths is not None:
                     values = list(dict.fromkeys(level for value in values for one in joined_paths(value, paths, tops)
                                                 for level in path_levels(one, paths)))
+                else:
+                    for value, as_written in zip(values, written, strict=True):
+                        if as_written != value:
+                            self.value_names.setdefault(Attribute(facet, key, value).label, as_written)
                 indices = parsed[cell] = tuple(self.index_of(Attribute(facet, key, value)) for value in values)
             split.append(indices)
         self.cells.append((facet, split))
@@ -1300,10 +1319,15 @@ def _content_words(text: str) -> list[tuple[str, str]]:
 def _split(cell: str, separators: str = MULTI_VALUE_SEPARATOR) -> list[str]:
     """A cell's values (lower case), split at any of `separators` that no backslash escapes
     (WooCommerce writes a comma inside a category's or a tag's name as `\\,`)."""
+    return [v.lower() for v in _split_written(cell, separators)]
+
+
+def _split_written(cell: str, separators: str = MULTI_VALUE_SEPARATOR) -> list[str]:
+    """`_split` with each value as the cell writes it ("Núñez & Hijos")."""
     between = f"[{re.escape(separators)}]"
     if "\\" not in cell:  # nothing escaped, as in nearly every cell
-        return [v.strip().lower() for v in re.split(between, cell) if v.strip()]
-    parts = (re.sub(f"\\\\({between})", r"\1", v).strip().lower() for v in re.split(f"(?<!\\\\){between}", cell))
+        return [v.strip() for v in re.split(between, cell) if v.strip()]
+    parts = (re.sub(f"\\\\({between})", r"\1", v).strip() for v in re.split(f"(?<!\\\\){between}", cell))
     return [v for v in parts if v]
 
 

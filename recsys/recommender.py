@@ -64,6 +64,7 @@ class RankedItem:
     attributes: dict[str, list[str]]
     explanation: Explanation | None
     numbers: dict[str, float] = field(default_factory=dict)  # `Catalog.item_numbers`
+    value_names: dict[str, str] = field(default_factory=dict)  # `Catalog.item_value_names`
 
 
 @dataclass
@@ -280,23 +281,19 @@ class Recommender:
                 if e.rules:
                     e.summary += "; " + "; ".join(rule_note(r, rank) for r in e.rules)
             explanations = list(explained)
-        items = [
-            RankedItem(
-                item_id=self.catalog.item_ids[i],
-                title=self.catalog.titles[i],
-                rank=rank,
-                score=s,
-                attributes=self.catalog.attribute_labels(i),
-                explanation=e,
-                numbers=self.catalog.item_numbers(i),
-            )
-            for i, s, rank, e in zip(shown.tolist(), shown_scores.tolist(), ranks, explanations)
-        ]
+        items = [self._ranked_item(i, s, rank, e)
+                 for i, s, rank, e in zip(shown.tolist(), shown_scores.tolist(), ranks, explanations)]
         said = [t.surface for t in state.tokens]
         tokens = [w for w in said if w not in added]
         unmatched = [w for w in self._unmatched_tokens(state) if w not in added]
         return Recommendation(query, tokens, self.version, items, total, unmatched,
                               [w for w in added if w in said])
+
+    def _ranked_item(self, i: int, score: float, rank: int, explanation: Explanation | None) -> RankedItem:
+        labels = self.catalog.attribute_labels(i)
+        return RankedItem(item_id=self.catalog.item_ids[i], title=self.catalog.titles[i], rank=rank, score=score,
+                          attributes=labels, explanation=explanation, numbers=self.catalog.item_numbers(i),
+                          value_names=self.catalog.item_value_names(labels))
 
     def is_typed(self, query: str) -> bool:
         """Whether `query` has a word to rank (not empty, not stop words alone): a typed query,

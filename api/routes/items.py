@@ -15,7 +15,8 @@ async def get_item(item_id: ItemId, rec: ModelDep) -> dict:
     item_id = rec.catalog.canonical(item_id)  # a variant's SKU: its product
     idx = rec.catalog.idx(item_id)  # UnknownItemError -> 404
     descriptions = rec.catalog.descriptions
+    labels = rec.catalog.attribute_labels(idx)
     return {"item_id": item_id, "title": rec.catalog.titles[idx],
-            "attributes": rec.catalog.attribute_labels(idx), "numbers": rec.catalog.item_numbers(idx),
-            "model_version": rec.version,
+            "attributes": labels, "numbers": rec.catalog.item_numbers(idx),
+            "value_names": rec.catalog.item_value_names(labels), "model_version": rec.version,
             "description": (descriptions[idx] or None) if descriptions is not None else None}

@@ -82,8 +82,10 @@
     const s = String(text);
     if (s.startsWith("(")) return s; // "(no match)"
     const [key, value] = keyValue(s);
-    if (key === null) return facet ? `${headName(facet)}: ${value.replace(/_/g, " ")}` : value.replace(/_/g, " ");
-    return `${capital(keyWords(key))}: ${value.replace(/_/g, " ")}`;
+    // the value as the shop's file writes it ("Núñez & Hijos"), where an answer said so
+    const shown = writtenValues.get(s) ?? value.replace(/_/g, " ");
+    if (key === null) return facet ? `${headName(facet)}: ${shown}` : shown;
+    return `${capital(keyWords(key))}: ${shown}`;
   }
   /** "title:drill" -> ["title", "drill"]; a label without a key -> [null, the label]. */
   function keyValue(text) {
@@ -95,6 +97,13 @@
   // Labels seen in answers, so that the API's sentences can say them in words as well
   const knownLabels = new Set();
   function learnLabels(labels) { for (const l of labels) if (String(l).includes(":")) knownLabels.add(String(l)); }
+  // label -> its value as the file writes it (an item's `value_names`)
+  const writtenValues = new Map();
+  /** An answer's item: its labels, and how its file writes their values. */
+  function learnItem(item) {
+    learnLabels(Object.values(item.attributes || {}).flat());
+    for (const [l, written] of Object.entries(item.value_names || {})) writtenValues.set(l, written);
+  }
   function inWords(text) {
     let out = String(text || "");
     for (const l of [...knownLabels].sort((a, b) => b.length - a.length)) out = out.split(l).join(label(l));
@@ -306,7 +315,7 @@
   function renderResults(data, { focusIndex = null } = {}) {
     state.shown = data;
     const list = $("#results");
-    for (const it of state.items) learnLabels(Object.values(it.attributes || {}).flat());
+    for (const it of state.items) learnItem(it);
     list.replaceChildren(...state.items.map((it) => resultCard(it)));
     list.dataset.state = "ready";
     list.dataset.query = state.query;
@@ -716,7 +725,7 @@
     try {
       const data = await api(`/items/${encodeURIComponent(itemId)}/similar?k=4`, undefined, ctl.signal);
       if (ctl !== state.similarCtl) return;
-      for (const it of data.items) learnLabels(Object.values(it.attributes || {}).flat());
+      for (const it of data.items) learnItem(it);
       $("#similar-list").replaceChildren(...data.items.map((it) => el("li", { "data-item-id": it.item_id },
         el("button", { type: "button", class: "link", onclick: () => openItem(it.item_id) }, it.title || it.item_id),
         el("span", { class: "help" }, sharedWords(it) ? ` shares ${sharedWords(it)}` : ""))));
@@ -747,7 +756,7 @@
 
   function renderShopperDetail(item, description) {
     $("#detail-title").textContent = item.title || item.item_id;
-    learnLabels(Object.values(item.attributes || {}).flat());
+    learnItem(item);
     const labels = attributeLabels(item);
     const reason = item.explanation ? plainReason(item) : "";
     $("#detail-body").replaceChildren(

@@ -106,7 +106,7 @@ def test_recommend_shape_and_additivity(client, rec):
     assert [i["rank"] for i in items] == list(range(1, 11))
     assert [i["score"] for i in items] == sorted((i["score"] for i in items), reverse=True)
     for item in items:
-        assert set(item) == {"item_id", "title", "rank", "score", "attributes", "numbers", "explanation"}
+        assert set(item) == {"item_id", "title", "rank", "score", "attributes", "numbers", "value_names", "explanation"}
         assert set(item["attributes"]) == set(FACETS)
         assert set(item["explanation"]) == {"prior", "summary", "matched", "heads", "history", "rules",
                                               "synonyms"}

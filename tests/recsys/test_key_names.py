@@ -29,3 +29,21 @@ def test_a_catalogue_keeps_its_columns_names_as_written_and_a_version_keeps_them
     none = pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []})
     version = save_version(untrained_recommender(cat, none, TrainConfig()), tmp_path / "artifacts", {})
     assert load_version(version).catalog.key_names == cat.key_names
+
+
+def test_values_are_kept_as_written_where_labels_fold_them_and_a_version_keeps_them(tmp_path):
+    """A Spanish shop's brands were shown "núñez & hijos": each value a column writes otherwise
+    than its label is kept as the file first writes it, and every shown item carries its own."""
+    items = _items()
+    items["brand"] = ["Núñez & Hijos", "acme", "Núñez & Hijos|Añil"]
+    cat = Catalog.build(items)
+    assert cat.value_names["brand:núñez & hijos"] == "Núñez & Hijos" and cat.value_names["brand:añil"] == "Añil"
+    assert cat.value_names["articletype:tshirts"] == "Tshirts" and "brand:acme" not in cat.value_names
+    assert not any(label.startswith("title:") for label in cat.value_names)  # the title says its words
+    none = pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []})
+    rec = untrained_recommender(cat, none, TrainConfig())
+    shown = {it.item_id: it.value_names for it in rec.recommend("tote", k=3).items}
+    assert shown["A3"]["brand:añil"] == "Añil" and shown["A3"]["articletype:bags"] == "Bags"
+    assert shown["A2"].get("brand:acme") is None
+    version = save_version(rec, tmp_path / "artifacts", {})
+    assert load_version(version).catalog.value_names == cat.value_names

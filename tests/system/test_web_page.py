@@ -793,6 +793,9 @@ def test_a_key_the_answers_lower_case_is_put_into_words_as_its_column_writes_it(
         line = page.locator("#results .result .attrs-line").first
         expect(line).to_contain_text("Country of origin: ")
         assert "Countryoforigin" not in page.locator("#results").text_content()
+        # and a value as the column writes it ("Spain"), not as the labels fold it ("spain")
+        expect(line).to_contain_text(re.compile(r"Country of origin: (Spain|Portugal)"))
+        assert not re.search(r"Country of origin: (spain|portugal)", page.locator("#results").text_content())
 
 
 def test_an_open_product_shows_its_description(browser, charger_url):
@@ -878,13 +881,15 @@ def _compare(page: Page, first: int = 0, second: int = 1) -> None:
     page.wait_for_function("document.querySelector('#compare').dataset.state === 'ready'")
 
 
-def _worded(label: str) -> str:
-    """An attribute label as the page says it: 'category:dress' -> 'Category: dress'."""
+def _worded(label: str, written: dict[str, str] | None = None) -> str:
+    """An attribute label as the page says it: 'category:dress' -> 'Category: dress', its value
+    as the file writes it where an answer's `value_names` says ('brand:solenne' -> 'Brand: Solenne')."""
     key, sep, value = label.partition(":")
+    value = (written or {}).get(label, value.replace("_", " "))
     if not sep:
-        return label.replace("_", " ")
+        return value
     words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key).replace("_", " ").strip().lower()
-    return f"{words[:1].upper()}{words[1:]}: {value.replace('_', ' ')}"
+    return f"{words[:1].upper()}{words[1:]}: {value}"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -946,7 +951,9 @@ def test_attribute_keys_are_said_in_words(browser, base_url, width):
         headers = page.eval_on_selector_all("#detail table.heatmap thead th[data-attribute]",
                                             "ths => ths.map(th => [th.dataset.attribute, th.textContent])")
         keyed = [(raw, shown) for raw, shown in headers if ":" in raw]
-        assert keyed and all(shown == _worded(raw) for raw, shown in keyed)
+        written = httpx.get(f"{base_url}/items/{page.locator('#detail').get_attribute('data-item-id')}",
+                            timeout=API_TIMEOUT).json()["value_names"]
+        assert keyed and all(shown == _worded(raw, written) for raw, shown in keyed), (keyed, written)
         said = page.evaluate("""() => ['category:dress', 'rating:4.4+', 'price:37-56', 'baseColour:navy_blue',
             'product_type:cordless_drill', 'red', 'bluetooth_enabled:yes',
             'wi-fi built-in:yes'].map(l => window.recsysPage.label(l))""")
