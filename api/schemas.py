@@ -782,12 +782,22 @@ class RuleOut(_Out):
     updated_by: str | None = None
 
 
+class ScoreScaleOut(_Out):
+    searches: list[str] = Field(description="the catalogue's commonest title words, asked as searches")
+    first_to_tenth: float = Field(description="how far their 1st result scores above their 10th (median)")
+    neighbours: float = Field(description="how far two neighbouring results score apart on average")
+    note: str = Field(description="the scale in words")
+
+
 class RulesOut(_Out):
     revision: int = Field(description="the newest change's id: every serving process follows it "
                                       "within RECSYS_WATCH_INTERVAL_S")
     rules: list[RuleOut]
     warnings: list[str] = Field(default_factory=list,
                                 description="rules that act on no item of the served catalogue")
+    scale: ScoreScaleOut = Field(description="what a boost's or a bury's amount moves on the served "
+                                             "catalogue (`recsys.score_scale`): amounts are in its "
+                                             "scores' units")
 
 
 class RuleChangeOut(_Out):

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Header, HTTPException, Query
 
 from recsys.recommender import Recommender
 from recsys.rules import Rule, RuleError, check_rule, matching_items
+from recsys.score_scale import score_scale
 from store.db import Database
 from store.rules import (
     RuleConflict,
@@ -75,7 +76,10 @@ def _out(stored: list[StoredRule], revision: int, rec: Recommender, warnings: li
     rules = [{**vars(s.item), "active": s.item.in_window(now),
               "matches": int(matching_items(s.item, rec.catalog).size), "created_at": s.created_at,
               "updated_at": s.updated_at, "updated_by": s.updated_by} for s in stored]
-    return {"revision": revision, "rules": rules, "warnings": warnings}
+    scale = score_scale(rec)
+    return {"revision": revision, "rules": rules, "warnings": warnings,
+            "scale": {"searches": scale.searches, "first_to_tenth": scale.first_to_tenth,
+                      "neighbours": scale.neighbours, "note": scale.note}}
 
 
 @router.get("", response_model=RulesOut)

@@ -285,3 +285,18 @@ def test_a_name_or_id_with_a_nul_is_refused_on_either_store(shop):
         assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "name"], r.text
     assert shop.get("/admin/jobs/%00", headers=AUTH).status_code == 404
     assert shop.delete("/admin/jobs/a%00b", headers=AUTH).status_code == 404
+
+
+def test_the_rules_answers_say_the_scale_an_amount_is_read_on(shop, planted_model):
+    """A merchandiser's +0.30 was read against nothing: every rules answer says how far the
+    catalogue's results score apart (`recsys.score_scale`)."""
+    from recsys.score_scale import score_scale
+
+    out = add(shop, {"name": "blue-week", "kind": "boost", "attribute": "color:blue", "amount": 5})
+    listed = shop.get("/admin/rules", headers=AUTH).json()
+    expected = score_scale(planted_model)
+    for answer in (out, listed):
+        scale = answer["scale"]
+        assert scale["first_to_tenth"] == pytest.approx(expected.first_to_tenth)
+        assert scale["searches"] == expected.searches and scale["note"] == expected.note
+        assert scale["note"].startswith(f"over {len(expected.searches)} of the catalogue's commonest title words")
