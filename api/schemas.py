@@ -384,6 +384,8 @@ class ExperimentArmOut(_Out):
 class FacetValueOut(_Out):
     value: str = Field(description="as a filter on the key takes it")
     count: int = Field(description="items a filter on this value would leave")
+    name: str = Field(description="the value as the items file writes it (`Núñez & Hijos` for "
+                                  "`núñez & hijos`; the value where the two are one): what to show")
 
 
 class FacetCountOut(_Out):

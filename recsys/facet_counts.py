@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 import numpy as np
@@ -55,6 +55,10 @@ class FacetValue(TypedDict):
 
     value: str
     count: int
+    # the value as the items file writes it ("Núñez & Hijos" for "núñez & hijos":
+    # `Catalog.value_names`; the value where the two are one): what a listing shows, `value` what
+    # a filter takes
+    name: str
 
 
 @dataclass
@@ -82,6 +86,8 @@ class _KeyTable:
     dense: np.ndarray  # (D,) int64: the value of each row of `bits`
     ptr: np.ndarray  # (G + 1,) int64; a dense value's range is empty
     items: np.ndarray  # (nnz,) int32
+    # (G,) `FacetValue.name`, None where it is the value; empty where every one is
+    names: list[str | None] = field(default_factory=list)
 
     def counts(self, packed: np.ndarray, kernels: Kernels | None) -> np.ndarray:
         """(G,) int64 how many of the items `packed` selects (`pack_items`) hold each value:
@@ -105,7 +111,9 @@ def _joined(tables: Sequence[_KeyTable]) -> tuple[_KeyTable, np.ndarray]:
     item_starts = np.cumsum([0] + [len(t.items) for t in tables]).tolist()
     ptr = np.concatenate([[0]] + [t.ptr[1:] + s for t, s in zip(tables, item_starts)]).astype(np.int64)
     values = [v for t in tables for v in t.values]
-    return _KeyTable(values, bits, dense.astype(np.int64), ptr, np.concatenate([t.items for t in tables])), starts
+    names = [n for t in tables for n in (t.names or [None] * len(t.values))] if any(t.names for t in tables) else []
+    return _KeyTable(values, bits, dense.astype(np.int64), ptr, np.concatenate([t.items for t in tables]),
+                     names), starts
 
 
 class FacetCounter:
@@ -225,7 +233,7 @@ class FacetCounter:
         for left_out, keys in by_selection.items():
             table, starts = self._joined(tuple(keys))
             counts = table.counts(bits_of(left_out), kernels)
-            counted.update(zip(keys, _facets(keys, table.values, counts, starts)))
+            counted.update(zip(keys, _facets(keys, table.values, counts, starts, table.names)))
         return FacetCounts(int(count_items(bits_of(None))), [counted[key] for key in asked])
 
     def _table(self, key: str) -> _KeyTable:
@@ -247,7 +255,8 @@ class FacetCounter:
         return joined
 
 
-def _facets(keys: Sequence[str], values: Sequence[str], counts: np.ndarray, starts: np.ndarray) -> list[FacetCount]:
+def _facets(keys: Sequence[str], values: Sequence[str], counts: np.ndarray, starts: np.ndarray,
+            names: Sequence[str | None] = ()) -> list[FacetCount]:
     """Per key, its values with a count (values[starts[k]:starts[k + 1]], counts alike), the most
     counted first and ties by value (the values are sorted), at most MAX_VALUES of them.
 
@@ -269,7 +278,9 @@ def _facets(keys: Sequence[str], values: Sequence[str], counts: np.ndarray, star
         else:
             at = np.asarray(shown[lo:hi], dtype=np.int64)
             listed = at[np.argsort(-counts[at], kind="stable")[:MAX_VALUES]].tolist()
-        out.append(FacetCount(key, [{"value": values[g], "count": counted[g]} for g in listed], hi - lo - len(listed)))
+        said: list[FacetValue] = [{"value": values[g], "count": counted[g], "name": (names[g] if names else None)
+                                   or values[g]} for g in listed]
+        out.append(FacetCount(key, said, hi - lo - len(listed)))
         lo = hi
     return out
 
@@ -282,11 +293,14 @@ def _key_table(index: ScoringIndex, key: str, dense_share: float = DENSE_SHARE) 
     values = catalog.listed_values(key)
     g_total, n = len(values), catalog.n_items
     pairs: dict[str, tuple[list[int], list[int]]] = {}  # facet -> (attribute, value) pairs
+    names: list[str | None] = [None] * g_total
     for g, value in enumerate(values):
         for facet, a_idx in catalog.filter_columns(key, value):
             attrs, groups = pairs.setdefault(facet, ([], []))
             attrs.append(a_idx)
             groups.append(g)
+            if names[g] is None:
+                names[g] = catalog.value_names.get(catalog.vocab[facet][a_idx].label)
     parts = [catalog.item_attrs[f] @ sp.csr_matrix((np.ones(len(a), dtype=np.float32), (a, g)),
                                                    shape=(catalog.item_attrs[f].shape[1], g_total))
              for f, (a, g) in pairs.items()]  # (n, G) each: which values each item's attributes give
@@ -305,7 +319,7 @@ def _key_table(index: ScoringIndex, key: str, dense_share: float = DENSE_SHARE) 
     listed = np.where(is_dense, 0, sizes)
     keep = np.repeat(~is_dense, sizes)
     return _KeyTable(values, bits, dense.astype(np.int64), np.concatenate([[0], np.cumsum(listed)]).astype(np.int64),
-                     per_value.indices[keep].astype(np.int32))
+                     per_value.indices[keep].astype(np.int32), names if any(n is not None for n in names) else [])
 
 
 def _binary(m: sp.csr_matrix) -> sp.csr_matrix:

@@ -396,7 +396,7 @@
       const buttons = shown.map((v) => el("li", {}, el("button", {
         type: "button", "data-key": f.key, "data-value": v.value, "aria-pressed": picked.includes(v.value) ? "true" : "false",
         onclick: () => toggleFilter(f.key, v.value),
-      }, `${inWords(v.value)} (${v.count.toLocaleString("en")})`)));
+      }, `${v.name ?? inWords(v.value)} (${v.count.toLocaleString("en")})`)));
       const all = f.values.length > shown.length ? [el("li", {}, el("button", {
         type: "button", class: "facet-all", "aria-label": `All ${f.values.length} values of ${keyWords(f.key)}`,
         onclick: () => { state.openFacets.add(f.key); renderFacets(counts); },

@@ -84,7 +84,9 @@ def _one_key(key, table, counts, max_values) -> FacetCount:
     """A key's listing as counted one key at a time: the most counted first, ties by value."""
     order = np.argsort(-counts, kind="stable")[: np.count_nonzero(counts)]
     shown = order[:max_values]
-    return FacetCount(key, [FacetValue(value=table.values[g], count=int(counts[g])) for g in shown],
+    return FacetCount(key, [FacetValue(value=table.values[g], count=int(counts[g]),
+                                       name=(table.names[g] if table.names else None) or table.values[g])
+                            for g in shown],
                       max(len(order) - max_values, 0))
 
 
@@ -106,7 +108,7 @@ def test_keys_counted_together_list_what_each_counted_alone_does(planted_model, 
     cut = []
     for share in (1.0, 0.4, 0.05, 0.0):
         packed = pack_items(rng.random(rec.catalog.n_items) < share)
-        got = facet_counts._facets(keys, table.values, table.counts(packed, kernels), starts)
+        got = facet_counts._facets(keys, table.values, table.counts(packed, kernels), starts, table.names)
         assert got == [_one_key(k, t, t.counts(packed, kernels), max_values) for k, t in zip(keys, tables)]
         cut.append(sum(f.more for f in got))
     assert (cut[0] > 0) == (max_values == 2) and cut[-1] == 0  # four colours: two listed, two more

@@ -47,3 +47,15 @@ def test_values_are_kept_as_written_where_labels_fold_them_and_a_version_keeps_t
     assert shown["A2"].get("brand:acme") is None
     version = save_version(rec, tmp_path / "artifacts", {})
     assert load_version(version).catalog.value_names == cat.value_names
+
+
+def test_a_listing_names_its_values_as_written_and_filters_by_the_value():
+    items = _items()
+    items["brand"] = ["Núñez & Hijos", "acme", "Núñez & Hijos|Añil"]
+    none = pd.DataFrame({"query": [], "item_idx": [], "label": [], "weight": []})
+    rec = untrained_recommender(Catalog.build(items), none, TrainConfig())
+    brand = next(f for f in rec.facet_counts("", ["brand"]).facets if f.key == "brand")
+    assert brand.values == [{"value": "núñez & hijos", "count": 2, "name": "Núñez & Hijos"},
+                            {"value": "acme", "count": 1, "name": "acme"},
+                            {"value": "añil", "count": 1, "name": "Añil"}]
+    assert rec.recommend("", k=3, filters={"brand": ["núñez & hijos"]}).total == 2

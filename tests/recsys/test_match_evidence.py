@@ -80,4 +80,4 @@ def test_a_word_no_item_says_matches_where_its_clicks_put_it():
         ("blue", "click association", True)]
     assert {it.item_id for it in answer.items[:3]} == {"L1", "K7", "L7"}  # the blue items
     counts = rec.facet_counts("navy", ["color"])
-    assert {"value": "blue", "count": 3} in counts.facets[0].values
+    assert {"value": "blue", "count": 3, "name": "blue"} in counts.facets[0].values

@@ -415,6 +415,13 @@ def test_a_facet_value_filters_and_counts_stay_disjunctive(page: Page, http):
     assert page.locator("#facets .facet-group[data-key='color'] button").count() > 1
     page.locator("#clear-filters").click()
     _wait_filtered(page, {})
+    # a value is shown as the file writes it ("Solenne"), filtered as its label says it ("solenne")
+    page.locator("#facets .facet-group[data-key='brand'] summary").click()
+    brand = page.locator("#facets .facet-group[data-key='brand'] button[data-value]").first
+    every = http.post("/recommend", json={"query": "dress", "k": 10, "facet_counts": True}).json()
+    listed = next(v for f in every["facet_counts"]["facets"] if f["key"] == "brand" for v in f["values"]
+                  if v["value"] == brand.get_attribute("data-value"))
+    assert listed["name"] != listed["value"] and brand.text_content().startswith(f"{listed['name']} (")
 
 
 def test_a_long_facet_shows_its_most_frequent_values_then_all_of_them(page: Page, http):

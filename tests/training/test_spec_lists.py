@@ -109,7 +109,7 @@ def test_a_key_a_yes_affirms_matches_its_words_each_at_its_own_share():
     assert rec.catalog.filter_values("bluetooth_enabled") == ["yes"]
     assert rec.catalog.item_filter_values(first, "bluetooth_enabled") == ["yes"]
     counts = {c.key: c.values for c in rec.facet_counts("earbuds", keys=["bluetooth_enabled"]).facets}
-    assert counts == {"bluetooth_enabled": [{"value": "yes", "count": 1}]}
+    assert counts == {"bluetooth_enabled": [{"value": "yes", "count": 1, "name": "yes"}]}
     assert rec.recommend("earbuds", k=8, filters={"bluetooth_enabled": ["yes"]}).items[0].item_id == "earbuds0"
     bm25 = BM25Ranker().fit(rec.catalog.texts, None)
     for top in (rec.top_indices("rechargeable batteries", 6), bm25.top_k("rechargeable batteries", 6)):
