@@ -200,14 +200,13 @@ def _follow_rules(served: ServedRules | ServedSynonyms) -> bool:
 def _restore_rules(unread: list[ServedRules | ServedSynonyms]) -> None:
     """The store unavailable at start: the rules and synonyms it could not give as another
     process last read them (`api.store_snapshot`), said either way."""
-    what = " and ".join("rules" if isinstance(served, ServedRules) else "synonyms" for served in unread)
+    what = " and ".join(served.kind for served in unread)
     kept = [(served, served.restore()) for served in unread]
     if all(n is None for _, n in kept):
         log.warning(f"no {what} of this store were kept in the artifacts folder: serving none until "
                     f"the store answers")
         return
-    counts = ", ".join(f"{n or 0} {'rules' if isinstance(served, ServedRules) else 'synonyms'}"
-                       for served, n in kept)
+    counts = ", ".join(f"{n or 0} {served.kind}" for served, n in kept)
     log.warning(f"serving the {what} kept when the store was last read ({counts}) until the store answers",
                 extra={"revisions": [served.book.revision for served, _ in kept]})
 

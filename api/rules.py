@@ -29,6 +29,8 @@ def utc_now() -> datetime:
 
 
 class ServedRules:
+    kind = "rules"  # what they are called in the store's snapshot and in lines that name them
+
     def __init__(self, db: Database, versions: ServedVersions | None = None,
                  snapshot: StoreSnapshot | None = None):
         """`snapshot`: where the rules read are kept for a process that starts with the store
@@ -47,13 +49,13 @@ class ServedRules:
                 self._use(RuleBook([s.item for s in stored], revision))
                 log.info("rules followed", extra={"revision": revision, "rules": len(stored)})
                 if self.snapshot is not None:
-                    self.snapshot.save("rules", revision, [rule_json(s.item) for s in stored])
+                    self.snapshot.save(self.kind, revision, [rule_json(s.item) for s in stored])
 
     def restore(self) -> int | None:
         """Serve the rules the last process to read the store kept (the store unavailable at
         start); how many, None when none were kept. The store's revision differs from theirs
         once it answers, if a rule changed meanwhile, and `follow` reads them then."""
-        held = self.snapshot.restore("rules", rule_from_json) if self.snapshot is not None else None
+        held = self.snapshot.restore(self.kind, rule_from_json) if self.snapshot is not None else None
         if held is None:
             return None
         revision, kept = held

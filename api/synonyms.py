@@ -77,6 +77,8 @@ class SynonymsFile:
 
 
 class ServedSynonyms:
+    kind = "synonyms"  # what they are called in the store's snapshot and in lines that name them
+
     def __init__(self, db: Database, served: Callable[[], Iterable[Recommender | None]],
                  file: SynonymsFile | None = None, snapshot: StoreSnapshot | None = None):
         """`served`: the models this process answers with now; `file`: the synonyms file, whose
@@ -106,13 +108,13 @@ class ServedSynonyms:
                 self.book = self.combined(self._stored, revision)
                 log.info("synonyms followed", extra={"revision": revision, "synonyms": len(self.book)})
                 if self.snapshot is not None:
-                    self.snapshot.save("synonyms", revision, [synonym_json(s) for s in self._stored])
+                    self.snapshot.save(self.kind, revision, [synonym_json(s) for s in self._stored])
         self._hand_out()
 
     def restore(self) -> int | None:
         """Serve the store's synonyms as the last process to read them kept them (the store
         unavailable at start), beside the file's; how many, None when none were kept."""
-        held = self.snapshot.restore("synonyms", synonym_from_json) if self.snapshot is not None else None
+        held = self.snapshot.restore(self.kind, synonym_from_json) if self.snapshot is not None else None
         if held is None:
             return None
         revision, kept = held

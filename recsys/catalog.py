@@ -803,11 +803,12 @@ class _CatalogBuilder:
                 if paths is not None:
                     values = list(dict.fromkeys(level for value in values for one in joined_paths(value, paths, tops)
                                                 for level in path_levels(one, paths)))
-                else:
-                    for value, as_written in zip(values, written, strict=True):
-                        if as_written != value:
-                            self.value_names.setdefault(Attribute(facet, key, value).label, as_written)
-                indices = parsed[cell] = tuple(self.index_of(Attribute(facet, key, value)) for value in values)
+                attrs = [Attribute(facet, key, value) for value in values]
+                if paths is None:
+                    for attr, as_written in zip(attrs, written, strict=True):
+                        if as_written != attr.value:
+                            self.value_names.setdefault(attr.label, as_written)
+                indices = parsed[cell] = tuple(self.index_of(attr) for attr in attrs)
             split.append(indices)
         self.cells.append((facet, split))
 
