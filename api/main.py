@@ -68,7 +68,10 @@ def create_app(settings: Settings | None = None, *, model_path: Path | None = No
     (cli/app.py) has training's, an app without one fails its jobs with the reason."""
     settings = settings or get_settings()
     telemetry = Telemetry()
-    db = Database(settings.store_url)  # connects on first use: the lifespan migrates it first
+    # connects on first use (the lifespan migrates it first); a statement waits for a lock
+    # another process holds on a SQLite file at most a request's budget, then answers 503: its
+    # client would have given up on a longer wait. Jobs retry what the store could not take.
+    db = Database(settings.store_url, busy_timeout_s=settings.request_timeout_s)
     standby = Standby(settings.artifacts_dir, settings.standby_versions)
     snapshot = StoreSnapshot(settings.artifacts_dir, db.public_url, writes=model_path is None)
     synonyms = ServedSynonyms(db, lambda: _served_models(app), read_synonyms(settings), snapshot)

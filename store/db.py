@@ -51,6 +51,9 @@ _RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})
 # sqlite3 calls a syntax error an OperationalError too: only these mean the file cannot be used
 _SQLITE_UNAVAILABLE = ("database is locked", "database table is locked", "unable to open",
                        "disk i/o error", "readonly database", "database or disk is full")
+# how long a SQLite statement waits for a lock another connection holds (sqlite3's busy
+# timeout) unless its `Database` says otherwise; the server passes its request budget
+BUSY_TIMEOUT_S = 30.0
 T = TypeVar("T")
 
 
@@ -90,7 +93,12 @@ class Database:
     synced to disk, so a committed transaction survives a killed process and a power loss.
     """
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, busy_timeout_s: float = BUSY_TIMEOUT_S):
+        """`busy_timeout_s`: how long a SQLite statement waits for a lock another connection
+        (another process's, often) holds before it fails as unavailable (`unavailable`: a 503)."""
+        if not busy_timeout_s > 0:
+            raise StoreError(f"a store's busy timeout must be above 0 s, got {busy_timeout_s!r}")
+        self.busy_timeout_s = float(busy_timeout_s)
         try:
             parsed = make_url(url)
         except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises ArgumentError or ValueError
@@ -112,8 +120,9 @@ class Database:
             return create_engine(self.url, pool_pre_ping=True, pool_size=5, max_overflow=5)
         if self.url.database and self.url.database != ":memory:":
             Path(self.url.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(self.url, connect_args={"check_same_thread": False, "timeout": 30})
-        event.listen(engine, "connect", _sqlite_pragmas)
+        engine = create_engine(self.url, connect_args={"check_same_thread": False, "timeout": self.busy_timeout_s})
+        busy_ms = max(1, round(self.busy_timeout_s * 1000))
+        event.listen(engine, "connect", lambda conn, _record: _sqlite_pragmas(conn, busy_ms))
         return engine
 
     @property
@@ -281,9 +290,9 @@ def _flock_within(path: str, wait_s: float | None, name: str) -> IO[str]:
     return fh
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection, busy_ms: int) -> None:
     cur = dbapi_connection.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=FULL")
-    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute(f"PRAGMA busy_timeout={busy_ms}")
     cur.close()
