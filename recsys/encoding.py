@@ -14,7 +14,7 @@ import torch
 
 from .catalog import Catalog
 from .evidence import Evidence, catalog_word_keys, term_document_frequency, word_document_frequency
-from .formula import EVIDENCE_KINDS, bm25_idf
+from .formula import EVIDENCE_KINDS, assoc_scales, bm25_idf
 from .model_config import LENGTH_UNITS, ModelConfig
 from .spelling import NearWords
 from .tokenize import content_keys
@@ -259,6 +259,22 @@ class Featurizer:
 
     # ---- items --------------------------------------------------------------------------------
 
+    def word_assoc_scales(self, word_ids: np.ndarray | int) -> np.ndarray:
+        """(...) float32 the factor on the click association of each query word
+        (`formula.assoc_scales`), from its id (...) (-1: a word the catalogue does not have, or
+        padding). A word's own: the same in any query, so its cached parts are too."""
+        if "_assoc_scale" not in self.__dict__:  # per word, then 1 for id -1
+            said = self.word_specificity() > 0
+            if self.cfg.said_assoc_share == 1:  # versions saved before: the association whole
+                said[:] = False
+            self.__dict__["_assoc_scale"] = np.append(assoc_scales(said, self.cfg.said_assoc_share), np.float32(1))
+        table: np.ndarray = self.__dict__["_assoc_scale"]
+        return table[np.asarray(word_ids, dtype=np.int64)]
+
+    def assoc_scales(self, enc: EncodedQueries) -> np.ndarray:
+        """(B, T) float32 `word_assoc_scales` of each encoded query's words (1 on padding)."""
+        return self.word_assoc_scales(enc.word_id)
+
     def assoc_ties(self, facet: str) -> torch.Tensor:
         """(nnz,) int64 for each stored association value, the position of the one it is learned
         as: the first stored for the same word and attribute base (`Attribute.base`). Clicks on
@@ -300,6 +316,7 @@ class Featurizer:
         """
         attrs: dict[str, torch.Tensor] = {}
         evidence: dict[str, torch.Tensor] = {}
+        scales = torch.from_numpy(self.assoc_scales(enc))[:, None, :, None]  # (B, 1, T, 1)
         for f in self.catalog.facets:
             a = self.padded_attributes(f)[item_idx]  # (B, I, M)
             a = a[..., : max(1, int((a >= 0).sum(-1).max(initial=0)))]  # trim padding columns
@@ -312,6 +329,7 @@ class Featurizer:
                 assoc = torch.where(pos_t >= 0, values[pos_t.clamp(min=0)], values.new_zeros(()))
             else:
                 assoc = torch.zeros(pos.shape)
+            assoc = assoc * scales  # a said word's counts a share (`word_assoc_scales`)
             by_kind = {"exact": torch.from_numpy(exact), "assoc": assoc, "near": torch.from_numpy(near)}
             evidence[f] = torch.stack([by_kind[k] for k in EVIDENCE_KINDS], dim=-1)  # (B, I, T, M, N_KINDS)
             attrs[f] = torch.from_numpy(a)

@@ -161,6 +161,13 @@ def is_phrase(value: str, n_words: int) -> bool:
     return n_words < 2 or _ONE_WORD.fullmatch(value.strip()) is None
 
 
+def assoc_scales(said: np.ndarray, share: float) -> np.ndarray:
+    """(...) float32 the factor on each query word's click-association evidence, from whether
+    the catalogue says the word (`said`, bool: it matches some attribute exactly): `share` for
+    one it says (`ModelOptions.said_assoc_share`), 1 for one it never says (a learned synonym)."""
+    return np.where(np.asarray(said, dtype=bool), np.float32(share), np.float32(1.0)).astype(np.float32)
+
+
 def unlinked(exact: ArrayT, assoc: ArrayT, near: ArrayT) -> ArrayT:
     """Where no evidence links a query word to an attribute (no exact, association or near
     match; arrays of one shape, exact after coverage): the cells the head's `unmatched_offset`

@@ -121,6 +121,14 @@ class ModelOptions:
     # fell 1.013 -> 0.997 (seeds 0-4); for title and description words alone it stays 1.013
     # (docs/results.md, "A title word as rare as the word").
     word_df: bool = True
+    # A query word the catalogue says has exact matches of its own, and what its searches also
+    # chose is mostly what its items tend to have ("slides" -> sliding doors, "white table" ->
+    # one brand's outdoor furniture, on Home Depot; one- and two-word searches lost most): its
+    # click association counts this share of a word the catalogue never says (a learned
+    # synonym's), at the start and in training (`formula.assoc_scales`). Home Depot, all
+    # training terms, against BM25 in the same run, seeds 0-4: docs/results.md, "A said word's
+    # clicks". 1: the association whole (versions saved before).
+    said_assoc_share: float = 0.5
 
     @property
     def value_shares(self) -> bool:
@@ -163,4 +171,5 @@ class ModelConfig(ModelOptions):
         d.setdefault("length_unit", "attributes")  # and an item's length counted its attributes
         d.setdefault("near_known_ratio", 0.0)  # and every near spelling of a word counted
         d.setdefault("word_df", False)  # and a one-word attribute's IDF counted its own term's items
+        d.setdefault("said_assoc_share", 1.0)  # and a said word's click association counted whole
         return cls(**d)

@@ -359,9 +359,11 @@ class QueryTables:
         word = self.featurizer.words.id(key)
         if word >= 0:
             rows[0, width - len(self.facets):] += self._nm_specific * self.featurizer.word_specificity()[word]
-            for r, table in ((1 + EXACT, self._exact), (1 + ASSOC, self._assoc)):
-                lo, hi = table.indptr[word], table.indptr[word + 1]
-                rows[r, table.indices[lo:hi]] = table.data[lo:hi]
+            lo, hi = self._exact.indptr[word], self._exact.indptr[word + 1]
+            rows[1 + EXACT, self._exact.indices[lo:hi]] = self._exact.data[lo:hi]
+            lo, hi = self._assoc.indptr[word], self._assoc.indptr[word + 1]
+            share = self.featurizer.word_assoc_scales(word)  # a said word's association counts a share
+            rows[1 + ASSOC, self._assoc.indices[lo:hi]] = self._assoc.data[lo:hi] * share
         for near_word, sim in self.featurizer.near_words(key):
             lo, hi = self._exact.indptr[near_word], self._exact.indptr[near_word + 1]
             cols = self._exact.indices[lo:hi]

@@ -21,7 +21,7 @@ import torch
 import recsys.index.attribute_sets as sets_module
 from recsys.catalog import Catalog
 from recsys.facets import FACETS
-from recsys.formula import EXACT, bm25_idf, partial_share
+from recsys.formula import ASSOC, EXACT, bm25_idf, partial_share
 from recsys.index.attribute_sets import _distinct_rows, _prefix_tree
 from recsys.index.query import QueryState
 from recsys.index.scoring import ScoringIndex
@@ -152,6 +152,7 @@ def test_query_state_equals_the_models_own_computation(index):
                 q, nm = head.queries(tok, enc.specificity[0, :n_tok])
                 ev = np.stack(fz.evidence.dense_rows(f, enc.word_id[0, :n_tok], enc.near_id[0, :n_tok],
                                                      enc.near_sim[0, :n_tok]), -1)
+                ev[..., ASSOC] *= fz.assoc_scales(enc)[0, :n_tok, None]
                 idf = getattr(model, f"attr_idf_{f}")
                 bias = model.head_tables(f).bias
                 logits = head.match_logits(q @ index.tables[f].keys.T, torch.from_numpy(ev), idf, bias).numpy()
@@ -690,7 +691,7 @@ def _reference_evidence(index: ScoringIndex, query: str, book: SynonymBook) -> d
     """facet -> (T, V, N_KINDS) by hand: each word's stored exact values, raised on each
     attribute to what its synonyms' phrases would have there (their words' stored values, 1 where
     a phrase has all the attribute's words), then the query's coverage; association and near
-    evidence as `Evidence.dense_rows` reads them."""
+    evidence as `Evidence.dense_rows` reads them, association scaled as `Featurizer.assoc_scales`."""
     fz = index.featurizer
     enc = fz.encode_queries([query])
     tokens = enc.tokens[0]
@@ -717,6 +718,7 @@ def _reference_evidence(index: ScoringIndex, query: str, book: SynonymBook) -> d
         whole = (raw > 0).sum(0) >= n_words
         exact = np.where(whole, (raw > 0).astype(np.float32), raw)
         _, assoc, near = fz.evidence.dense_rows(f, enc.word_id[0, :n], enc.near_id[0, :n], enc.near_sim[0, :n])
+        assoc = assoc * fz.assoc_scales(enc)[0, :n, None]
         out[f] = np.stack([exact, assoc, near], -1).astype(np.float32)
     return out
 

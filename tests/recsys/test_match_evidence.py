@@ -57,12 +57,17 @@ def test_a_said_word_drawn_elsewhere_by_clicks_moves_the_score_but_matches_only_
     rec = untrained_recommender(cat, clicks, TrainConfig())
     answer = rec.recommend("charger", k=30)
     by_id = {it.item_id: it.explanation for it in answer.items}
-    drawn = [m for m in by_id["K0"].heads[1].matches]  # a black case: the colour head
-    assert [(m.attribute, m.evidence, m.counts) for m in drawn] == [("black", "click association", False)]
+    score = {it.item_id: it.score for it in answer.items}
+    # the clicks draw "charger" to black a little (a said word's association is scaled down:
+    # `formula.assoc_scales`): black cases above the others, far below the chargers
+    assert score["C0"] > 50 * max(score[f"K{i}"] for i in range(6))
+    assert min(score[f"K{i}"] for i in range(6)) > max(score[f"K{i}"] for i in range(6, 12))
+    colour = next(h for h in rec.explain("charger", "K0").heads if "black" in h.attributes)
+    assert colour.evidence[0][colour.attributes.index("black")] == "learned from 6 searches, lift 0.46"
     assert all(by_id[f"C{i}"].matched for i in range(6))
     assert not any(by_id[f"K{i}"].matched for i in range(12))  # before: the six black ones matched
     assert "'charger' matched title:charger" in by_id["C0"].summary
-    assert by_id["K0"].summary.endswith("no query word is among its attributes")
+    assert "no query word matched its attributes" in by_id["K0"].summary
     # the listing's counts and total are the chargers', not every black item's
     counts = rec.facet_counts("charger", ["color"])
     assert counts.matching == 6

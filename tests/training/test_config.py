@@ -29,16 +29,17 @@ def test_an_old_manifests_config_loads_as_the_options_it_was_trained_with():
     cfg = ModelConfig.from_json(OLD_CONFIG)
     # the default options, except what later releases changed: descriptions were at par then,
     # each head's length was its own attribute count, a word of a phrase counted by its share,
-    # unlinked attributes kept their capped logit, every near spelling of a word counted and a
-    # title word's IDF counted its one-word term's items alone
+    # unlinked attributes kept their capped logit, every near spelling of a word counted, a
+    # title word's IDF counted its one-word term's items alone and a said word's click
+    # association counted whole
     then = ModelOptions(description_weight=1.0, length_per_item=False, partial_worth=False, partial_value=False,
-                        unmatched_offset=0.0, near_known_ratio=0.0, word_df=False)
+                        unmatched_offset=0.0, near_known_ratio=0.0, word_df=False, said_assoc_share=1.0)
     assert cfg == ModelConfig.for_catalog(then, OLD_CONFIG["vocab_sizes"])
     assert cfg.facets == ("quality", "color", "style", "other")
     # the same flat form
     assert cfg.to_json() == {**OLD_CONFIG, "description_weight": 1.0, "length_per_item": False, "partial_worth": False,
                              "partial_value": False, "unmatched_offset": 0.0, "length_unit": "attributes",
-                             "near_known_ratio": 0.0, "word_df": False}
+                             "near_known_ratio": 0.0, "word_df": False, "said_assoc_share": 1.0}
     assert not cfg.value_shares
 
 

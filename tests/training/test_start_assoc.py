@@ -3,12 +3,15 @@ low where clicks mislead, kept at the model's default where they carry what the 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from recsys.catalog import Catalog
 from recsys.lexicon import LexiconConfig
+from recsys.model_config import ModelOptions
 from training.fit import TrainConfig, choose_served, start_assoc_ndcg
 from training.start import build_featurizer, new_model
 
@@ -31,9 +34,16 @@ def clicks(cat: Catalog, pairs: list[tuple[str, str]], times: int) -> pd.DataFra
                          "weight": np.ones(len(rows), dtype=np.float32)})
 
 
-def chosen(cat: Catalog, rows: pd.DataFrame, judged: dict[str, dict[int, float]]) -> tuple[float, dict]:
+# a said word's click association whole, as for a word the catalogue never says: the choice of
+# a weaker start is what these tests are about (the factors that damp a said word's clicks
+# first, `ModelOptions.said_assoc_share`, have a test of their own below)
+WHOLE = replace(ModelOptions(), said_assoc_share=1.0)
+
+
+def chosen(cat: Catalog, rows: pd.DataFrame, judged: dict[str, dict[int, float]],
+           options: ModelOptions = WHOLE) -> tuple[float, dict]:
     """The weight the held-aside queries `judged` choose, and each weight's mean NDCG."""
-    cfg = TrainConfig()
+    cfg = TrainConfig(model=options)
     featurizer = build_featurizer(cat, rows, cfg)
     model = new_model(featurizer, cfg.seed)
     before = {k: v.clone() for k, v in model.state_dict().items()}
@@ -71,6 +81,22 @@ def test_clicks_that_mislead_get_a_weak_start():
     assert ndcg[f"{weight:g}"] == max(ndcg.values())
 
 
+def test_a_said_words_clicks_count_half():
+    """The same misleading clicks with the default options: "table" is a word the catalogue
+    says, so its association counts half, and every start ranks the tables first; "crimson",
+    which no title says, keeps its association whole."""
+    cat = catalog()
+    rows = clicks(cat, [("table", "walnut chair"), ("table", "walnut dining chair"),
+                        ("table", "walnut desk chair"), ("crimson", "red dress")], times=20)
+    weight, ndcg = chosen(cat, rows, tables(cat), ModelOptions())
+    assert weight == TrainConfig().model.init_assoc and set(ndcg.values()) == {1.0}
+    featurizer = build_featurizer(cat, rows, TrainConfig())
+    enc = featurizer.encode_queries(["table", "oak table", "crimson table"])
+    np.testing.assert_array_equal(featurizer.assoc_scales(enc), [[0.5, 1], [0.5, 0.5], [1, 0.5]])  # (3, 2)
+    whole = build_featurizer(cat, rows, TrainConfig(model=WHOLE))
+    assert (whole.assoc_scales(enc) == 1).all()
+
+
 def test_clicks_that_carry_a_synonym_keep_the_default():
     """Shoppers' "crimson" are red dresses, a word no title has: the model's default weight
     ranks them best ("crimson dress" finds the blue dresses too with a weaker one), and is kept."""
@@ -95,7 +121,7 @@ def test_a_weaker_start_is_served_only_when_it_ranks_best_and_the_fit_starts_fro
     rows = clicks(cat, [("table", "walnut chair"), ("table", "walnut dining chair"),
                         ("table", "walnut desk chair")], times=20)
     judged = tables(cat)
-    cfg = TrainConfig(epochs=1, alphas=(0.0,))
+    cfg = TrainConfig(epochs=1, alphas=(0.0,), model=WHOLE)
     featurizer = build_featurizer(cat, rows, cfg)
     model = new_model(featurizer, cfg.seed)
     groups = make_groups(rows, cat.n_items)
