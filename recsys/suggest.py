@@ -10,6 +10,8 @@ Two sources, each a sorted list searched by prefix (`bisect`):
   ("navy bl" -> "navy blue"); a word completes the last word typed, the words before it kept
   ("linen dre" -> "linen dress").
 
+Then, while fewer than asked were found, searches and values with a later word that the text
+begins, whole ("cama" -> "ropa de cama", "de cama" too; never from a stop word alone).
 When the last word begins no term of the catalogue and fewer than asked were found, it is taken
 as a typo of one edit (a letter dropped, added, changed or two swapped) and its completions
 follow, below the exact ones ("dersses" finds "dresses"). A prefix's completions are a range of
@@ -128,6 +130,28 @@ class _Prefixes:
         return i < len(self.keys) and self.keys[i].startswith(prefix)
 
 
+class _Inside:
+    """Texts of several words found by a prefix of a later word: "cama" -> "ropa de cama", "de
+    cama" too. Each text is kept once under each of its words after the first (stop words
+    aside: "de" alone offers nothing), as that word and the rest, then the text itself after a
+    NUL (which sorts before every letter, so the key still begins with what was typed)."""
+
+    def __init__(self, counts: Mapping[str, int]):
+        inner: dict[str, int] = {}
+        for text, count in counts.items():
+            parts = text.split(" ")
+            for i in range(1, len(parts)):
+                if parts[i] and parts[i] not in STOPWORDS:
+                    inner[f"{' '.join(parts[i:])}\x00{text}"] = count
+        self._prefixes = _Prefixes(inner)
+
+    def starting(self, prefix: str, n: int) -> list[tuple[str, int]]:
+        """The most counted texts with a later word (and what follows it) that `prefix` begins."""
+        if "\x00" in prefix:
+            return []
+        return [(key.split("\x00", 1)[1], count) for key, count in self._prefixes.starting(prefix, n)]
+
+
 class Suggester:
     """Completions over the catalogue's terms (term -> items) and logged searches (text ->
     distinct shoppers); see the module's docstring."""
@@ -137,7 +161,9 @@ class Suggester:
         """`terms`: accent-folded term -> items; `written`: such a term -> how the catalogue
         writes it ("kuchenwaage" -> "küchenwaage"), where it has accents. Prefixes are looked up
         accents aside, as words match: "kü" and "ku" both complete "küche"."""
-        self.terms = _Prefixes({fold(normalise(t)): c for t, c in terms.items() if normalise(t).strip()})
+        folded = {fold(normalise(t)): c for t, c in terms.items() if normalise(t).strip()}
+        self.terms = _Prefixes(folded)
+        self.terms_inside = _Inside({t: c for t, c in folded.items() if " " in t.strip()})
         self.written = dict(written or {})
         shared: dict[str, int] = {}
         for text, shoppers in (searches or {}).items():
@@ -148,11 +174,12 @@ class Suggester:
                     self.written[key] = shown  # the search as its most shoppers wrote it
                 shared[key] = max(shared.get(key, 0), int(shoppers))
         self.searches = _Prefixes(shared)
+        self.searches_inside = _Inside(shared)
 
     def with_searches(self, searches: Mapping[str, int]) -> Suggester:
         """The same catalogue terms (shared, not rebuilt) with other logged searches."""
         other = Suggester({}, searches, self.written)
-        other.terms = self.terms
+        other.terms, other.terms_inside = self.terms, self.terms_inside
         return other
 
     @classmethod
@@ -214,6 +241,9 @@ class Suggester:
             add(Suggestion(said(t, t), "catalogue", c) for t, c in self.terms.starting(text, n))
         if last:
             add(Suggestion(shown_head + said(t, t), "catalogue", c) for t, c in self.terms.starting(last, n))
+        if len(out) < n:  # a search or value with a later word the text begins: "cama" -> "ropa de cama"
+            add(Suggestion(said(t, t), "search", c) for t, c in self.searches_inside.starting(text, n))
+            add(Suggestion(said(t, t), "catalogue", c) for t, c in self.terms_inside.starting(text, n))
         if len(out) < n and len(last) >= MIN_TYPO_CHARS and not self.terms.has_prefix(last):
             near = [(t, c) for v in self._typo_prefixes(last) for t, c in self.terms.starting(v, n)]
             near.sort(key=lambda p: (-p[1], p[0]))

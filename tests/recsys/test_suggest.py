@@ -43,6 +43,21 @@ def test_the_last_word_completes_after_the_words_before_it_and_values_complete_w
     assert s.suggest("linen ", 3) == []  # a finished word: only searches complete it
 
 
+def test_a_later_word_of_a_search_or_value_completes_it_whole_after_the_words_it_begins():
+    terms = {"cama": 20, "camas": 4, "ropa de cama": 9, "sofa cama": 6, "ropa": 30, "de luxe edition": 2}
+    s = Suggester(terms, {"funda de cama": 3, "cama de matrimonio": 5, "colchon para cama": MIN_SHOPPERS - 1})
+    # searches and terms the text begins first, then those with a later word it begins
+    assert texts(s.suggest("cam", 6)) == ["cama de matrimonio", "cama", "camas", "funda de cama",
+                                          "ropa de cama", "sofa cama"]
+    assert [x.source for x in s.suggest("cam", 6)][3:] == ["search", "catalogue", "catalogue"]
+    # the last word completed after the words before it, then the texts that go on so inside
+    assert texts(s.suggest("de cam", 4)) == ["de cama", "de camas", "funda de cama", "ropa de cama"]
+    assert "colchon para cama" not in texts(s.suggest("cama", 10))  # one shopper's: never shown
+    assert texts(s.with_searches({}).suggest("cama", 3)) == ["camas", "ropa de cama", "sofa cama"]
+    wedding = Suggester({"dress for a wedding": 3})
+    assert wedding.suggest("fo", 3) == [] and texts(wedding.suggest("wed", 3)) == ["dress for a wedding"]
+
+
 def test_a_typo_of_one_edit_is_forgiven_below_exact_completions():
     s = Suggester(TERMS)
     for typed in ("drss", "derss", "dresz", "dxess"):  # dropped, swapped, changed, changed
