@@ -884,8 +884,9 @@
           el("span", { class: h.difference >= 0 ? "up" : "down",
             style: `width:${(50 * Math.abs(h.difference) / maxAbs).toFixed(2)}%;background:${colour(h.head)}` })),
         signed(h.difference)),
-      el("td", { class: "attrs" }, h.only_a.map(label).join(", ") || "–"),
-      el("td", { class: "attrs" }, h.only_b.map(label).join(", ") || "–")));
+      // one argument: a second (map's index) would be read as a facet to name
+      el("td", { class: "attrs" }, h.only_a.map((l) => label(l)).join(", ") || "–"),
+      el("td", { class: "attrs" }, h.only_b.map((l) => label(l)).join(", ") || "–")));
     const table = el("table", { class: "compare-table" },
       el("caption", {}, "Per head: contribution of A and of B, the difference A − B, and the attributes only one of them has"),
       el("thead", {}, el("tr", {},
