@@ -265,8 +265,6 @@ class Featurizer:
         padding). A word's own: the same in any query, so its cached parts are too."""
         if "_assoc_scale" not in self.__dict__:  # per word, then 1 for id -1
             said = self.word_specificity() > 0
-            if self.cfg.said_assoc_share == 1:  # versions saved before: the association whole
-                said[:] = False
             self.__dict__["_assoc_scale"] = np.append(assoc_scales(said, self.cfg.said_assoc_share), np.float32(1))
         table: np.ndarray = self.__dict__["_assoc_scale"]
         return table[np.asarray(word_ids, dtype=np.int64)]

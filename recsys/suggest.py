@@ -163,7 +163,7 @@ class Suggester:
         accents aside, as words match: "kü" and "ku" both complete "küche"."""
         folded = {fold(normalise(t)): c for t, c in terms.items() if normalise(t).strip()}
         self.terms = _Prefixes(folded)
-        self.terms_inside = _Inside({t: c for t, c in folded.items() if " " in t.strip()})
+        self.terms_inside = _Inside(folded)  # a term of one word has no later word
         self.written = dict(written or {})
         shared: dict[str, int] = {}
         for text, shoppers in (searches or {}).items():
