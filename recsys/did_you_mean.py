@@ -23,6 +23,7 @@ from .index.scoring import ScoringIndex
 from .spelling import NearWords
 from .suggest import Suggester
 from .tokenize import words
+from .words import without_joined_parts
 
 MAX_OFFERED = 3  # queries offered, the best first
 PER_WORD = 3  # corrections tried per unmatched word
@@ -77,4 +78,4 @@ def did_you_mean(query: str, unmatched: Sequence[str], suggester: Suggester,
 def every_word_matches(index: ScoringIndex, text: str) -> bool:
     """`text` has words, and each of them matches some item of the catalogue."""
     state = index.query_state(text)
-    return bool(state.tokens) and not unmatched_tokens(index, state)
+    return bool(state.tokens) and not without_joined_parts(state.tokens, unmatched_tokens(index, state))

@@ -21,7 +21,7 @@ from .catalog import Attribute
 from .evidence import Evidence
 from .facets import DESCRIPTION as DESCRIPTION_KEY  # a description word's attribute key
 from .formula import ASSOC, EXACT, NEAR
-from .spelling import MIN_PART
+from .spelling import is_run_together_part
 from .synonyms import synonym_of
 from .words import QueryToken, WordTable
 
@@ -120,8 +120,7 @@ def countable(lexical: list[np.ndarray] | None, t: np.ndarray, cols: np.ndarray)
 def _is_part(attr: Attribute, tok: QueryToken) -> bool:
     """Whether one of the attribute's words is a part the query word runs together with another
     ("rust" of "rustoleum"), not a near spelling of it."""
-    return any(len(w) >= MIN_PART and len(tok.surface) - len(w) >= MIN_PART
-               and (tok.surface.startswith(w) or tok.surface.endswith(w)) for w in attr.value.split())
+    return any(is_run_together_part(tok.surface, w) for w in attr.value.split())
 
 
 def _clicks(evidence: Evidence, word_id: int, facet: str, attr: int) -> CellEvidence:

@@ -53,6 +53,7 @@ from .similar import (
     same_values,
 )
 from .synonyms import SynonymBook
+from .words import without_joined_parts
 
 
 @dataclass
@@ -359,12 +360,13 @@ class Recommender:
         known = [self.word_matches.get(keys[i]) if ok and keys is not None else None
                  for i, ok in enumerate(cacheable)]
         if None not in known:
-            return [t.surface for t, matches in zip(state.tokens, known) if not matches]
+            return without_joined_parts(state.tokens, [t.surface for t, matches in zip(state.tokens, known)
+                                                       if not matches])
         unmatched = unmatched_tokens(self.index, state)
         for i, (t, ok) in enumerate(zip(state.tokens, cacheable)):
             if ok and keys is not None:
                 self.word_matches.put(keys[i], t.surface not in unmatched)
-        return unmatched
+        return without_joined_parts(state.tokens, unmatched)
 
     def similar(
         self,

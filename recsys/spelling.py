@@ -39,6 +39,25 @@ MIN_PART = 3  # the shortest part a run-together word is split into ("a", "on" s
 SHORT = (4, 4)
 
 
+def _name_letters(word: str) -> int:
+    """How many letters a word begins with: the longest name a number run into it can have."""
+    return len(word) - len(word.lstrip(string.ascii_letters))
+
+
+def is_run_together_part(word: str, part: str) -> bool:
+    """Whether `part` (a word as written) can be one of the two parts `NearWords.parts` splits
+    the run-together `word` into, its beginning or its end: "rust" of "rustoleum" (both parts
+    at least MIN_PART letters), "iphone" and "15" of "iphone15" (a name of at least MIN_PART
+    letters, then the rest)."""
+    rest = len(word) - len(part)
+    if rest < 1 or not (word.startswith(part) or word.endswith(part)):
+        return False
+    if any(c.isdigit() for c in word):
+        name = len(part) if word.startswith(part) else rest
+        return MIN_PART <= name <= _name_letters(word)
+    return len(part) >= MIN_PART and rest >= MIN_PART
+
+
 def max_distance(word: str) -> int:
     if len(word) < 5 or len(word) > MAX_NEAR_CHARS or any(c.isdigit() for c in word):
         return 0
@@ -97,11 +116,13 @@ class NearWords:
     def _parts(self, word: str) -> tuple[str, ...]:
         """The two vocabulary words that a word the vocabulary lacks runs together ("rustoleum":
         "rust", "oleum"; the second may be inflected, "snowblowers"), the split whose shorter part
-        is longest; () when there is none. Words with digits are sizes and model numbers, not
-        compounds, stop words no part ("ourdoor" is a misspelling). Only a second part whose first is
-        a word is stemmed: a few microseconds a word."""
-        if word in self._known or not (2 * MIN_PART <= len(word) <= MAX_NEAR_CHARS) \
-                or any(c.isdigit() for c in word):
+        is longest; () when there is none. Stop words are no part ("ourdoor" is a misspelling).
+        Only a second part whose first is a word is stemmed: a few microseconds a word."""
+        if word in self._known or len(word) > MAX_NEAR_CHARS:
+            return ()
+        if any(c.isdigit() for c in word):
+            return self._name_and_number(word)
+        if len(word) < 2 * MIN_PART:
             return ()
         best: tuple[str, ...] = ()
         shorter = 0  # the shorter part's length of the best split so far
@@ -113,6 +134,19 @@ class NearWords:
             if right in self._known and right not in STOPWORDS:
                 best, shorter = (left, right), min(i, len(word) - i)
         return best
+
+    def _name_and_number(self, word: str) -> tuple[str, ...]:
+        """A model's name run into its number ("iphone15": "iphone", "15"; "rtx4090";
+        "galaxys23": "galaxy", "s23"): the name is the word's letters up to a point, a word of
+        at least MIN_PART letters, the rest, from there to the end, a word too, whatever its
+        length (a number is a word however short); the longest name first. A word with digits
+        is otherwise a size or a code, not split ("door12" where the catalogue lacks "12",
+        "2x4" where it lacks "x4")."""
+        for i in range(_name_letters(word), MIN_PART - 1, -1):
+            name, rest = match_key(word[:i]), word[i:]  # the name as the catalogue's keys stem it
+            if rest and name in self._known and name not in STOPWORDS and rest in self._known:
+                return name, rest
+        return ()
 
     def _near(self, word: str) -> tuple[tuple[str, float], ...]:
         """(word, similarity in (0, 1)) for each near word; similarity = 1 - distance / length."""

@@ -65,9 +65,10 @@ class QueryToken(NamedTuple):  # a tuple: every query makes a few, and tuples ar
 def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[QueryToken]:
     """Distinct words of a query that are not stop words, in order, then each pair of adjacent
     words that `vocabulary` (match keys, the catalogue's) has as one word ("shower head" also
-    reads "showerhead", "door bell" "doorbell"): at most MAX_QUERY_TOKENS in all. Shoppers split
-    words that a catalogue writes together as often as the other way round (the other way is a
-    near match, `spelling.NearWords.related`); pairs with a digit are sizes ("4 8"), not words."""
+    reads "showerhead", "door bell" "doorbell", "rtx 4090" "rtx4090"): at most MAX_QUERY_TOKENS
+    in all. Shoppers split words that a catalogue writes together as often as the other way round
+    (the other way is a near match, `spelling.NearWords.related`); a pair that begins with a
+    number is a size ("4 8"), not a word."""
     seen: set[str] = set()
     out: list[QueryToken] = []
     typed = words(query)
@@ -80,13 +81,24 @@ def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[Q
             out.append(QueryToken(w, k))
     if vocabulary:
         for a, b in pairwise(typed):
-            if a in STOPWORDS or b in STOPWORDS or not (a.isalpha() and b.isalpha()):
+            if a in STOPWORDS or b in STOPWORDS or not (a.isalpha() and b.isalnum()):
                 continue
             k = match_key(a + b)
             if k not in seen and k in vocabulary:
                 seen.add(k)
                 out.append(QueryToken(a + b, k))
     return out[:MAX_QUERY_TOKENS]
+
+
+def without_joined_parts(tokens: list[QueryToken], unmatched: list[str]) -> list[str]:
+    """`unmatched` (surfaces of `tokens`) less the two words of each adjacent pair that
+    `query_tokens` also read as one and that one matches: "rtx" and "4090" of "rtx 4090" where
+    the catalogue writes "RTX4090" are found, as the shopper meant them."""
+    if not unmatched:
+        return unmatched
+    matched = {t.surface for t in tokens} - set(unmatched)
+    found = {w for a, b in pairwise(tokens) if a.surface + b.surface in matched for w in (a.surface, b.surface)}
+    return [w for w in unmatched if w not in found]
 
 
 @dataclass

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from recsys.catalog import Catalog
+from recsys.did_you_mean import every_word_matches
 from recsys.lexicon import LexiconConfig
 from recsys.spelling import NearWords
 from recsys.words import query_tokens
@@ -35,7 +36,25 @@ def test_a_word_the_catalogue_lacks_splits_into_two_it_has():
     assert near.parts("shower") == ()  # a word the catalogue has is exact evidence
     assert near.parts("ourdoor") == ()  # stop words are no part
     assert near.parts("headx") == ()  # nor are parts shorter than three letters
-    assert near.parts("door12") == ()  # nor are words with digits split
+    assert near.parts("door12") == ()  # nor is a word with digits whose number the catalogue lacks
+
+
+def test_a_model_name_run_into_its_number_splits_into_name_and_number():
+    near = NearWords(["iphon", "15", "rtx", "4090", "galaxi", "s23", "door", "x4", "all", "ps", "5"])
+    assert near.parts("iphone15") == ("iphon", "15")  # the name as the catalogue's keys stem it
+    assert near.parts("rtx4090") == ("rtx", "4090")
+    assert near.parts("galaxys23") == ("galaxi", "s23")  # the name's letters end before the rest's
+    assert [w for w, _ in near.related("rtx4090")] == ["rtx", "4090"]
+    assert near.parts("door12") == ()  # a number the catalogue lacks: a code, not split
+    assert near.parts("ps5") == ()  # a name shorter than three letters
+    assert near.parts("x42") == ()
+
+
+def test_a_name_and_number_the_catalogue_writes_as_one_are_read_as_one_too():
+    vocabulary = {"rtx4090", "ps5", "48"}
+    assert [t.surface for t in query_tokens("rtx 4090", vocabulary)] == ["rtx", "4090", "rtx4090"]
+    assert [t.surface for t in query_tokens("ps 5 console", vocabulary)] == ["ps", "5", "console", "ps5"]
+    assert [t.surface for t in query_tokens("4 8", vocabulary)] == ["4", "8"]  # a number first is a size
 
 
 def test_adjacent_words_the_catalogue_writes_as_one_are_read_as_one_too():
@@ -62,3 +81,34 @@ def test_two_words_the_catalogue_writes_as_one_find_it(start):
     matches = {(m.query_token, m.attribute) for h in top.explanation.heads for m in h.matches}
     assert ("showerhead", "title:showerhead") in matches
     assert abs(top.score - top.explanation.prior - sum(h.contribution for h in top.explanation.heads)) < 1e-4
+
+
+GLUED = ["Apple iPhone 15 Pro 128GB", "Apple iPhone 14 128GB", "Phone case for the iPhone 15",
+         "Samsung Galaxy S23 Ultra", "NVIDIA GeForce RTX4090 graphics card", "NVIDIA RTX3060 graphics card",
+         "Sony PS5 console", "Pack of 15 pens", "Charging cable 2m"]
+
+
+@pytest.fixture(scope="module")
+def electronics():
+    items = pd.DataFrame({"item_id": [f"E{i}" for i in range(len(GLUED))], "title": GLUED})
+    return untrained_recommender(Catalog.build(items, lexicon=LexiconConfig(enabled=False)), NO_ROWS,
+                                 TrainConfig())
+
+
+@pytest.mark.parametrize(("query", "found"), [("iphone15", {"E0", "E2"}), ("galaxys23", {"E3"}),
+                                              ("rtx 4090", {"E4"}), ("ps 5", {"E6"})])
+def test_a_model_name_typed_with_or_without_a_space_finds_the_model(electronics, query, found):
+    """Shoppers type "iphone15" for a title's "iPhone 15" and "rtx 4090" for its "RTX4090"."""
+    result = electronics.recommend(query, k=len(GLUED))
+    assert {it.item_id for it in result.items[:len(found)]} == found and result.unmatched_tokens == []
+    assert every_word_matches(electronics.index, query)  # so no "did you mean" corrects it
+
+
+def test_the_explanation_shows_a_glued_name_matching_both_parts(electronics):
+    top = electronics.recommend("iphone15", k=3).items[0]
+    matches = {(m.query_token, m.attribute) for h in top.explanation.heads for m in h.matches}
+    assert {("iphone15", "title:iphone"), ("iphone15", "title:15")} <= matches
+    detail = electronics.explain("iphone15", top.item_id)
+    kinds = {(tok, h.attributes[m]): kind for h in detail.heads for tok, row in zip(detail.tokens, h.evidence)
+             for m, kind in enumerate(row) if kind}
+    assert kinds == {("iphone15", "title:iphone"): "words run together", ("iphone15", "title:15"): "words run together"}
