@@ -68,7 +68,9 @@ def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[Q
     reads "showerhead", "door bell" "doorbell", "rtx 4090" "rtx4090"): at most MAX_QUERY_TOKENS
     in all. Shoppers split words that a catalogue writes together as often as the other way round
     (the other way is a near match, `spelling.NearWords.related`); a pair that begins with a
-    number is a size ("4 8"), not a word."""
+    number is a size ("4 8"), not a word. A name and a number are read as one only where the
+    catalogue lacks one of them alone: where it writes "iPhone 5" too, the few items that
+    write "iPhone5" (often a seller's keyword list) would gain a rare word's weight over them."""
     seen: set[str] = set()
     out: list[QueryToken] = []
     typed = words(query)
@@ -83,6 +85,8 @@ def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[Q
         for a, b in pairwise(typed):
             if a in STOPWORDS or b in STOPWORDS or not (a.isalpha() and b.isalnum()):
                 continue
+            if not b.isalpha() and match_key(a) in vocabulary and match_key(b) in vocabulary:
+                continue  # a name and a number the catalogue also writes apart ("iphone 5")
             k = match_key(a + b)
             if k not in seen and k in vocabulary:
                 seen.add(k)

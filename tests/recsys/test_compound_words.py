@@ -51,10 +51,12 @@ def test_a_model_name_run_into_its_number_splits_into_name_and_number():
 
 
 def test_a_name_and_number_the_catalogue_writes_as_one_are_read_as_one_too():
-    vocabulary = {"rtx4090", "ps5", "48"}
+    vocabulary = {"rtx4090", "ps5", "48", "iphone5", "iphon", "5"}
     assert [t.surface for t in query_tokens("rtx 4090", vocabulary)] == ["rtx", "4090", "rtx4090"]
     assert [t.surface for t in query_tokens("ps 5 console", vocabulary)] == ["ps", "5", "console", "ps5"]
     assert [t.surface for t in query_tokens("4 8", vocabulary)] == ["4", "8"]  # a number first is a size
+    # both words said apart too: the catalogue's "iPhone 5" items are what the shopper means
+    assert [t.surface for t in query_tokens("iphone 5", vocabulary)] == ["iphone", "5"]
 
 
 def test_adjacent_words_the_catalogue_writes_as_one_are_read_as_one_too():
