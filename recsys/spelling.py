@@ -138,14 +138,18 @@ class NearWords:
     def _name_and_number(self, word: str) -> tuple[str, ...]:
         """A model's name run into its number ("iphone15": "iphone", "15"; "rtx4090";
         "galaxys23": "galaxy", "s23"): the name is the word's letters up to a point, a word of
-        at least MIN_PART letters, the rest, from there to the end, a word too, whatever its
-        length (a number is a word however short); the longest name first. A word with digits
-        is otherwise a size or a code, not split ("door12" where the catalogue lacks "12",
-        "2x4" where it lacks "x4")."""
+        at least MIN_PART letters, as written or as its match key, the rest, from there to the
+        end, a word too, whatever its length (a number is a word however short); the longest
+        name first. A word with digits is otherwise a size or a code, not split ("door12" where
+        the catalogue lacks "12", "2x4" where it lacks "x4"). Elasticsearch's
+        `word_delimiter_graph` splits on the same boundary."""
         for i in range(_name_letters(word), MIN_PART - 1, -1):
-            name, rest = match_key(word[:i]), word[i:]  # the name as the catalogue's keys stem it
-            if rest and name in self._known and name not in STOPWORDS and rest in self._known:
-                return name, rest
+            rest = word[i:]
+            if rest not in self._known:
+                continue
+            for name in (word[:i], match_key(word[:i])):  # as written, or as match keys stem it
+                if name in self._known and name not in STOPWORDS:
+                    return name, rest
         return ()
 
     def _near(self, word: str) -> tuple[tuple[str, float], ...]:

@@ -48,6 +48,7 @@ def test_a_model_name_run_into_its_number_splits_into_name_and_number():
     assert near.parts("door12") == ()  # a number the catalogue lacks: a code, not split
     assert near.parts("ps5") == ()  # a name shorter than three letters
     assert near.parts("x42") == ()
+    assert NearWords(["iphone", "15"]).parts("iphone15") == ("iphone", "15")  # words as written
 
 
 def test_a_name_and_number_the_catalogue_writes_as_one_are_read_as_one_too():
