@@ -40,14 +40,18 @@ def test_a_word_the_catalogue_lacks_splits_into_two_it_has():
 
 
 def test_a_model_name_run_into_its_number_splits_into_name_and_number():
-    near = NearWords(["iphon", "15", "rtx", "4090", "galaxi", "s23", "door", "x4", "all", "ps", "5"])
+    near = NearWords(["iphon", "15", "rtx", "4090", "galaxi", "s23", "door", "x4", "all", "ps", "5",
+                      "wh", "1000", "xm4", "in"])
     assert near.parts("iphone15") == ("iphon", "15")  # the name as the catalogue's keys stem it
     assert near.parts("rtx4090") == ("rtx", "4090")
-    assert near.parts("galaxys23") == ("galaxi", "s23")  # the name's letters end before the rest's
+    assert near.parts("ps5") == ("ps", "5")  # cut where letters turn to digits, any length
+    assert near.parts("wh1000xm4") == ("wh", "1000", "xm4")  # "WH-1000XM4": a code's pieces
+    assert near.parts("galaxys23") == ("galaxi", "s23")  # no "23": a name of its first letters
     assert [w for w, _ in near.related("rtx4090")] == ["rtx", "4090"]
     assert near.parts("door12") == ()  # a number the catalogue lacks: a code, not split
-    assert near.parts("ps5") == ()  # a name shorter than three letters
-    assert near.parts("x42") == ()
+    assert near.parts("x42") == ()  # "x4" and "2" are not cut at a letter-digit bound
+    assert near.parts("in5") == ()  # a stop word is no piece
+    assert near.parts("wh1000xm4ps5") == ()  # four pieces or more: an id, not a name
     assert NearWords(["iphone", "15"]).parts("iphone15") == ("iphone", "15")  # words as written
 
 
@@ -88,7 +92,8 @@ def test_two_words_the_catalogue_writes_as_one_find_it(start):
 
 GLUED = ["Apple iPhone 15 Pro 128GB", "Apple iPhone 14 128GB", "Phone case for the iPhone 15",
          "Samsung Galaxy S23 Ultra", "NVIDIA GeForce RTX4090 graphics card", "NVIDIA RTX3060 graphics card",
-         "Sony PS5 console", "Pack of 15 pens", "Charging cable 2m"]
+         "Sony PS5 console", "Pack of 15 pens", "Charging cable 2m", "Sony WH-1000XM4 wireless headphones",
+         "Sony WH-CH520 headphones"]
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +104,7 @@ def electronics():
 
 
 @pytest.mark.parametrize(("query", "found"), [("iphone15", {"E0", "E2"}), ("galaxys23", {"E3"}),
-                                              ("rtx 4090", {"E4"}), ("ps 5", {"E6"})])
+                                              ("rtx 4090", {"E4"}), ("ps 5", {"E6"}), ("wh1000xm4", {"E9"})])
 def test_a_model_name_typed_with_or_without_a_space_finds_the_model(electronics, query, found):
     """Shoppers type "iphone15" for a title's "iPhone 15" and "rtx 4090" for its "RTX4090"."""
     result = electronics.recommend(query, k=len(GLUED))
@@ -115,3 +120,7 @@ def test_the_explanation_shows_a_glued_name_matching_both_parts(electronics):
     kinds = {(tok, h.attributes[m]): kind for h in detail.heads for tok, row in zip(detail.tokens, h.evidence)
              for m, kind in enumerate(row) if kind}
     assert kinds == {("iphone15", "title:iphone"): "words run together", ("iphone15", "title:15"): "words run together"}
+    detail = electronics.explain("wh1000xm4", "E9")
+    kinds = {(tok, h.attributes[m]): kind for h in detail.heads for tok, row in zip(detail.tokens, h.evidence)
+             for m, kind in enumerate(row) if kind}
+    assert kinds == {("wh1000xm4", f"title:{w}"): "words run together" for w in ("wh", "1000", "xm4")}
