@@ -28,10 +28,9 @@ from functools import lru_cache
 from itertools import combinations
 
 from .tokenize import STOPWORDS, match_key
+from .words import MIN_PART, code_pieces
 
 MAX_NEAR_CHARS = 32  # longer words (a pasted id, a run of letters) have no near spellings
-MIN_PART = 3  # the shortest part a run-together word is split into ("a", "on" split anything)
-MAX_PIECES = 3  # a code's pieces at most (`encoding.NEAR_PER_TOKEN` near words a query word)
 # lengths of the words that match near only by a unique dropped, added or swapped letter: 4.
 # Words of 3 letters are more often abbreviations than typos in real searches: of Home Depot's
 # 9,406 search terms, (3, 4) corrected 37 words and most of the 3-letter ones wrongly ("ref" to
@@ -40,36 +39,12 @@ MAX_PIECES = 3  # a code's pieces at most (`encoding.NEAR_PER_TOKEN` near words 
 SHORT = (4, 4)
 
 
-def _name_letters(word: str) -> int:
-    """How many letters a word begins with: the longest name a number run into it can have."""
-    return len(word) - len(word.lstrip(string.ascii_letters))
-
-
-def _letter_digit_bounds(word: str) -> list[int]:
-    """The positions in `word` where letters turn to digits or digits to letters, with its ends."""
-    inner = [i for i in range(1, len(word)) if word[i - 1].isdigit() != word[i].isdigit()]
-    return [0, *inner, len(word)]
-
-
 def is_run_together_part(word: str, part: str) -> bool:
-    """Whether `part` (a word as written) can be one of the parts `NearWords.parts` splits the
-    run-together `word` into: "rust" of "rustoleum" (its beginning or end, both parts at least
-    MIN_PART letters); for a word with digits, a piece between two of its letter-digit bounds
-    ("wh", "1000" and "xm4" of "wh1000xm4"), or a name of at least MIN_PART of its first letters
-    and the rest ("galaxy" and "s23" of "galaxys23")."""
-    rest = len(word) - len(part)
-    if rest < 1:
-        return False
-    if any(c.isdigit() for c in word):
-        bounds = set(_letter_digit_bounds(word))
-        at = word.find(part)
-        while at >= 0:
-            if at in bounds and at + len(part) in bounds:
-                return True
-            at = word.find(part, at + 1)
-        name = len(part) if word.startswith(part) else rest if word.endswith(part) else 0
-        return MIN_PART <= name <= _name_letters(word)
-    return len(part) >= MIN_PART and rest >= MIN_PART and (word.startswith(part) or word.endswith(part))
+    """Whether `part` (a word as written) can be one of the two parts `NearWords.parts` splits
+    the run-together `word` into, its beginning or its end: "rust" of "rustoleum" (both parts
+    at least MIN_PART letters)."""
+    return len(part) >= MIN_PART and len(word) - len(part) >= MIN_PART \
+        and (word.startswith(part) or word.endswith(part))
 
 
 def max_distance(word: str) -> int:
@@ -134,8 +109,8 @@ class NearWords:
         Only a second part whose first is a word is stemmed: a few microseconds a word."""
         if word in self._known or len(word) > MAX_NEAR_CHARS:
             return ()
-        if any(c.isdigit() for c in word):
-            return self._name_and_number(word)
+        if any(c.isdigit() for c in word):  # a model's name and number (`words.code_pieces`)
+            return tuple(known for _, known in code_pieces(word, self._known))
         if len(word) < 2 * MIN_PART:
             return ()
         best: tuple[str, ...] = ()
@@ -148,49 +123,6 @@ class NearWords:
             if right in self._known and right not in STOPWORDS:
                 best, shorter = (left, right), min(i, len(word) - i)
         return best
-
-    def _name_and_number(self, word: str) -> tuple[str, ...]:
-        """A model's name run into its number, or a code's pieces run together: the fewest
-        vocabulary words (two or three) that the word is, cut where its letters turn to digits
-        or back ("iphone15": "iphone", "15"; "rtx4090"; "wh1000xm4": "wh", "1000", "xm4", where
-        the catalogue writes "WH-1000XM4"); else a name of at least MIN_PART of its first letters
-        and the rest ("galaxys23": "galaxy", "s23"). A letter piece counts as written or as its
-        match key. A word with digits is otherwise a size or a code, not split ("door12" where
-        the catalogue lacks "12"). Elasticsearch's `word_delimiter_graph` cuts at the same
-        bounds."""
-        pieces = self._pieces(word)
-        if pieces:
-            return pieces
-        for i in range(_name_letters(word), MIN_PART - 1, -1):
-            rest = word[i:]
-            if rest not in self._known:
-                continue
-            name = self._as_known(word[:i])
-            if name:
-                return name, rest
-        return ()
-
-    def _pieces(self, word: str) -> tuple[str, ...]:
-        """The fewest known words, two or three, that `word` is, cut at letter-digit bounds."""
-        bounds = _letter_digit_bounds(word)
-        best: dict[int, tuple[str, ...]] = {0: ()}  # bound -> the fewest pieces up to it
-        for j in bounds[1:]:
-            for i in bounds:
-                if i >= j or i not in best or (j == len(word) and i == 0):
-                    continue
-                piece = self._as_known(word[i:j])
-                if piece and (j not in best or len(best[i]) + 1 < len(best[j])):
-                    best[j] = (*best[i], piece)
-        found = best.get(len(word), ())
-        return found if 2 <= len(found) <= MAX_PIECES else ()
-
-    def _as_known(self, piece: str) -> str:
-        """`piece` as the vocabulary has it, as written or as its match key; "" when it has
-        neither, or the piece is a stop word."""
-        for form in (piece, match_key(piece)):
-            if form in self._known and form not in STOPWORDS:
-                return form
-        return ""
 
     def _near(self, word: str) -> tuple[tuple[str, float], ...]:
         """(word, similarity in (0, 1)) for each near word; similarity = 1 - distance / length."""

@@ -7,6 +7,7 @@ embedding, from hashed buckets of the word and its character n-grams.
 
 from __future__ import annotations
 
+import string
 import zlib
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
@@ -62,6 +63,60 @@ class QueryToken(NamedTuple):  # a tuple: every query makes a few, and tuples ar
         return self.key + "\x1f" + repr([(u.name, u.phrases) for u in self.synonyms])
 
 
+MIN_PART = 3  # the shortest part a run-together word is split into ("a", "on" split anything)
+MAX_PIECES = 3  # a code's pieces at most: more is an id, not a model's name and number
+
+
+def _letter_digit_bounds(word: str) -> list[int]:
+    """The positions in `word` where letters turn to digits or digits to letters, with its ends."""
+    inner = [i for i in range(1, len(word)) if word[i - 1].isdigit() != word[i].isdigit()]
+    return [0, *inner, len(word)]
+
+
+def _as_known(piece: str, vocabulary: Container[str]) -> str:
+    """`piece` as `vocabulary` has it, as written or as its match key; "" when it has neither,
+    or the piece is a stop word."""
+    for form in (piece, match_key(piece)):
+        if form in vocabulary and form not in STOPWORDS:
+            return form
+    return ""
+
+
+def code_pieces(word: str, vocabulary: Container[str]) -> tuple[tuple[str, str], ...]:
+    """A model's name run into its number, or a code typed without its hyphens, that
+    `vocabulary` (match keys) lacks: its pieces (as typed, as the vocabulary has it), the fewest
+    known words, two or three, cut where its letters turn to digits or back ("iphone15":
+    "iphone", "15"; "rtx4090"; "wh1000xm4": "wh", "1000", "xm4", where the catalogue writes
+    "WH-1000XM4"), or a name of at least MIN_PART of its first letters and the rest
+    ("galaxys23": "galaxy", "s23"). () for a word without digits, one the vocabulary has, or
+    one it cannot cut so: a size or a code ("door12" where the catalogue lacks "12").
+    Elasticsearch's `word_delimiter_graph` cuts at the same bounds."""
+    if not any(c.isdigit() for c in word) or _as_known(word, vocabulary):
+        return ()
+    bounds = _letter_digit_bounds(word)
+    best: dict[int, tuple[tuple[str, str], ...]] = {0: ()}  # bound -> the fewest pieces up to it
+    for j in bounds[1:]:
+        for i in bounds:
+            if i >= j or i not in best or (i, j) == (0, len(word)):
+                continue
+            known = _as_known(word[i:j], vocabulary)
+            if known and (j not in best or len(best[i]) + 1 < len(best[j])):
+                best[j] = (*best[i], (word[i:j], known))
+    cut = best.get(len(word), ())
+    named: tuple[tuple[str, str], ...] = ()
+    letters = len(word) - len(word.lstrip(string.ascii_lowercase))  # the name's letters at most
+    for i in range(MIN_PART, letters + 1):  # the shortest name, so that the number keeps its letters
+        name, rest = word[:i], word[i:]
+        known = _as_known(name, vocabulary) if rest in vocabulary else ""
+        if known:
+            named = (name, known), (rest, rest)
+            break
+    # of two cuts into as many pieces, the one whose number keeps its letters: "s23" names the
+    # model, where "23" alone is any number and "galaxys" only a stem's match
+    found = [c for c in (cut, named) if 2 <= len(c) <= MAX_PIECES]
+    return min(found, key=lambda c: (len(c), -len(c[-1][0]))) if found else ()
+
+
 def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[QueryToken]:
     """Distinct words of a query that are not stop words, in order, then each pair of adjacent
     words that `vocabulary` (match keys, the catalogue's) has as one word ("shower head" also
@@ -70,17 +125,19 @@ def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[Q
     (the other way is a near match, `spelling.NearWords.related`); a pair that begins with a
     number is a size ("4 8"), not a word. A name and a number are read as one only where the
     catalogue lacks one of them alone: where it writes "iPhone 5" too, the few items that
-    write "iPhone5" (often a seller's keyword list) would gain a rare word's weight over them."""
+    write "iPhone5" (often a seller's keyword list) would gain a rare word's weight over them.
+    The other way round, a name and number the catalogue does not write as one are its pieces
+    (`code_pieces`): "iphone15 case" is read as "iphone 15 case" is."""
     seen: set[str] = set()
     out: list[QueryToken] = []
     typed = words(query)
     for w in typed:
         if w in STOPWORDS:
             continue
-        k = match_key(w)
-        if k not in seen:
-            seen.add(k)
-            out.append(QueryToken(w, k))
+        for surface, k in code_pieces(w, vocabulary) or ((w, match_key(w)),):
+            if k not in seen:
+                seen.add(k)
+                out.append(QueryToken(surface, k))
     if vocabulary:
         for a, b in pairwise(typed):
             if a in STOPWORDS or b in STOPWORDS or not (a.isalpha() and b.isalnum()):

@@ -10,7 +10,7 @@ from recsys.catalog import Catalog
 from recsys.did_you_mean import every_word_matches
 from recsys.lexicon import LexiconConfig
 from recsys.spelling import NearWords
-from recsys.words import query_tokens
+from recsys.words import code_pieces, query_tokens
 from training.fit import TrainConfig
 from training.start import untrained_recommender
 
@@ -39,20 +39,24 @@ def test_a_word_the_catalogue_lacks_splits_into_two_it_has():
     assert near.parts("door12") == ()  # nor is a word with digits whose number the catalogue lacks
 
 
-def test_a_model_name_run_into_its_number_splits_into_name_and_number():
-    near = NearWords(["iphon", "15", "rtx", "4090", "galaxi", "s23", "door", "x4", "all", "ps", "5",
-                      "wh", "1000", "xm4", "in"])
-    assert near.parts("iphone15") == ("iphon", "15")  # the name as the catalogue's keys stem it
-    assert near.parts("rtx4090") == ("rtx", "4090")
-    assert near.parts("ps5") == ("ps", "5")  # cut where letters turn to digits, any length
-    assert near.parts("wh1000xm4") == ("wh", "1000", "xm4")  # "WH-1000XM4": a code's pieces
-    assert near.parts("galaxys23") == ("galaxi", "s23")  # no "23": a name of its first letters
-    assert [w for w, _ in near.related("rtx4090")] == ["rtx", "4090"]
-    assert near.parts("door12") == ()  # a number the catalogue lacks: a code, not split
-    assert near.parts("x42") == ()  # "x4" and "2" are not cut at a letter-digit bound
-    assert near.parts("in5") == ()  # a stop word is no piece
-    assert near.parts("wh1000xm4ps5") == ()  # four pieces or more: an id, not a name
-    assert NearWords(["iphone", "15"]).parts("iphone15") == ("iphone", "15")  # words as written
+def test_a_model_name_run_into_its_number_is_read_as_its_pieces():
+    vocabulary = {"iphon", "15", "rtx", "4090", "galaxi", "s23", "door", "x4", "all", "ps", "5",
+                  "wh", "1000", "xm4", "in", "case"}
+    assert code_pieces("iphone15", vocabulary) == (("iphone", "iphon"), ("15", "15"))  # keyed as stemmed
+    assert code_pieces("rtx4090", vocabulary) == (("rtx", "rtx"), ("4090", "4090"))
+    assert code_pieces("ps5", vocabulary) == (("ps", "ps"), ("5", "5"))  # cut where letters turn to digits
+    assert [p for p, _ in code_pieces("wh1000xm4", vocabulary)] == ["wh", "1000", "xm4"]  # "WH-1000XM4"
+    assert code_pieces("galaxys23", vocabulary) == (("galaxy", "galaxi"), ("s23", "s23"))  # a name, the rest
+    # cut at the bound into "galaxys" (stemmed "galaxi") and "23" too: the model's "s23" is kept
+    assert code_pieces("galaxys23", vocabulary | {"23"}) == (("galaxy", "galaxi"), ("s23", "s23"))
+    assert code_pieces("door12", vocabulary) == ()  # a number the catalogue lacks: a code, not split
+    assert code_pieces("x42", vocabulary) == ()  # "x4" and "2" are not cut at a letter-digit bound
+    assert code_pieces("in5", vocabulary) == ()  # a stop word is no piece
+    assert code_pieces("wh1000xm4ps5", vocabulary) == ()  # four pieces or more: an id, not a name
+    assert code_pieces("rustoleum", vocabulary) == ()  # no digits: a near match (above)
+    assert code_pieces("ps5", vocabulary | {"ps5"}) == ()  # a word the catalogue has is itself
+    assert [t.surface for t in query_tokens("iphone15 case", vocabulary)] == ["iphone", "15", "case"]
+    assert NearWords(vocabulary).parts("rtx4090") == ("rtx", "4090")  # what "did you mean" offers
 
 
 def test_a_name_and_number_the_catalogue_writes_as_one_are_read_as_one_too():
@@ -112,15 +116,10 @@ def test_a_model_name_typed_with_or_without_a_space_finds_the_model(electronics,
     assert every_word_matches(electronics.index, query)  # so no "did you mean" corrects it
 
 
-def test_the_explanation_shows_a_glued_name_matching_both_parts(electronics):
-    top = electronics.recommend("iphone15", k=3).items[0]
-    matches = {(m.query_token, m.attribute) for h in top.explanation.heads for m in h.matches}
-    assert {("iphone15", "title:iphone"), ("iphone15", "title:15")} <= matches
-    detail = electronics.explain("iphone15", top.item_id)
-    kinds = {(tok, h.attributes[m]): kind for h in detail.heads for tok, row in zip(detail.tokens, h.evidence)
-             for m, kind in enumerate(row) if kind}
-    assert kinds == {("iphone15", "title:iphone"): "words run together", ("iphone15", "title:15"): "words run together"}
-    detail = electronics.explain("wh1000xm4", "E9")
-    kinds = {(tok, h.attributes[m]): kind for h in detail.heads for tok, row in zip(detail.tokens, h.evidence)
-             for m, kind in enumerate(row) if kind}
-    assert kinds == {("wh1000xm4", f"title:{w}"): "words run together" for w in ("wh", "1000", "xm4")}
+@pytest.mark.parametrize(("glued", "apart"), [("iphone15 case", "iphone 15 case"), ("wh1000xm4", "wh 1000 xm4"),
+                                              ("galaxys23 ultra", "galaxy s23 ultra")])
+def test_a_glued_name_ranks_and_explains_as_its_pieces_typed_apart(electronics, glued, apart):
+    a, b = electronics.recommend(glued, k=len(GLUED)), electronics.recommend(apart, k=len(GLUED))
+    assert a.tokens == b.tokens
+    assert [(it.item_id, it.score, it.explanation.summary) for it in a.items] == \
+        [(it.item_id, it.score, it.explanation.summary) for it in b.items]
