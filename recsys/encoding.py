@@ -8,6 +8,7 @@ rebuilt from an artifact alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -19,6 +20,9 @@ from .model_config import LENGTH_UNITS, ModelConfig
 from .spelling import NearWords
 from .tokenize import content_keys
 from .words import NGRAM_SLOTS, QueryToken, WordTable, hashed_features, query_tokens
+
+if TYPE_CHECKING:
+    from .synonyms import SynonymBook
 
 NEAR_PER_TOKEN = 3  # near-spelled catalogue words kept per query word, the closest first
 
@@ -78,10 +82,13 @@ class Featurizer:
         keys: frozenset[str] = self.__dict__["_catalog_keys"]
         return keys
 
-    def query_tokens(self, query: str) -> list[QueryToken]:
+    def query_tokens(self, query: str, synonyms: SynonymBook | None = None) -> list[QueryToken]:
         """The query's tokens, with the pairs of its words that the catalogue writes as one
-        (`words.query_tokens`): what every path scores and explains."""
-        return query_tokens(query, self.catalog_keys())
+        (`words.query_tokens`) and the shop's `synonyms` of each (`SynonymBook.tokens`): what
+        every path scores and explains."""
+        if synonyms is None:
+            return query_tokens(query, self.catalog_keys())
+        return synonyms.tokens(query_tokens(query, self.catalog_keys(), synonyms.words))
 
     def word_specificity(self) -> np.ndarray:
         """(n_words,) float32: per word, the largest scaled IDF among the attributes it matches

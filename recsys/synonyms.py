@@ -219,6 +219,12 @@ class SynonymBook:
     def __len__(self) -> int:
         return len(self.synonyms)
 
+    @property
+    def words(self) -> frozenset[str]:
+        """The match keys of the one-word sides of the rules: words a query reads whole, never as
+        a glued name's pieces (`words.query_tokens`), so that "ps5 => playstation 5" applies."""
+        return frozenset(self._by_key)
+
     def tokens(self, tokens: list[QueryToken]) -> list[QueryToken]:
         """`tokens` with each one's synonyms (`QueryToken.synonyms`); the same list when none
         has any (the common case, which then costs a dict lookup a word)."""

@@ -117,7 +117,8 @@ def code_pieces(word: str, vocabulary: Container[str]) -> tuple[tuple[str, str],
     return min(found, key=lambda c: (len(c), -len(c[-1][0]))) if found else ()
 
 
-def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[QueryToken]:
+def query_tokens(query: str, vocabulary: Container[str] = frozenset(), keep: Container[str] = frozenset()
+                 ) -> list[QueryToken]:
     """Distinct words of a query that are not stop words, in order, then each pair of adjacent
     words that `vocabulary` (match keys, the catalogue's) has as one word ("shower head" also
     reads "showerhead", "door bell" "doorbell", "rtx 4090" "rtx4090"): at most MAX_QUERY_TOKENS
@@ -127,14 +128,16 @@ def query_tokens(query: str, vocabulary: Container[str] = frozenset()) -> list[Q
     catalogue lacks one of them alone: where it writes "iPhone 5" too, the few items that
     write "iPhone5" (often a seller's keyword list) would gain a rare word's weight over them.
     The other way round, a name and number the catalogue does not write as one are its pieces
-    (`code_pieces`): "iphone15 case" is read as "iphone 15 case" is."""
+    (`code_pieces`): "iphone15 case" is read as "iphone 15 case" is, unless `keep` (match keys:
+    the words a shop's synonyms name) has the word, whose rule then reads it whole."""
     seen: set[str] = set()
     out: list[QueryToken] = []
     typed = words(query)
     for w in typed:
         if w in STOPWORDS:
             continue
-        for surface, k in code_pieces(w, vocabulary) or ((w, match_key(w)),):
+        whole = ((w, match_key(w)),)
+        for surface, k in (whole if whole[0][1] in keep else code_pieces(w, vocabulary) or whole):
             if k not in seen:
                 seen.add(k)
                 out.append(QueryToken(surface, k))

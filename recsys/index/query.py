@@ -218,9 +218,7 @@ class QueryTables:
         and evidence themselves are computed when first read (`_state_arrays`): a query whose
         words' ratios are all cached is ranked without them. `synonyms`: the shop's, which give
         their words more exact evidence (`recsys.synonyms`)."""
-        tokens = self.featurizer.query_tokens(query)
-        if synonyms is not None:
-            tokens = synonyms.tokens(tokens)
+        tokens = self.featurizer.query_tokens(query, synonyms)
         entries = [self._token_entry(t) for t in tokens]
         return _LazyQueryState(tokens, *_contexts(tokens, [cols for _, cols, _, _ in entries]),
                                lambda: self._state_arrays([rows for rows, _, _, _ in entries],

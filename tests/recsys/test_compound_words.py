@@ -10,6 +10,7 @@ from recsys.catalog import Catalog
 from recsys.did_you_mean import every_word_matches
 from recsys.lexicon import LexiconConfig
 from recsys.spelling import NearWords
+from recsys.synonyms import SynonymBook, make_synonym
 from recsys.words import code_pieces, query_tokens
 from training.fit import TrainConfig
 from training.start import untrained_recommender
@@ -123,3 +124,16 @@ def test_a_glued_name_ranks_and_explains_as_its_pieces_typed_apart(electronics, 
     assert a.tokens == b.tokens
     assert [(it.item_id, it.score, it.explanation.summary) for it in a.items] == \
         [(it.item_id, it.score, it.explanation.summary) for it in b.items]
+
+
+def test_a_glued_word_a_shop_synonym_names_is_read_whole_for_the_rule():
+    """The catalogue says "PS 4" and "5" apart, so "ps5" would be read as "ps 5"; a shop's rule
+    "ps5 => playstation 5" names the word, which is then read whole and the rule finds the console."""
+    titles = ["Sony PlayStation 5 console", "PS 4 controller", "Pack of 5 pens", "Xbox Series X console"]
+    items = pd.DataFrame({"item_id": [f"P{i}" for i in range(len(titles))], "title": titles})
+    rec = untrained_recommender(Catalog.build(items, lexicon=LexiconConfig(enabled=False)), NO_ROWS, TrainConfig())
+    assert rec.recommend("ps5", k=1).tokens == ["ps", "5"]
+    rec.use_synonyms(SynonymBook([make_synonym(["ps5"], ["playstation 5"])]))
+    answer = rec.recommend("ps5", k=1)
+    assert answer.tokens == ["ps5"] and answer.items[0].item_id == "P0"
+    assert rec.is_warm("ps5")  # the warm check reads the query as the ranking did
