@@ -463,7 +463,9 @@ class JobManager:
             elif outcome[0] == "done":
                 self._publish(job, staging.path, outcome[1], served.version if served else None,
                               served.manifest if served else None)
-            else:
+            else:  # its folders go first: a caller who sees it failed finds nothing of it left
+                staging.remove()
+                self._cleanup(job)
                 job.finish("failed", job.spec.public(str(outcome[1])))
                 log.warning("training job failed", extra={"job": job.id, "error": outcome[1]})
         finally:
@@ -565,8 +567,8 @@ class JobManager:
                                    "a trained version's decision", {"job": job.id, "version": version})
 
     def _fail_cleanup(self, job: Job, error: str) -> None:
-        job.finish("failed", error)
         self._cleanup(job)
+        job.finish("failed", error)
 
     @staticmethod
     def _cleanup(job: Job) -> None:
