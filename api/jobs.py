@@ -461,7 +461,7 @@ class JobManager:
             if job.status == "cancelled":
                 proc.join(5)
             elif outcome[0] == "done":
-                self._publish(job, staging.path, outcome[1], served.version if served else None,
+                self._publish(job, staging, outcome[1], served.version if served else None,
                               served.manifest if served else None)
             else:  # its folders go first: a caller who sees it failed finds nothing of it left
                 staging.remove()
@@ -516,14 +516,16 @@ class JobManager:
                 proc.join(5)
                 return kind, payload
 
-    def _publish(self, job: Job, staging: Path, result: dict, served_version: str | None,
+    def _publish(self, job: Job, staging: TempDir, result: dict, served_version: str | None,
                  served_manifest: dict | None) -> None:
         """Move the new version in and serve it when it may replace `served_version` (the one
         served when the job started, which training replayed) or is forced."""
         version = result["version"]
         if job.status == "cancelled":
             return
-        os.rename(staging / version, self.versions.artifacts_dir / version)
+        os.rename(staging.path / version, self.versions.artifacts_dir / version)
+        staging.remove()  # and the upload: a caller who sees the job finished finds nothing of it left
+        self._cleanup(job)
         job.version, job.metrics, job.step = version, result["metrics"], job.total
         try:
             # decided on, and replacing, the newest change of any process (a catalogue revision
