@@ -358,12 +358,12 @@ class Recommender:
         known = [self.word_matches.get(keys[i]) if ok and keys is not None else None
                  for i, ok in enumerate(cacheable)]
         if None not in known:
-            return without_joined_parts(state.tokens, [t.surface for t, matches in zip(state.tokens, known)
-                                                       if not matches])
-        unmatched = unmatched_tokens(self.index, state)
-        for i, (t, ok) in enumerate(zip(state.tokens, cacheable)):
-            if ok and keys is not None:
-                self.word_matches.put(keys[i], t.surface not in unmatched)
+            unmatched = [t.surface for t, matches in zip(state.tokens, known) if not matches]
+        else:
+            unmatched = unmatched_tokens(self.index, state)
+            for i, (t, ok) in enumerate(zip(state.tokens, cacheable)):
+                if ok and keys is not None:
+                    self.word_matches.put(keys[i], t.surface not in unmatched)
         return without_joined_parts(state.tokens, unmatched)
 
     def similar(

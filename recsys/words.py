@@ -97,7 +97,7 @@ def code_pieces(word: str, vocabulary: Container[str]) -> tuple[tuple[str, str],
     best: dict[int, tuple[tuple[str, str], ...]] = {0: ()}  # bound -> the fewest pieces up to it
     for j in bounds[1:]:
         for i in bounds:
-            if i >= j or i not in best or (i, j) == (0, len(word)):
+            if i >= j or i not in best:  # (the whole word is not known: checked above)
                 continue
             known = _as_known(word[i:j], vocabulary)
             if known and (j not in best or len(best[i]) + 1 < len(best[j])):
